@@ -1,0 +1,118 @@
+// Package sink writes command outputs safely: a file is written under a
+// temporary name in the same directory, synced and renamed into place only
+// when complete, so a failed or interrupted run never leaves a half file
+// under the final name and never touches its input, even when the output
+// path is the input path. "-" writes to stdout.
+package sink
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/term"
+)
+
+// ErrTerminal is returned when binary output would go to a terminal.
+var ErrTerminal = errors.New("refusing to write binary data to a terminal (redirect stdout, or use --force)")
+
+// Output is a destination being written.
+type Output struct {
+	w     io.Writer
+	file  *os.File // the temporary file, nil for stdout
+	final string
+	once  sync.Once
+	done  bool
+}
+
+// live holds the temporaries in progress, so an interrupt handler can remove
+// them (see RemoveAll).
+var live sync.Map
+
+// Create opens path for writing. For "-" it writes to stdout, refusing a
+// terminal unless force is set.
+func Create(path string, force bool) (*Output, error) {
+	if path == "-" {
+		if !force && term.IsTerminal(int(os.Stdout.Fd())) {
+			return nil, ErrTerminal
+		}
+		return &Output{w: os.Stdout}, nil
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", path)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{w: f, file: f, final: path}
+	live.Store(o, struct{}{})
+	return o, nil
+}
+
+// Write writes to the output.
+func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
+
+// Name returns the final path, or "-" for stdout.
+func (o *Output) Name() string {
+	if o.file == nil {
+		return "-"
+	}
+	return o.final
+}
+
+// Commit syncs the temporary file and renames it to the final name. For
+// stdout it flushes nothing and returns nil.
+func (o *Output) Commit() error {
+	if o.file == nil {
+		return nil
+	}
+	defer live.Delete(o)
+	if err := o.file.Sync(); err != nil {
+		o.Abort()
+		return fmt.Errorf("%s: sync: %w", o.final, err)
+	}
+	if err := o.file.Close(); err != nil {
+		o.Abort()
+		return fmt.Errorf("%s: close: %w", o.final, err)
+	}
+	if err := os.Rename(o.file.Name(), o.final); err != nil {
+		o.Abort()
+		return fmt.Errorf("%s: %w", o.final, err)
+	}
+	o.done = true
+	// Sync the directory so the rename itself survives a power cut.
+	if d, err := os.Open(filepath.Dir(o.final)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort removes the temporary file. It is safe to call after Commit (it
+// does nothing then), so `defer out.Abort()` is the usual pattern.
+func (o *Output) Abort() {
+	if o.file == nil || o.done {
+		return
+	}
+	o.once.Do(func() {
+		o.file.Close()
+		os.Remove(o.file.Name())
+		live.Delete(o)
+	})
+}
+
+// RemoveAll aborts every output in progress: called on SIGINT/SIGTERM.
+func RemoveAll() {
+	live.Range(func(k, _ any) bool {
+		k.(*Output).Abort()
+		return true
+	})
+}
