@@ -154,3 +154,8 @@ func (c *countingLimited) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Raw returns the stream and the file offset it is positioned at, for
+// callers that read tensor data by file offset themselves instead of
+// through Next. Mixing Raw and Next is not supported.
+func (s *StreamReader) Raw() (io.Reader, int64) { return s.r, s.pos }

@@ -82,16 +82,18 @@ func NewWriter(w io.Writer, version uint32, md *Metadata, tensors []TensorInfo) 
 
 // NewWriterLayout writes the header of a file planned by Layout.
 func NewWriterLayout(w io.Writer, f *File) (*Writer, error) {
-	hdr, err := appendHeader(make([]byte, 0, f.DataOffset), f)
+	hdr, err := appendHeader(make([]byte, 0, f.HeaderSize), f)
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(hdr)) != f.HeaderSize || f.DataOffset < f.HeaderSize {
 		return nil, fmt.Errorf("gguf: layout is stale: header encodes to %d bytes, layout says %d", len(hdr), f.HeaderSize)
 	}
-	hdr = hdr[:f.DataOffset] // zero padding up to the data section
 	gw := &Writer{w: w, f: f}
 	if err := gw.write(hdr); err != nil {
+		return nil, err
+	}
+	if err := gw.pad(f.DataOffset - f.HeaderSize); err != nil {
 		return nil, err
 	}
 	gw.skipEmpty()
@@ -122,6 +124,18 @@ func (w *Writer) write(p []byte) error {
 }
 
 var zeros [4096]byte
+
+// pad writes n zero bytes.
+func (w *Writer) pad(n int64) error {
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if err := w.write(zeros[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
 
 // skipEmpty advances past zero-size tensors.
 func (w *Writer) skipEmpty() {
@@ -154,39 +168,65 @@ func (w *Writer) Write(p []byte) (int, error) {
 		p = p[k:]
 		w.done += int64(k)
 		if w.done == size {
-			pad := int64(alignUp(uint64(size), w.f.Alignment)) - size
-			if err := w.write(zeros[:pad]); err != nil {
+			if err := w.finishTensor(); err != nil {
 				return total, err
 			}
-			w.cur++
-			w.done = 0
-			w.skipEmpty()
 		}
 	}
 	return total, nil
 }
 
-// ReadFrom copies tensor data from r until r ends, so io.Copy into a Writer
-// needs no extra buffer management.
+// ReadFrom copies tensor data from r until r ends, across tensor
+// boundaries, adding padding as tensors complete. When r is an
+// *io.LimitedReader that fits in the current tensor it is handed to the
+// underlying writer as is, so a file-to-file copy can use copy_file_range.
+// More data than the tensor table declares is an error.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
-	buf := make([]byte, 1<<20)
-	var n int64
+	var total int64
 	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			m, werr := w.Write(buf[:k])
-			n += int64(m)
-			if werr != nil {
-				return n, werr
+		if w.err != nil {
+			return total, w.err
+		}
+		if w.cur >= len(w.f.Tensors) {
+			var one [1]byte
+			if k, _ := io.ReadFull(r, one[:]); k > 0 {
+				return total, ErrTooMuchData
 			}
+			return total, nil
 		}
-		if err == io.EOF {
-			return n, nil
+		t := &w.f.Tensors[w.cur]
+		want := t.Size() - w.done
+		src := r
+		if lr, ok := r.(*io.LimitedReader); !ok || lr.N > want {
+			src = io.LimitReader(r, want)
 		}
+		n, err := io.Copy(w.w, src)
+		w.n += n
+		w.done += n
+		total += n
 		if err != nil {
-			return n, err
+			w.err = err
+			return total, err
+		}
+		if w.done < t.Size() {
+			return total, nil // r ended inside this tensor
+		}
+		if err := w.finishTensor(); err != nil {
+			return total, err
 		}
 	}
+}
+
+func (w *Writer) finishTensor() error {
+	size := w.f.Tensors[w.cur].Size()
+	pad := int64(alignUp(uint64(size), w.f.Alignment)) - size
+	if err := w.pad(pad); err != nil {
+		return err
+	}
+	w.cur++
+	w.done = 0
+	w.skipEmpty()
+	return nil
 }
 
 // Close checks that every tensor received exactly its declared bytes. It

@@ -1,0 +1,201 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// Range is a byte range of an input file (absolute offsets).
+type Range struct {
+	Off, Len int64
+}
+
+// End returns the offset just past the range.
+func (r Range) End() int64 { return r.Off + r.Len }
+
+// RangeStreamer is implemented by random-access inputs that fetch better in
+// bulk, such as remote files: given every range a build will read, in order,
+// it returns their concatenated bytes, fetching ahead concurrently.
+type RangeStreamer interface {
+	StreamRanges(ctx context.Context, ranges []Range) io.ReadCloser
+}
+
+// Input is one source file of a plan: its decoded header and a way to read
+// its bytes. Exactly one of ReaderAt and Stream is set.
+type Input struct {
+	Name string
+	File *gguf.File
+	// ReaderAt reads a random-access input. If it is an *os.File, copies
+	// go through the kernel; if it implements RangeStreamer, all of the
+	// input's ranges are requested through it.
+	ReaderAt io.ReaderAt
+	// Stream reads a sequential input, positioned at file offset StreamPos.
+	Stream    io.Reader
+	StreamPos int64
+}
+
+// TensorRange returns the file range of tensor i's bytes.
+func (in *Input) TensorRange(i int) Range {
+	t := &in.File.Tensors[i]
+	return Range{in.File.DataOffset + int64(t.Offset), t.Size()}
+}
+
+// Producer makes the bytes of one output tensor.
+type Producer interface {
+	// Input returns the input read by the producer, or nil.
+	Input() *Input
+	// Ranges lists the ranges of Input the producer reads, in reading order.
+	Ranges() []Range
+	// Produce writes the tensor's bytes to w. next returns a reader of
+	// exactly the next range of Ranges(); Produce calls it once per range,
+	// in order.
+	Produce(ctx context.Context, next func() (io.Reader, error), w io.Writer) error
+	// Describe says in a few words where the bytes come from, for
+	// --dry-run and summaries ("copy", "rows 72/512 of output.weight").
+	Describe() string
+}
+
+// Tensor is one output tensor: its info (the offset is assigned by Layout)
+// and the producer of its bytes.
+type Tensor struct {
+	Info gguf.TensorInfo
+	Src  Producer
+}
+
+// Plan is an output file before it is written.
+type Plan struct {
+	Version  uint32
+	Metadata *gguf.Metadata
+	Tensors  []Tensor
+}
+
+// Identity returns the plan that copies in unchanged.
+func Identity(in *Input) *Plan {
+	p := &Plan{Version: in.File.Version, Metadata: in.File.Metadata.Clone()}
+	for i := range in.File.Tensors {
+		p.Tensors = append(p.Tensors, Tensor{Info: in.File.Tensors[i], Src: &Copy{In: in, Index: i}})
+	}
+	return p
+}
+
+// Index returns the index of the output tensor called name, or -1.
+func (p *Plan) Index(name string) int {
+	for i := range p.Tensors {
+		if p.Tensors[i].Info.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Layout validates the plan and computes the output file's header layout.
+func (p *Plan) Layout() (*gguf.File, error) {
+	infos := make([]gguf.TensorInfo, len(p.Tensors))
+	for i := range p.Tensors {
+		infos[i] = p.Tensors[i].Info
+	}
+	return gguf.Layout(p.Version, p.Metadata, infos)
+}
+
+// Copy produces a whole tensor of an input, unchanged.
+type Copy struct {
+	In    *Input
+	Index int
+}
+
+// Input implements Producer.
+func (c *Copy) Input() *Input { return c.In }
+
+// Ranges implements Producer.
+func (c *Copy) Ranges() []Range { return []Range{c.In.TensorRange(c.Index)} }
+
+// Produce implements Producer.
+func (c *Copy) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
+	r, err := next()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, r)
+	return err
+}
+
+// Describe implements Producer.
+func (c *Copy) Describe() string {
+	if c.In.Name != "" {
+		return "copy from " + c.In.Name
+	}
+	return "copy"
+}
+
+// Rows produces selected rows of an input tensor, in the given order, each
+// copied byte for byte whatever the type (a quantized row is whole blocks).
+type Rows struct {
+	In    *Input
+	Index int
+	Rows  []int64
+}
+
+// Input implements Producer.
+func (r *Rows) Input() *Input { return r.In }
+
+// Ranges implements Producer. Runs of consecutive rows are one range.
+func (r *Rows) Ranges() []Range {
+	t := &r.In.File.Tensors[r.Index]
+	base := r.In.TensorRange(r.Index).Off
+	rb := t.RowBytes()
+	var out []Range
+	for _, row := range r.Rows {
+		off := base + row*rb
+		if n := len(out); n > 0 && out[n-1].End() == off {
+			out[n-1].Len += rb
+			continue
+		}
+		out = append(out, Range{off, rb})
+	}
+	return out
+}
+
+// Produce implements Producer.
+func (r *Rows) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
+	for range r.Ranges() {
+		rd, err := next()
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(w, rd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Describe implements Producer.
+func (r *Rows) Describe() string {
+	t := &r.In.File.Tensors[r.Index]
+	return fmt.Sprintf("rows %d/%d of %s", len(r.Rows), t.NumRows(), t.Name)
+}
+
+// Bytes produces fixed bytes held in memory (small generated tensors such
+// as output_ids).
+type Bytes struct {
+	Data []byte
+	Note string
+}
+
+// Input implements Producer.
+func (b *Bytes) Input() *Input { return nil }
+
+// Ranges implements Producer.
+func (b *Bytes) Ranges() []Range { return nil }
+
+// Produce implements Producer.
+func (b *Bytes) Produce(_ context.Context, _ func() (io.Reader, error), w io.Writer) error {
+	_, err := w.Write(b.Data)
+	return err
+}
+
+// Describe implements Producer.
+func (b *Bytes) Describe() string { return b.Note }
