@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// dotFunc computes the dot product of n elements: one weight row w in the
+// weight type's block layout and one activation row a in the kernel's
+// activation type.
+type dotFunc func(n int, w, a []byte) float32
+
+// kernel is how one weight type is multiplied.
+type kernel struct {
+	// act is the type activations are converted to first: ggml's
+	// vec_dot_type for the weight type (F32 for the generic path).
+	act gguf.Type
+	// dot is the fast dot product, ref the plain one it is tested against.
+	dot, ref dotFunc
+	// generic marks types without an integer kernel: rows are dequantized
+	// to float32 and multiplied with float32 activations.
+	generic bool
+}
+
+// kernels holds the types with a dedicated kernel, with ggml's
+// vec_dot_type for each. Everything else runs generically.
+var kernels = map[gguf.Type]*kernel{
+	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32, ref: refDotF32},
+	gguf.TypeF16:  {act: gguf.TypeF16, dot: dotF16, ref: refDotF16},
+	gguf.TypeBF16: {act: gguf.TypeBF16, dot: dotBF16, ref: refDotBF16},
+	gguf.TypeQ8_0: {act: gguf.TypeQ8_0, dot: dotQ8_0, ref: refDotQ8_0},
+	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, dot: dotQ4_0, ref: refDotQ4_0},
+	gguf.TypeQ4_1: {act: gguf.TypeQ8_1, dot: refDotQ4_1, ref: refDotQ4_1},
+	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},
+	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, dot: refDotQ5_1, ref: refDotQ5_1},
+	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, dot: dotQ2_K, ref: refDotQ2_K},
+	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, dot: refDotQ3_K, ref: refDotQ3_K},
+	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, dot: dotQ4_K, ref: refDotQ4_K},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, dot: refDotQ5_K, ref: refDotQ5_K},
+	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, dot: dotQ6_K, ref: refDotQ6_K},
+}
+
+var genericKernel = &kernel{act: gguf.TypeF32, dot: dotF32, ref: refDotF32, generic: true}
+
+// kernelFor returns the kernel for weight type t, checking that a row of n
+// elements can be multiplied (a whole number of the activation type's
+// blocks and a type the codecs know).
+func kernelFor(t gguf.Type, n int) (*kernel, error) {
+	k := kernels[t]
+	if k == nil {
+		if !t.Valid() || t == gguf.TypeI8 || t == gguf.TypeI16 || t == gguf.TypeI32 || t == gguf.TypeI64 || t == gguf.TypeF64 {
+			return nil, fmt.Errorf("weights of type %s cannot be multiplied", t)
+		}
+		k = genericKernel
+	}
+	if n%k.act.BlockSize() != 0 {
+		// llama.cpp refuses these too: its activation blocks would not fit.
+		return nil, fmt.Errorf("rows of %d elements of %s are not a multiple of %s blocks (%d)", n, t, k.act, k.act.BlockSize())
+	}
+	return k, nil
+}
+
+// actRowBytes returns the bytes of an n-element activation row in type t.
+func actRowBytes(t gguf.Type, n int) int {
+	b, _ := t.RowSize(int64(n))
+	return int(b)
+}
+
+// f32s views little-endian float32 bytes as []float32 without copying. The
+// engine only passes it 4-byte aligned data (mappings are page aligned and
+// GGUF tensor offsets are multiples of the alignment; see Model.check).
+func f32s(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// bytesOf views a float32 slice as bytes.
+func bytesOf(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
+}

@@ -1,0 +1,209 @@
+package engine
+
+import "unsafe"
+
+// Fast portable dot products. They compute the same integer sums as the
+// reference kernels, restructured for Go's compiler: whole blocks at a time
+// with bounds checks hoisted, several independent accumulators, and one
+// float multiply per block (or super-block) instead of per lane. Float
+// rounding can therefore differ from the reference in the last bits only.
+
+func i8s(b []byte) []int8 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}
+
+func dotF32Go(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		xx, yy := x[i:i+8:i+8], y[i:i+8:i+8]
+		s0 += xx[0] * yy[0]
+		s1 += xx[1] * yy[1]
+		s2 += xx[2] * yy[2]
+		s3 += xx[3] * yy[3]
+		s4 += xx[4] * yy[4]
+		s5 += xx[5] * yy[5]
+		s6 += xx[6] * yy[6]
+		s7 += xx[7] * yy[7]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+func dotF16(n int, w, a []byte) float32 {
+	w, a = w[:2*n], a[:2*n]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= 2*n; i += 8 {
+		ww, aa := w[i:i+8:i+8], a[i:i+8:i+8]
+		s0 += f16tab[uint16(ww[0])|uint16(ww[1])<<8] * f16tab[uint16(aa[0])|uint16(aa[1])<<8]
+		s1 += f16tab[uint16(ww[2])|uint16(ww[3])<<8] * f16tab[uint16(aa[2])|uint16(aa[3])<<8]
+		s2 += f16tab[uint16(ww[4])|uint16(ww[5])<<8] * f16tab[uint16(aa[4])|uint16(aa[5])<<8]
+		s3 += f16tab[uint16(ww[6])|uint16(ww[7])<<8] * f16tab[uint16(aa[6])|uint16(aa[7])<<8]
+	}
+	for ; i < 2*n; i += 2 {
+		s0 += f16tab[le16(w[i:])] * f16tab[le16(a[i:])]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotBF16(n int, w, a []byte) float32 {
+	var s0, s1 float32
+	i := 0
+	for ; i+4 <= 2*n; i += 4 {
+		s0 += bf16f(w[i:]) * bf16f(a[i:])
+		s1 += bf16f(w[i+2:]) * bf16f(a[i+2:])
+	}
+	for ; i < 2*n; i += 2 {
+		s0 += bf16f(w[i:]) * bf16f(a[i:])
+	}
+	return s0 + s1
+}
+
+// sum32 returns the integer dot product of 32 int8 pairs.
+func sum32(x, y []int8) int32 {
+	x, y = x[:32:32], y[:32:32]
+	var s0, s1, s2, s3 int32
+	for j := 0; j < 32; j += 4 {
+		s0 += int32(x[j]) * int32(y[j])
+		s1 += int32(x[j+1]) * int32(y[j+1])
+		s2 += int32(x[j+2]) * int32(y[j+2])
+		s3 += int32(x[j+3]) * int32(y[j+3])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotQ8_0Go(n int, w, a []byte) float32 {
+	nb := n / 32
+	w, a = w[:nb*q8_0Bytes], a[:nb*q8_0Bytes]
+	var sumf float32
+	for ib := 0; ib < nb; ib++ {
+		x, y := w[ib*q8_0Bytes:(ib+1)*q8_0Bytes], a[ib*q8_0Bytes:(ib+1)*q8_0Bytes]
+		sumf += float32(sum32(i8s(x[2:]), i8s(y[2:]))) * (f16tab[le16(x)] * f16tab[le16(y)])
+	}
+	return sumf
+}
+
+func dotQ4_0Go(n int, w, a []byte) float32 {
+	nb := n / 32
+	w, a = w[:nb*q4_0Bytes], a[:nb*q8_0Bytes]
+	var sumf float32
+	for ib := 0; ib < nb; ib++ {
+		x := w[ib*q4_0Bytes : (ib+1)*q4_0Bytes]
+		y := i8s(a[ib*q8_0Bytes+2 : (ib+1)*q8_0Bytes])
+		qs := x[2:18:18]
+		y = y[:32:32]
+		var s0, s1 int32
+		for j := 0; j < 16; j += 2 {
+			s0 += (int32(qs[j]&0xF)-8)*int32(y[j]) + (int32(qs[j+1]&0xF)-8)*int32(y[j+1])
+			s1 += (int32(qs[j]>>4)-8)*int32(y[j+16]) + (int32(qs[j+1]>>4)-8)*int32(y[j+17])
+		}
+		sumf += float32(s0+s1) * f16tab[le16(x)] * f16tab[le16(a[ib*q8_0Bytes:])]
+	}
+	return sumf
+}
+
+func dotQ2_KGo(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/256; i++ {
+		x := w[i*q2_KBytes : (i+1)*q2_KBytes]
+		y := a[i*q8_KBytes : (i+1)*q8_KBytes]
+		sc := x[:16:16]
+		q2 := x[16:80:80]
+		q8 := i8s(y[4:260:260])
+		bs := y[260:292:292]
+		summs := int32(0)
+		for j := 0; j < 16; j++ {
+			summs += int32(int16(uint16(bs[2*j])|uint16(bs[2*j+1])<<8)) * int32(sc[j]>>4)
+		}
+		isum := int32(0)
+		for k := 0; k < 2; k++ {
+			q := q2[k*32 : k*32+32 : k*32+32]
+			for j := 0; j < 4; j++ {
+				shift := uint(2 * j)
+				p := q8[k*128+j*32 : k*128+j*32+32 : k*128+j*32+32]
+				var s0, s1 int32
+				for l := 0; l < 16; l++ {
+					s0 += int32(p[l]) * int32((q[l]>>shift)&3)
+					s1 += int32(p[l+16]) * int32((q[l+16]>>shift)&3)
+				}
+				isum += int32(sc[k*8+2*j]&0xF)*s0 + int32(sc[k*8+2*j+1]&0xF)*s1
+			}
+		}
+		yd := lef32(y)
+		sumf += yd*f16tab[le16(x[80:])]*float32(isum) - yd*f16tab[le16(x[82:])]*float32(summs)
+	}
+	return sumf
+}
+
+func dotQ4_KGo(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/256; i++ {
+		x := w[i*q4_KBytes : (i+1)*q4_KBytes]
+		y := a[i*q8_KBytes : (i+1)*q8_KBytes]
+		sc, mn := kScales(x[4:16])
+		q8 := i8s(y[4:260:260])
+		bs := y[260:292:292]
+		summ := int32(0)
+		for j := 0; j < 8; j++ {
+			b0 := int32(int16(uint16(bs[4*j]) | uint16(bs[4*j+1])<<8))
+			b1 := int32(int16(uint16(bs[4*j+2]) | uint16(bs[4*j+3])<<8))
+			summ += (b0 + b1) * int32(mn[j])
+		}
+		isum := int32(0)
+		for j := 0; j < 4; j++ {
+			q := x[16+32*j : 48+32*j : 48+32*j]
+			lo := q8[64*j : 64*j+32 : 64*j+32]
+			hi := q8[64*j+32 : 64*j+64 : 64*j+64]
+			var s0, s1, s2, s3 int32
+			for l := 0; l < 32; l += 2 {
+				s0 += int32(q[l]&0xF) * int32(lo[l])
+				s1 += int32(q[l+1]&0xF) * int32(lo[l+1])
+				s2 += int32(q[l]>>4) * int32(hi[l])
+				s3 += int32(q[l+1]>>4) * int32(hi[l+1])
+			}
+			isum += int32(sc[2*j])*(s0+s1) + int32(sc[2*j+1])*(s2+s3)
+		}
+		yd := lef32(y)
+		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+	}
+	return sumf
+}
+
+func dotQ6_KGo(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/256; i++ {
+		x := w[i*q6_KBytes : (i+1)*q6_KBytes]
+		y := a[i*q8_KBytes : (i+1)*q8_KBytes]
+		q8 := i8s(y[4:260:260])
+		sc := i8s(x[192:208:208])
+		isum := int32(0)
+		for h := 0; h < 2; h++ {
+			ql := x[64*h : 64*h+64 : 64*h+64]
+			qh := x[128+32*h : 160+32*h : 160+32*h]
+			p := q8[128*h : 128*h+128 : 128*h+128]
+			s := sc[8*h : 8*h+8 : 8*h+8]
+			var a0, a1, a2, a3, b0, b1, b2, b3 int32
+			for l := 0; l < 16; l++ {
+				a0 += (int32(ql[l]&0xF|(qh[l]&3)<<4) - 32) * int32(p[l])
+				a1 += (int32(ql[l+32]&0xF|((qh[l]>>2)&3)<<4) - 32) * int32(p[l+32])
+				a2 += (int32(ql[l]>>4|((qh[l]>>4)&3)<<4) - 32) * int32(p[l+64])
+				a3 += (int32(ql[l+32]>>4|((qh[l]>>6)&3)<<4) - 32) * int32(p[l+96])
+				b0 += (int32(ql[l+16]&0xF|(qh[l+16]&3)<<4) - 32) * int32(p[l+16])
+				b1 += (int32(ql[l+48]&0xF|((qh[l+16]>>2)&3)<<4) - 32) * int32(p[l+48])
+				b2 += (int32(ql[l+16]>>4|((qh[l+16]>>4)&3)<<4) - 32) * int32(p[l+80])
+				b3 += (int32(ql[l+48]>>4|((qh[l+16]>>6)&3)<<4) - 32) * int32(p[l+112])
+			}
+			isum += int32(s[0])*a0 + int32(s[1])*b0 + int32(s[2])*a1 + int32(s[3])*b1 +
+				int32(s[4])*a2 + int32(s[5])*b2 + int32(s[6])*a3 + int32(s[7])*b3
+		}
+		sumf += f16tab[le16(x[208:])] * lef32(y) * float32(isum)
+	}
+	return sumf
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"bufio"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/shared"
+)
+
+// readShared returns the bytes of a reference file.
+func readShared(t testing.TB, rel ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(shared.Path(t, rel...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// vecdotRef parses refdata/quant/vecdot.txt: for each weight type, ggml-cpu's
+// 8 dot products of the T.ref.q rows with input row 0 quantized to the
+// vec_dot_type.
+func vecdotRef(t *testing.T) map[string][8]float64 {
+	f, err := os.Open(shared.Path(t, "refdata", "quant", "vecdot.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string][8]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		fields := strings.Fields(line)
+		var v [8]float64
+		for i := range v {
+			if v[i], err = strconv.ParseFloat(fields[2+i], 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out[fields[0]] = v
+	}
+	return out
+}
+
+// TestKernelsAgainstGGML checks every dedicated kernel, fast and reference,
+// against ggml-cpu's vec_dot on the same bytes. ggml's numbers come from its
+// AVX-512 kernels, which sum the per-block floats in another order, so the
+// tolerance is float32 rounding relative to the sum of |terms| (2^-20).
+func TestKernelsAgainstGGML(t *testing.T) {
+	ref := vecdotRef(t)
+	input := f32s(readShared(t, "refdata", "quant", "input.f32"))
+	for typ, k := range kernels {
+		if typ == gguf.TypeF32 {
+			continue // vecdot.txt has no f32 row
+		}
+		name := strings.ToLower(typ.String())
+		if typ == gguf.TypeQ2_K || typ == gguf.TypeQ3_K || typ == gguf.TypeQ4_K || typ == gguf.TypeQ5_K || typ == gguf.TypeQ6_K {
+			name = name[:len(name)-1] + "K"
+		}
+		want, ok := ref[name]
+		if !ok {
+			t.Fatalf("no vecdot reference for %s", name)
+		}
+		w := readShared(t, "refdata", "quant", name+".ref.q")
+		actName := strings.ToLower(k.act.String())
+		if k.act == gguf.TypeQ8_K {
+			actName = "q8_K"
+		}
+		act := readShared(t, "refdata", "quant", "act."+actName+".cpu.q")
+		rb := len(w) / 8
+		for r := 0; r < 8; r++ {
+			row := w[r*rb : (r+1)*rb]
+			// The rounding error scales with the terms, not the result
+			// (row 7 has 1024x outliers that cancel).
+			mag := 1e-3
+			for i := 0; i < 256; i++ {
+				mag += math.Abs(float64(input[r*256+i] * input[i]))
+			}
+			for _, f := range []struct {
+				name string
+				dot  dotFunc
+			}{{"ref", k.ref}, {"fast", k.dot}} {
+				got := float64(f.dot(256, row, act))
+				if d := math.Abs(got - want[r]); d > mag*2e-6 {
+					t.Errorf("%s %s row %d: got %.9g, ggml %.9g (diff %.3g)", typ, f.name, r, got, want[r], d)
+				}
+			}
+		}
+	}
+}
+
+// TestActivationQuantizers checks the activation quantizers byte for byte
+// against ggml-cpu's from_float on input row 0.
+func TestActivationQuantizers(t *testing.T) {
+	in := f32s(readShared(t, "refdata", "quant", "input.f32"))[:256]
+	for _, c := range []struct {
+		typ  gguf.Type
+		file string
+	}{{gguf.TypeQ8_0, "q8_0"}, {gguf.TypeQ8_1, "q8_1"}, {gguf.TypeQ8_K, "q8_K"}, {gguf.TypeF16, "f16"}, {gguf.TypeBF16, "bf16"}} {
+		want := readShared(t, "refdata", "quant", "act."+c.file+".cpu.q")
+		got := make([]byte, actRowBytes(c.typ, 256))
+		if err := quantizeAct(c.typ, got, in); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s activation bytes differ from ggml", c.typ)
+		}
+	}
+}
+
+// tiledRows makes rows of weight type typ from the reference vectors: the
+// quantized test rows of refdata/quant tiled to n columns, so every field
+// holds a value ggml itself produced. It also returns, per row, the largest
+// |weight| the row can hold (from the unquantized input rows).
+func tiledRows(t testing.TB, typ gguf.Type, n int) ([][]byte, []float64) {
+	input := f32s(readShared(t, "refdata", "quant", "input.f32"))
+	rowMax := make([]float64, 8)
+	for i, v := range input {
+		rowMax[i/256] = max(rowMax[i/256], math.Abs(float64(v))*1.1)
+	}
+	name := strings.ToLower(typ.String())
+	if strings.HasSuffix(name, "_k") {
+		name = name[:len(name)-1] + "K"
+	}
+	src := readShared(t, "refdata", "quant", name+".ref.q")
+	rb := len(src) / 8
+	per, _ := typ.RowSize(int64(n))
+	rows := make([][]byte, 8)
+	maxes := make([]float64, 8)
+	for r := range rows {
+		row := make([]byte, 0, per)
+		for len(row) < int(per) {
+			k := (r + len(row)/rb) % 8
+			row = append(row, src[k*rb:(k+1)*rb]...)
+			maxes[r] = max(maxes[r], rowMax[k])
+		}
+		rows[r] = row[:per]
+	}
+	return rows, maxes
+}
+
+// TestFastKernelsMatchReference runs every fast kernel against its
+// reference on longer rows and random activations. Integer sums are equal;
+// only the order of the final float additions differs.
+func TestFastKernelsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 1024
+	x := make([]float32, n)
+	for typ, k := range kernels {
+		for trial := 0; trial < 4; trial++ {
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * float32(math.Pow(2, float64(trial*3-4)))
+			}
+			act := make([]byte, actRowBytes(k.act, n))
+			if err := quantizeAct(k.act, act, x); err != nil {
+				t.Fatal(err)
+			}
+			var rows [][]byte
+			var maxes []float64
+			if typ == gguf.TypeF32 {
+				w := make([]float32, n)
+				for i := range w {
+					w[i] = float32(rng.NormFloat64())
+				}
+				rows, maxes = [][]byte{bytesOf(w)}, []float64{5}
+			} else {
+				rows, maxes = tiledRows(t, typ, n)
+			}
+			var sumAbs float64
+			for _, v := range x {
+				sumAbs += math.Abs(float64(v))
+			}
+			for r, row := range rows {
+				want, got := k.ref(n, row, act), k.dot(n, row, act)
+				// float32 rounding of n terms bounded by max|w| * sum|x|
+				if d := math.Abs(float64(got - want)); d > sumAbs*maxes[r]*1e-6+1e-6 {
+					t.Errorf("%s trial %d row %d: fast %.9g ref %.9g", typ, trial, r, got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package engine
+
+import "os"
+
+// mapFile reads the whole file into memory where the platform has no mmap.
+func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
+	return readAll(f, size)
+}

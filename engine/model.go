@@ -1,0 +1,387 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"unsafe"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// Matrix is a weight matrix used in place: Rows rows of Cols elements of
+// Type, each RowBytes long.
+type Matrix struct {
+	Name     string
+	Type     gguf.Type
+	Cols     int
+	Rows     int
+	RowBytes int
+	data     []byte
+	k        *kernel
+}
+
+// Row returns the bytes of row i.
+func (m *Matrix) Row(i int) []byte { return m.data[i*m.RowBytes : (i+1)*m.RowBytes] }
+
+// slice returns rows [lo, hi) as a matrix (one expert of a 3-D tensor).
+func (m *Matrix) slice(lo, hi int) *Matrix {
+	s := *m
+	s.Rows = hi - lo
+	s.data = m.data[lo*m.RowBytes : hi*m.RowBytes]
+	return &s
+}
+
+// Layer holds one transformer block's weights. Optional tensors are nil.
+type Layer struct {
+	AttnNorm, FFNNorm  []float32
+	Q, K, V, O         *Matrix
+	BQ, BK, BV, BO     []float32
+	Gate, Up, Down     *Matrix // dense FFN
+	BGate, BUp, BDown  []float32
+	Router             *Matrix   // ffn_gate_inp (MoE)
+	GateExps, UpExps   []*Matrix // one matrix per expert
+	DownExps           []*Matrix
+}
+
+// Model is a loaded llama-family model.
+type Model struct {
+	Config   Config
+	Metadata *gguf.Metadata
+	Embed    *Matrix // token_embd
+	// Output is the head: output.weight, or token_embd when tied.
+	Output     *Matrix
+	OutputNorm []float32
+	// OutputIDs is nil for a full head. For a pruned head it holds the
+	// vocabulary id of each row of Output, ascending; every other id's
+	// logit is -inf.
+	OutputIDs []int32
+	// RopeFactors divides each RoPE frequency (rope_freqs.weight), or nil.
+	RopeFactors []float32
+	Layers      []Layer
+	// WeightBytes is the total size of the tensors in the file(s).
+	WeightBytes int64
+
+	unmap []func() error
+}
+
+// Close releases the mappings. The model must not be used afterwards.
+func (m *Model) Close() error {
+	var errs []error
+	for _, f := range m.unmap {
+		errs = append(errs, f())
+	}
+	m.unmap = nil
+	return errors.Join(errs...)
+}
+
+// tensorSet is every tensor of a model (across split files) with its bytes.
+type tensorSet struct {
+	info map[string]*gguf.TensorInfo
+	data map[string][]byte
+	used map[string]bool
+}
+
+var splitName = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
+
+// Open loads the model in the GGUF file at path. Split models (llama.cpp's
+// gguf-split: NAME-00001-of-0000N.gguf) are opened from their first file,
+// the others are found next to it.
+func Open(path string) (*Model, error) {
+	m := &Model{}
+	ts := &tensorSet{info: map[string]*gguf.TensorInfo{}, data: map[string][]byte{}, used: map[string]bool{}}
+	first, err := m.addFile(path, ts)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.Metadata = first.Metadata
+	if n, ok := first.Metadata.Uint(gguf.KeySplitCount); ok && n > 1 {
+		if err := m.addSplits(path, first, int(n), ts); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	if err := m.build(ts); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+func (m *Model) addSplits(path string, first *gguf.Reader, n int, ts *tensorSet) error {
+	if no, _ := first.Metadata.Uint(gguf.KeySplitNo); no != 0 {
+		return fmt.Errorf("%s is split %d of %d: open the first split", path, no+1, n)
+	}
+	match := splitName.FindStringSubmatch(filepath.Base(path))
+	if match == nil {
+		return fmt.Errorf("%s says it is split in %d files but its name is not PREFIX-00001-of-%05d.gguf", path, n, n)
+	}
+	if c, _ := strconv.Atoi(match[3]); c != n {
+		return fmt.Errorf("%s: name says %d splits, metadata says %d", path, c, n)
+	}
+	for i := 2; i <= n; i++ {
+		p := filepath.Join(filepath.Dir(path), fmt.Sprintf("%s-%05d-of-%05d.gguf", match[1], i, n))
+		r, err := m.addFile(p, ts)
+		if err != nil {
+			return err
+		}
+		if no, _ := r.Metadata.Uint(gguf.KeySplitNo); int(no) != i-1 {
+			return fmt.Errorf("%s has split.no %d, expected %d", p, no, i-1)
+		}
+	}
+	if want, ok := first.Metadata.Uint(gguf.KeySplitTensors); ok && int(want) != len(ts.info) {
+		return fmt.Errorf("splits hold %d tensors, split.tensors.count says %d", len(ts.info), want)
+	}
+	return nil
+}
+
+// addFile maps one file and records its tensors.
+func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r, err := gguf.NewReader(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	data, unmap, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.unmap = append(m.unmap, unmap)
+	for i := range r.Tensors {
+		t := &r.Tensors[i]
+		if _, dup := ts.info[t.Name]; dup {
+			return nil, fmt.Errorf("%s: tensor %q appears twice", path, t.Name)
+		}
+		off := r.TensorFileOffset(i)
+		end := off + t.Size()
+		if off < 0 || end > int64(len(data)) {
+			return nil, fmt.Errorf("%s: tensor %q [%d, %d) is past the end of the file (%d bytes)", path, t.Name, off, end, len(data))
+		}
+		b := data[off:end:end]
+		if off%4 != 0 {
+			// Only files with general.alignment < 4 get here; float32
+			// weights must be aligned to be used in place on every CPU.
+			c, _, _ := readAllBytes(b)
+			b = c
+		}
+		ts.info[t.Name] = t
+		ts.data[t.Name] = b
+		m.WeightBytes += t.Size()
+	}
+	return r, nil
+}
+
+// readAllBytes copies b into an 8-byte aligned buffer.
+func readAllBytes(b []byte) ([]byte, int, error) {
+	words := make([]uint64, (len(b)+7)/8)
+	c := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:len(b)]
+	copy(c, b)
+	return c, len(b), nil
+}
+
+// matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
+func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix, error) {
+	t, ok := ts.info[name]
+	if !ok {
+		if optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("tensor %q is missing", name)
+	}
+	ts.used[name] = true
+	if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || (rows >= 0 && t.Dims[1] != uint64(rows)) {
+		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d, %d]", name, t.Shape(), cols, rows)
+	}
+	k, err := kernelFor(t.Type, cols)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	return &Matrix{Name: name, Type: t.Type, Cols: cols, Rows: int(t.Dims[1]), RowBytes: int(t.RowBytes()), data: ts.data[name], k: k}, nil
+}
+
+// experts returns the 3-D tensor name (ne = [cols, rows, n]) as n matrices.
+func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) {
+	t, ok := ts.info[name]
+	if !ok {
+		return nil, fmt.Errorf("tensor %q is missing", name)
+	}
+	ts.used[name] = true
+	if len(t.Dims) != 3 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) || t.Dims[2] != uint64(n) {
+		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d, %d, %d]", name, t.Shape(), cols, rows, n)
+	}
+	k, err := kernelFor(t.Type, cols)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	all := &Matrix{Name: name, Type: t.Type, Cols: cols, Rows: rows * n, RowBytes: int(t.RowBytes()), data: ts.data[name], k: k}
+	out := make([]*Matrix, n)
+	for e := range out {
+		out[e] = all.slice(e*rows, (e+1)*rows)
+	}
+	return out, nil
+}
+
+// vector returns the 1-D tensor name of length n as float32, in place when
+// it is F32 and dequantized otherwise.
+func (ts *tensorSet) vector(name string, n int, optional bool) ([]float32, error) {
+	t, ok := ts.info[name]
+	if !ok {
+		if optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("tensor %q is missing", name)
+	}
+	ts.used[name] = true
+	if len(t.Dims) != 1 || t.Dims[0] != uint64(n) {
+		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d]", name, t.Shape(), n)
+	}
+	if t.Type == gguf.TypeF32 {
+		return f32s(ts.data[name])[:n], nil
+	}
+	out := make([]float32, n)
+	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	return out, nil
+}
+
+func (m *Model) build(ts *tensorSet) error {
+	c, err := readConfig(m.Metadata)
+	if err != nil {
+		return err
+	}
+	te, ok := ts.info["token_embd.weight"]
+	if !ok {
+		return fmt.Errorf("tensor \"token_embd.weight\" is missing")
+	}
+	if len(te.Dims) != 2 || te.Dims[1] == 0 || te.Dims[1] > maxDim {
+		return fmt.Errorf("tensor token_embd.weight has shape %s", te.Shape())
+	}
+	c.Vocab = int(te.Dims[1])
+	if m.Embed, err = ts.matrix("token_embd.weight", c.Embd, c.Vocab, false); err != nil {
+		return err
+	}
+	if m.OutputNorm, err = ts.vector("output_norm.weight", c.Embd, false); err != nil {
+		return err
+	}
+	if m.Output, err = ts.matrix("output.weight", c.Embd, -1, true); err != nil {
+		return err
+	}
+	if m.Output == nil {
+		m.Output = m.Embed // tied head, as llama.cpp falls back to token_embd
+	}
+	if err := m.loadHeadIDs(ts, c.Vocab); err != nil {
+		return err
+	}
+	if m.RopeFactors, err = ts.vector("rope_freqs.weight", c.RopeDims/2, true); err != nil {
+		return err
+	}
+	m.Layers = make([]Layer, c.Layers)
+	for i := range m.Layers {
+		if err := m.loadLayer(ts, &c, i); err != nil {
+			return err
+		}
+	}
+	for name := range ts.info {
+		if !ts.used[name] {
+			return fmt.Errorf("tensor %q is not used by the llama architecture (wrong file or unsupported variant)", name)
+		}
+	}
+	m.Config = c
+	return nil
+}
+
+// loadHeadIDs reads output_ids.weight, the pruned head's id list.
+func (m *Model) loadHeadIDs(ts *tensorSet, vocab int) error {
+	t, ok := ts.info["output_ids.weight"]
+	if !ok {
+		if m.Output.Rows != vocab {
+			return fmt.Errorf("output.weight has %d rows but the vocabulary has %d and there is no output_ids.weight", m.Output.Rows, vocab)
+		}
+		return nil
+	}
+	ts.used[t.Name] = true
+	if t.Type != gguf.TypeI32 || len(t.Dims) != 1 || int(t.Dims[0]) != m.Output.Rows || m.Output == m.Embed {
+		return fmt.Errorf("output_ids.weight must be I32 [%d] (one id per row of output.weight), got %s %s", m.Output.Rows, t.Type, t.Shape())
+	}
+	raw := ts.data[t.Name]
+	ids := make([]int32, m.Output.Rows)
+	for i := range ids {
+		ids[i] = int32(le32(raw[4*i:]))
+		if ids[i] < 0 || int(ids[i]) >= vocab || (i > 0 && ids[i] <= ids[i-1]) {
+			return fmt.Errorf("output_ids.weight[%d] = %d: ids must be ascending and below the vocabulary size %d", i, ids[i], vocab)
+		}
+	}
+	m.OutputIDs = ids
+	return nil
+}
+
+func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
+	l := &m.Layers[i]
+	p := fmt.Sprintf("blk.%d.", i)
+	var err error
+	vec := func(dst *[]float32, name string, n int, optional bool) {
+		if err == nil {
+			*dst, err = ts.vector(p+name, n, optional)
+		}
+	}
+	mat := func(dst **Matrix, name string, cols, rows int) {
+		if err == nil {
+			*dst, err = ts.matrix(p+name, cols, rows, false)
+		}
+	}
+	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
+	vec(&l.FFNNorm, "ffn_norm.weight", c.Embd, false)
+	mat(&l.Q, "attn_q.weight", c.Embd, c.QDim())
+	mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
+	mat(&l.V, "attn_v.weight", c.Embd, c.KVDim())
+	mat(&l.O, "attn_output.weight", c.QDim(), c.Embd)
+	vec(&l.BQ, "attn_q.bias", c.QDim(), true)
+	vec(&l.BK, "attn_k.bias", c.KVDim(), true)
+	vec(&l.BV, "attn_v.bias", c.KVDim(), true)
+	vec(&l.BO, "attn_output.bias", c.Embd, true)
+	if err != nil {
+		return err
+	}
+	if c.Experts == 0 {
+		mat(&l.Gate, "ffn_gate.weight", c.Embd, c.FF)
+		mat(&l.Up, "ffn_up.weight", c.Embd, c.FF)
+		mat(&l.Down, "ffn_down.weight", c.FF, c.Embd)
+		vec(&l.BGate, "ffn_gate.bias", c.FF, true)
+		vec(&l.BUp, "ffn_up.bias", c.FF, true)
+		vec(&l.BDown, "ffn_down.bias", c.Embd, true)
+		return err
+	}
+	mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
+	if err != nil {
+		return err
+	}
+	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.FF, c.Experts); err != nil {
+		return err
+	}
+	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.FF, c.Experts); err != nil {
+		return err
+	}
+	l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.FF, c.Embd, c.Experts)
+	return err
+}
+
+// KVCacheBytes returns the size of an F32 KV cache for ctx positions.
+func (m *Model) KVCacheBytes(ctx int) int64 {
+	return int64(m.Config.Layers) * int64(ctx) * int64(m.Config.KVDim()) * 2 * 4
+}
+
+var negInf = float32(math.Inf(-1))

@@ -1,0 +1,98 @@
+package engine
+
+import "math"
+
+// The element-wise operations, in llama.cpp's (ggml-cpu's) operation order
+// and precision, so that activations match llama.cpp's bit for bit as often
+// as possible: a quantized model's activation rows are rounded to 8 bits
+// before every matrix product, and a last-bit difference there can move a
+// value across a rounding boundary.
+
+func expf(x float32) float32  { return float32(math.Exp(float64(x))) }
+func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// rmsNorm is ggml_rms_norm followed by ggml_mul with the weight: the sum of
+// squares in float64, the scale 1/sqrt(mean + eps) in float32.
+func rmsNorm(dst, x, w []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / sqrtf(mean+eps)
+	w = w[:len(x)]
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = (v * scale) * w[i]
+	}
+}
+
+// softmaxInPlace is ggml_soft_max's inner loop: subtract the max, expf,
+// sum in float64, multiply by the float32 reciprocal.
+func softmaxInPlace(x []float32) {
+	mx := negInf
+	for _, v := range x {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range x {
+		e := expf(v - mx)
+		x[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// swiglu is ggml_swiglu_split: silu(g) * u with silu(x) = x/(1+expf(-x)).
+func swiglu(g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		g[i] = v / (1 + expf(-v)) * u[i]
+	}
+}
+
+// ropeCache fills cs with (cos, sin) pairs for one position as ggml's
+// ggml_rope_cache_init does for rope type NORM without YaRN: theta starts
+// at the position and is multiplied by base^(-2/n_dims) per pair, in
+// float32; each frequency is divided by its factor (rope_freqs) if any.
+func ropeCache(cs []float32, pos int, dims int, base, freqScale float32, factors []float32) {
+	thetaScale := float32(math.Pow(float64(base), float64(float32(-2)/float32(dims))))
+	theta := float32(pos)
+	for i := 0; i < dims/2; i++ {
+		t := theta
+		if factors != nil {
+			t /= factors[i]
+		}
+		t *= freqScale
+		cs[2*i] = float32(math.Cos(float64(t)))
+		cs[2*i+1] = float32(math.Sin(float64(t)))
+		theta *= thetaScale
+	}
+}
+
+// rope rotates adjacent pairs (x[2i], x[2i+1]) of each head (NORM mode).
+func rope(x []float32, heads, headDim int, cs []float32) {
+	n := len(cs)
+	for h := 0; h < heads; h++ {
+		v := x[h*headDim : h*headDim+n]
+		for i := 0; i < n; i += 2 {
+			c, s := cs[i], cs[i+1]
+			x0, x1 := v[i], v[i+1]
+			v[i] = x0*c - x1*s
+			v[i+1] = x0*s + x1*c
+		}
+	}
+}
+
+func addBias(x, b []float32) {
+	if b == nil {
+		return
+	}
+	b = b[:len(x)]
+	for i := range x {
+		x[i] += b[i]
+	}
+}

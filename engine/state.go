@@ -1,0 +1,335 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// Options configures a State.
+type Options struct {
+	// Ctx is the number of positions the KV cache holds (default: the
+	// model's context_length).
+	Ctx int
+	// Threads is the number of worker goroutines for matrix products
+	// (default 1).
+	Threads int
+	// Batch is the number of tokens processed together when evaluating a
+	// prompt (default 32).
+	Batch int
+}
+
+// State is one inference context: a KV cache and every buffer a forward
+// pass needs, allocated once so that evaluating a token allocates nothing.
+// It is not safe for concurrent use.
+type State struct {
+	m     *Model
+	c     *Config
+	ctx   int
+	pos   int
+	batch int
+
+	kc, vc []float32 // [layer][ctx][kvDim]
+
+	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
+	act                              []byte
+	rope                             []float32
+	logits                           []float32 // [logitRows][vocab]
+	head                             []float32 // pruned head: [logitRows][rows]
+	logitRows                        int
+
+	moe *moeBuffers
+
+	pool *pool
+	mt   matmulTask
+	at   attnTask
+}
+
+// NewState allocates an inference context for m.
+func NewState(m *Model, o Options) (*State, error) {
+	c := &m.Config
+	if o.Ctx <= 0 {
+		o.Ctx = c.ContextLength
+	}
+	if o.Ctx <= 0 || o.Ctx > maxDim {
+		return nil, fmt.Errorf("context size %d is out of range", o.Ctx)
+	}
+	o.Threads = max(1, o.Threads)
+	if o.Batch <= 0 {
+		o.Batch = 32
+	}
+	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
+	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
+	if kv > math.MaxInt32*4 {
+		return nil, fmt.Errorf("KV cache of %d floats is too large", kv)
+	}
+	s.kc = make([]float32, kv)
+	s.vc = make([]float32, kv)
+	b := o.Batch
+	maxCols := max(c.Embd, c.QDim(), c.FF)
+	s.x = make([]float32, b*c.Embd)
+	s.xb = make([]float32, b*maxCols)
+	s.xb2 = make([]float32, b*c.Embd)
+	s.q = make([]float32, b*c.QDim())
+	s.k = make([]float32, b*c.KVDim())
+	s.v = make([]float32, b*c.KVDim())
+	s.ao = make([]float32, b*c.QDim())
+	s.hb = make([]float32, b*c.FF)
+	s.hb2 = make([]float32, b*c.FF)
+	s.rope = make([]float32, c.RopeDims)
+	// Logits are computed for a few rows at a time so that a large
+	// vocabulary does not need batch x vocab floats (4 MB at most).
+	s.logitRows = max(1, min(b, (1<<20)/c.Vocab))
+	s.logits = make([]float32, s.logitRows*c.Vocab)
+	if m.OutputIDs != nil {
+		s.head = make([]float32, s.logitRows*m.Output.Rows)
+	}
+	actBytes := 0
+	for _, t := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ8_1, gguf.TypeQ8_K} {
+		if maxCols%t.BlockSize() == 0 {
+			actBytes = max(actBytes, actRowBytes(t, maxCols))
+		}
+	}
+	s.act = make([]byte, b*actBytes)
+	s.pool = newPool(o.Threads)
+	s.mt.scratch = make([][]float32, o.Threads)
+	s.at.scores = make([][]float32, o.Threads)
+	for w := 0; w < o.Threads; w++ {
+		s.mt.scratch[w] = make([]float32, maxCols)
+		s.at.scores[w] = make([]float32, o.Ctx)
+	}
+	if c.Experts > 0 {
+		s.moe = newMoEBuffers(c, b)
+	}
+	return s, nil
+}
+
+// Close stops the worker goroutines.
+func (s *State) Close() { s.pool.close() }
+
+// Pos returns the number of positions in the KV cache.
+func (s *State) Pos() int { return s.pos }
+
+// Ctx returns the KV cache size in positions.
+func (s *State) Ctx() int { return s.ctx }
+
+// Reset empties the KV cache.
+func (s *State) Reset() { s.pos = 0 }
+
+// Model returns the model the state runs.
+func (s *State) Model() *Model { return s.m }
+
+// matmul computes out[j] = W in[j] for nb rows of in (stride W.Cols) into
+// out (stride W.Rows), quantizing the activations to the kernel's type
+// first, as ggml-cpu's mul_mat does.
+func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
+	k := w.k
+	stride := actRowBytes(k.act, w.Cols)
+	for j := 0; j < nb; j++ {
+		// Errors are impossible here: kernelFor checked the type and size.
+		_ = quantizeAct(k.act, s.act[j*stride:(j+1)*stride], in[j*w.Cols:(j+1)*w.Cols])
+	}
+	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, s.act, stride, out, nb
+	// Threads pay off from ~64 KB of weights per product; below that the
+	// hand-off costs more than the work (stories260K's 64x64 matrices).
+	s.pool.run(&s.mt, w.Rows, w.Rows*w.RowBytes*nb >= 64<<10)
+}
+
+type matmulTask struct {
+	w       *Matrix
+	act     []byte
+	stride  int
+	out     []float32
+	nb      int
+	scratch [][]float32
+}
+
+func (t *matmulTask) run(lo, hi, wk int) {
+	w, k := t.w, t.w.k
+	n := w.Cols
+	for r := lo; r < hi; r++ {
+		row := w.Row(r)
+		if k.generic {
+			f := t.scratch[wk][:n]
+			_ = dequantizeRow(w.Type, f, row)
+			row = bytesOf(f)
+		}
+		for j := 0; j < t.nb; j++ {
+			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
+		}
+	}
+}
+
+// attnTask computes attention for nb tokens x heads.
+type attnTask struct {
+	s      *State
+	layer  int
+	pos0   int
+	scores [][]float32
+}
+
+func (t *attnTask) run(lo, hi, w int) {
+	s, c := t.s, t.s.c
+	hd, kvd := c.HeadDim, c.KVDim()
+	group := c.Heads / c.KVHeads
+	scale := 1 / sqrtf(float32(hd))
+	base := t.layer * s.ctx * kvd
+	for item := lo; item < hi; item++ {
+		i, h := item/c.Heads, item%c.Heads
+		p := t.pos0 + i
+		q := s.q[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
+		kvo := (h / group) * hd
+		sc := t.scores[w][:p+1]
+		for tt := 0; tt <= p; tt++ {
+			off := base + tt*kvd + kvo
+			sc[tt] = dotF32(hd, bytesOf(s.kc[off:off+hd]), bytesOf(q)) * scale
+		}
+		softmaxInPlace(sc)
+		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
+		clear(out)
+		for tt := 0; tt <= p; tt++ {
+			a := sc[tt]
+			off := base + tt*kvd + kvo
+			v := s.vc[off : off+hd]
+			for d := range out {
+				out[d] += a * v[d]
+			}
+		}
+	}
+}
+
+// ErrContextFull is returned when a token would not fit in the KV cache.
+var ErrContextFull = fmt.Errorf("context is full")
+
+// Eval runs tokens through the model at the next positions of the cache.
+// For every token i >= from, fn is called with its logits (vocabulary
+// sized; ids outside a pruned head are -inf). The slice is only valid
+// during the call.
+func (s *State) Eval(tokens []int32, from int, fn func(i int, logits []float32)) error {
+	if s.pos+len(tokens) > s.ctx {
+		return fmt.Errorf("%w: %d + %d tokens > %d positions", ErrContextFull, s.pos, len(tokens), s.ctx)
+	}
+	for _, t := range tokens {
+		if t < 0 || int(t) >= s.c.Vocab {
+			return fmt.Errorf("token id %d is outside the vocabulary (%d)", t, s.c.Vocab)
+		}
+	}
+	for start := 0; start < len(tokens); start += s.batch {
+		end := min(len(tokens), start+s.batch)
+		if err := s.forward(tokens[start:end]); err != nil {
+			return err
+		}
+		if fn != nil && end > from {
+			s.outputs(start, end-start, max(0, from-start), fn)
+		}
+		s.pos += end - start
+	}
+	return nil
+}
+
+// forward runs one batch of tokens through every layer, leaving the final
+// hidden states in s.x.
+func (s *State) forward(tokens []int32) error {
+	c, m := s.c, s.m
+	nb := len(tokens)
+	E := c.Embd
+	for i, t := range tokens {
+		if err := dequantizeRow(m.Embed.Type, s.x[i*E:(i+1)*E], m.Embed.Row(int(t))); err != nil {
+			return fmt.Errorf("token_embd: %w", err)
+		}
+	}
+	kvd := c.KVDim()
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		for i := 0; i < nb; i++ {
+			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
+		}
+		s.matmul(L.Q, s.xb, s.q, nb)
+		s.matmul(L.K, s.xb, s.k, nb)
+		s.matmul(L.V, s.xb, s.v, nb)
+		for i := 0; i < nb; i++ {
+			q := s.q[i*c.QDim() : (i+1)*c.QDim()]
+			k := s.k[i*kvd : (i+1)*kvd]
+			v := s.v[i*kvd : (i+1)*kvd]
+			addBias(q, L.BQ)
+			addBias(k, L.BK)
+			addBias(v, L.BV)
+			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+			rope(q, c.Heads, c.HeadDim, s.rope)
+			rope(k, c.KVHeads, c.HeadDim, s.rope)
+			off := (l*s.ctx + s.pos + i) * kvd
+			copy(s.kc[off:off+kvd], k)
+			copy(s.vc[off:off+kvd], v)
+		}
+		s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
+		s.pool.run(&s.at, nb*c.Heads, (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+		s.matmul(L.O, s.ao, s.xb2, nb)
+		for i := 0; i < nb; i++ {
+			o := s.xb2[i*E : (i+1)*E]
+			addBias(o, L.BO)
+			x := s.x[i*E : (i+1)*E]
+			for j := range x {
+				x[j] += o[j]
+			}
+			rmsNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
+		}
+		if c.Experts > 0 {
+			s.moeFFN(L, nb)
+		} else {
+			s.denseFFN(L, nb)
+		}
+		for i := 0; i < nb*E; i++ {
+			s.x[i] += s.xb2[i]
+		}
+	}
+	return nil
+}
+
+// denseFFN computes down(silu(gate x) * up x) of s.xb into s.xb2.
+func (s *State) denseFFN(L *Layer, nb int) {
+	F := s.c.FF
+	s.matmul(L.Gate, s.xb, s.hb, nb)
+	s.matmul(L.Up, s.xb, s.hb2, nb)
+	for i := 0; i < nb; i++ {
+		g, u := s.hb[i*F:(i+1)*F], s.hb2[i*F:(i+1)*F]
+		addBias(g, L.BGate)
+		addBias(u, L.BUp)
+		swiglu(g, u)
+	}
+	s.matmul(L.Down, s.hb, s.xb2, nb)
+	for i := 0; i < nb; i++ {
+		addBias(s.xb2[i*s.c.Embd:(i+1)*s.c.Embd], L.BDown)
+	}
+}
+
+// outputs computes the logits of batch rows [first, nb) (the batch began
+// at token index start) and hands them to fn.
+func (s *State) outputs(start, nb, first int, fn func(i int, logits []float32)) {
+	c, m := s.c, s.m
+	E, V := c.Embd, c.Vocab
+	for g := first; g < nb; g += s.logitRows {
+		n := min(s.logitRows, nb-g)
+		for i := 0; i < n; i++ {
+			rmsNorm(s.xb[i*E:(i+1)*E], s.x[(g+i)*E:(g+i+1)*E], m.OutputNorm, c.RMSEps)
+		}
+		if m.OutputIDs == nil {
+			s.matmul(m.Output, s.xb, s.logits, n)
+		} else {
+			rows := m.Output.Rows
+			s.matmul(m.Output, s.xb, s.head, n)
+			for i := 0; i < n; i++ {
+				l := s.logits[i*V : (i+1)*V]
+				for j := range l {
+					l[j] = negInf
+				}
+				for r, id := range m.OutputIDs {
+					l[id] = s.head[i*rows+r]
+				}
+			}
+		}
+		for i := 0; i < n; i++ {
+			fn(start+g+i, s.logits[i*V:(i+1)*V])
+		}
+	}
+}
