@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // Magic is the four bytes every GGUF file starts with.
@@ -96,7 +97,7 @@ func (d *decoder) checkCount(at int64, what string, n uint64, minSize int64) err
 	}
 	hi, need := bits.Mul64(n, uint64(minSize))
 	if hi != 0 || need > uint64(rem) {
-		return errAt(at, ErrTruncated, "%s: count %d needs at least %d bytes but only %d remain", what, n, uint64(minSize)*min(n, 1<<40), rem)
+		return errAt(at, ErrTruncated, "%s: count %d needs at least %d bytes but only %d remain: the file is truncated or the count is corrupt", what, n, uint64(minSize)*min(n, 1<<40), rem)
 	}
 	return nil
 }
@@ -350,38 +351,59 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 	return Value{typ: TypeArray, elem: et, v: out}, nil
 }
 
-// stringArray reads n strings into one shared backing string: a vocabulary
-// of 150,000 tokens costs two allocations, not 150,000.
+// stringArray reads n strings. From a windowSource the strings alias its
+// buffers, which are never written again once filled: a vocabulary of
+// 150,000 tokens costs one allocation (the slice), not 150,000, and no copy.
 func (d *decoder) stringArray(key string, n uint64) (Value, error) {
-	ends := make([]int, 0, capFor(n))
-	var arena []byte
+	out := make([]string, 0, capFor(n))
+	ws, _ := d.src.(*windowSource)
+	var hint int64
 	for i := uint64(0); i < n; i++ {
+		if ws != nil {
+			// Fast path: whole strings straight from the window.
+			buf := ws.buf[ws.off:]
+			k := int64(0)
+			for i < n && len(buf) >= 8 {
+				l := binary.LittleEndian.Uint64(buf)
+				if l > uint64(len(buf)-8) {
+					break
+				}
+				out = append(out, unsafe.String(unsafe.SliceData(buf[8:]), int(l)))
+				buf = buf[8+l:]
+				d.strBytes += int64(l)
+				k++
+				i++
+			}
+			d.strCount += k
+			ws.off = len(ws.buf) - len(buf)
+			if i == n {
+				break
+			}
+		}
+		if i%4096 == 0 || ws != nil {
+			// The strings still to come at the average length seen so far.
+			hint = int64(n-i)*d.avgString() + d.restHint()
+		}
 		at := d.src.pos()
-		// Hint: the strings still to come at the average length seen so far.
-		hint := int64(n-i)*d.avgString() + d.restHint()
 		b, err := d.take(8, hint)
 		if err != nil {
 			return Value{}, err
 		}
 		l := binary.LittleEndian.Uint64(b)
-		if err := d.checkCount(at, fmt.Sprintf("key %q string %d length", key, i), l, 1); err != nil {
-			return Value{}, err
+		if rem := d.src.remaining(); l > 1<<62 || (rem >= 0 && l > uint64(rem)) {
+			return Value{}, d.checkCount(at, fmt.Sprintf("key %q string %d length", key, i), l, 1)
 		}
 		b, err = d.take(int64(l), hint)
 		if err != nil {
 			return Value{}, err
 		}
-		arena = append(arena, b...)
-		ends = append(ends, len(arena))
+		if ws != nil {
+			out = append(out, unsafe.String(unsafe.SliceData(b), len(b)))
+		} else {
+			out = append(out, string(b)) // a stream's buffer is reused: copy
+		}
 		d.strBytes += int64(l)
 		d.strCount++
-	}
-	all := string(arena)
-	out := make([]string, len(ends))
-	start := 0
-	for i, e := range ends {
-		out[i] = all[start:e]
-		start = e
 	}
 	return Value{typ: TypeArray, elem: TypeString, v: out}, nil
 }

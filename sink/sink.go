@@ -116,3 +116,12 @@ func RemoveAll() {
 		return true
 	})
 }
+
+// ReadFrom lets the kernel copy file-to-file (copy_file_range) or
+// file-to-pipe when the source allows it.
+func (o *Output) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := o.w.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{o.w}, r)
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/source"
+)
+
+// stderr and stdout are variables so tests can capture them.
+var (
+	stdout io.Writer = os.Stdout
+	stderr io.Writer = os.Stderr
+	stdin  io.Reader = os.Stdin
+)
+
+// usageError marks an error as a usage problem (exit code 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// openSource opens a SOURCE argument.
+func openSource(cmd *cobra.Command, spec string) (*source.Source, error) {
+	return source.Open(cmd.Context(), spec, source.Options{Stdin: stdin})
+}
+
+// planInput turns an opened source into a plan input.
+func planInput(s *source.Source) *plan.Input {
+	in := &plan.Input{Name: s.Name, File: s.File()}
+	if s.Reader != nil {
+		in.ReaderAt = s.Reader.ReaderAt()
+	} else {
+		in.Stream, in.StreamPos = s.Stream.Raw()
+	}
+	return in
+}
+
+// progress returns a progress callback drawing a bar on stderr, or nil when
+// stderr is not a terminal or quiet is set: logs and pipes get only the
+// final summary line.
+func progress(quiet bool, what string) func(written, total int64) {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(written, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(f),
+				progressbar.OptionSetDescription(what),
+				progressbar.OptionShowBytes(true),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+				progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
+			)
+		}
+		bar.Set64(written)
+		if written >= total {
+			bar.Finish()
+		}
+	}
+}
+
+// rate formats a throughput.
+func rate(bytes int64, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return humanize.Bytes(uint64(float64(bytes)/d.Seconds())) + "/s"
+}
