@@ -1,0 +1,223 @@
+package vocabselect
+
+import (
+	"strings"
+)
+
+// fragment is a piece of the input after special tokens are split out: a
+// token (id >= 0) or the text s[start:end].
+type fragment struct {
+	id         int32
+	start, end int
+}
+
+// session holds the buffers of one Encode call; sessions are pooled so that
+// concurrent callers never share one.
+type session struct {
+	t     *Tokenizer
+	frags []fragment
+	next  []fragment
+	text  cpText
+	ends  []int
+	tmp   []int
+	word  []byte
+	enc   []byte
+	syms  []bpeSym
+	heap  []heapItem
+	spm   spmState
+	cache map[string][]int32 // byte-level BPE: word -> ids
+}
+
+// wordCacheMax bounds the per-session BPE word cache; it is cleared when full.
+const wordCacheMax = 1 << 16
+
+func (t *Tokenizer) getSession() *session {
+	if s, ok := t.sessions.Get().(*session); ok {
+		return s
+	}
+	return &session{t: t, cache: map[string][]int32{}}
+}
+
+// Encode tokenizes text as llama_tokenize does. With addSpecial the model's
+// BOS/EOS (and SEP for WordPiece) are added as its add_bos/add_eos flags say.
+// With parseSpecial, control and unknown tokens written in the text are
+// recognized; user-defined tokens always are.
+func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
+	return t.encode(nil, text, addSpecial, parseSpecial, false)
+}
+
+// encode appends the tokens of text to out. continuation marks a piece of a
+// longer text: SentencePiece then adds no leading space to its start.
+func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, continuation bool) []int32 {
+	s := t.getSession()
+	defer t.sessions.Put(s)
+	s.partition(text, parseSpecial)
+	switch t.kind {
+	case kindSPM:
+		prevSpecial := !continuation
+		if addSpecial && t.addBOS {
+			out = append(out, t.bos)
+			prevSpecial = true
+		}
+		for _, f := range s.frags {
+			if f.id >= 0 {
+				out = append(out, f.id)
+				prevSpecial = true
+				continue
+			}
+			out = s.encodeSPM(text[f.start:f.end], t.addSpacePrefix && prevSpecial, out)
+			prevSpecial = false
+		}
+		if addSpecial && t.addEOS {
+			out = append(out, t.eos)
+		}
+	case kindBPE:
+		if addSpecial && t.addBOS {
+			out = append(out, t.bos)
+		}
+		for _, f := range s.frags {
+			if f.id >= 0 {
+				out = append(out, f.id)
+				continue
+			}
+			out = s.encodeBPE(text[f.start:f.end], out)
+		}
+		if addSpecial && t.addEOS {
+			out = append(out, t.eos)
+		}
+	case kindWPM:
+		if addSpecial {
+			out = append(out, t.bos)
+		}
+		for _, f := range s.frags {
+			if f.id >= 0 {
+				out = append(out, f.id)
+				continue
+			}
+			out = s.encodeWPM(text[f.start:f.end], out)
+		}
+		if addSpecial {
+			out = append(out, t.sep)
+		}
+	}
+	return out
+}
+
+// partition is tokenizer_st_partition: each special token, longest first,
+// is searched in the text fragments left so far and splits them. Without
+// parseSpecial only user-defined tokens are split out. lstrip/rstrip tokens
+// eat the C whitespace next to them.
+func (s *session) partition(text string, parseSpecial bool) {
+	t := s.t
+	s.frags = s.frags[:0]
+	if text == "" {
+		return
+	}
+	s.frags = append(s.frags, fragment{id: -1, start: 0, end: len(text)})
+	for _, id := range t.special {
+		attr := t.attrs[id]
+		if !parseSpecial && attr&(attrControl|attrUnknown) != 0 {
+			continue
+		}
+		tok := t.tokens[id]
+		if !s.mayContain(text, tok) {
+			continue
+		}
+		next := s.next[:0]
+		for _, f := range s.frags {
+			if f.id >= 0 {
+				next = append(next, f)
+				continue
+			}
+			start, end := f.start, f.end
+			for {
+				i := strings.Index(text[start:end], tok)
+				if i < 0 {
+					next = append(next, fragment{id: -1, start: start, end: end})
+					break
+				}
+				m := start + i
+				left := m
+				if attr&attrLstrip != 0 {
+					for left > start && isCSpace(text[left-1]) {
+						left--
+					}
+				}
+				if left > start {
+					next = append(next, fragment{id: -1, start: start, end: left})
+				}
+				next = append(next, fragment{id: id, start: m, end: m + len(tok)})
+				start = m + len(tok)
+				if attr&attrRstrip != 0 {
+					for start < end && isCSpace(text[start]) {
+						start++
+					}
+				}
+				if start >= end {
+					break
+				}
+			}
+		}
+		s.next, s.frags = s.frags, next
+	}
+}
+
+// mayContain is a cheap filter: most texts contain none of the special
+// tokens, and one search of the whole text rules a token out.
+func (s *session) mayContain(text, tok string) bool {
+	return strings.Contains(text, tok)
+}
+
+// encodeBPE pre-tokenizes one fragment and merges each word.
+func (s *session) encodeBPE(frag string, out []int32) []int32 {
+	t := s.t
+	s.text.decode(frag)
+	s.ends, s.tmp = t.preTok.split(&s.text, s.ends, s.tmp)
+	a := 0
+	for _, b := range s.ends {
+		var word []byte
+		if s.text.exact {
+			word = []byte(frag[s.text.off[a]:s.text.off[b]])
+		} else {
+			s.word = s.word[:0]
+			for _, c := range s.text.cps[a:b] {
+				s.word = appendCpt(s.word, c)
+			}
+			word = s.word
+		}
+		a = b
+		out = s.bpeWord(word, out)
+	}
+	return out
+}
+
+// bpeWord returns the tokens of one pre-tokenized word, from the cache when
+// it was seen before.
+func (s *session) bpeWord(word []byte, out []int32) []int32 {
+	if ids, ok := s.cache[string(word)]; ok {
+		return append(out, ids...)
+	}
+	t := s.t
+	n := len(out)
+	done := false
+	if t.ignoreMerges {
+		// llama3-style vocabularies take a whole word that is a token as is.
+		enc := s.enc[:0]
+		for _, b := range word {
+			enc = append(enc, gpt2Bytes[b]...)
+		}
+		s.enc = enc
+		if id, ok := t.toID[string(enc)]; ok {
+			out = append(out, id)
+			done = true
+		}
+	}
+	if !done {
+		out = s.mergeWord(word, out)
+	}
+	if len(s.cache) >= wordCacheMax {
+		clear(s.cache)
+	}
+	s.cache[string(word)] = append([]int32(nil), out[n:]...)
+	return out
+}

@@ -1,0 +1,229 @@
+package vocabselect
+
+import (
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Code point flags, the same bits llama.cpp's unicode_cpt_flags packs: one
+// general-category bit per code point, plus whitespace. Every code point
+// inside a text has a non-zero value (unassigned ones are flagUndefined), so
+// zero means "outside the fragment", which the splitters rely on exactly as
+// llama.cpp's flags.as_uint() checks do.
+const (
+	flagUndefined  uint16 = 0x0001 // Cn and anything past U+10FFFF
+	flagNumber     uint16 = 0x0002 // \p{N}
+	flagLetter     uint16 = 0x0004 // \p{L}
+	flagSeparator  uint16 = 0x0008 // \p{Z}
+	flagMark       uint16 = 0x0010 // \p{M}
+	flagPunct      uint16 = 0x0020 // \p{P}
+	flagSymbol     uint16 = 0x0040 // \p{S}
+	flagControl    uint16 = 0x0080 // \p{C} but Cn
+	flagWhitespace uint16 = 0x0100
+
+	categoryMask = flagUndefined | flagNumber | flagLetter | flagSeparator | flagMark | flagPunct | flagSymbol | flagControl
+)
+
+// maxCodepoint is one past the last code point with a table entry. llama.cpp's
+// lenient UTF-8 decoder can produce values up to 0x1FFFFF; those are
+// flagUndefined like the unassigned ones.
+const maxCodepoint = 0x110000
+
+var (
+	flagsOnce  sync.Once
+	flagsTable []uint16
+)
+
+// categoryFlags maps Go's two-letter general categories to llama.cpp's flags
+// (scripts/gen-unicode-data.py: Cc, Cf, Co and Cs are "control"; Cn stays
+// undefined).
+var categoryFlags = map[string]uint16{
+	"Lu": flagLetter, "Ll": flagLetter, "Lt": flagLetter, "Lm": flagLetter, "Lo": flagLetter,
+	"Mn": flagMark, "Mc": flagMark, "Me": flagMark,
+	"Nd": flagNumber, "Nl": flagNumber, "No": flagNumber,
+	"Pc": flagPunct, "Pd": flagPunct, "Ps": flagPunct, "Pe": flagPunct, "Pi": flagPunct, "Pf": flagPunct, "Po": flagPunct,
+	"Sm": flagSymbol, "Sc": flagSymbol, "Sk": flagSymbol, "So": flagSymbol,
+	"Zs": flagSeparator, "Zl": flagSeparator, "Zp": flagSeparator,
+	"Cc": flagControl, "Cf": flagControl, "Co": flagControl, "Cs": flagControl,
+}
+
+// whitespaceRunes is llama.cpp's whitespace set (Unicode White_Space), which
+// is not a general category.
+var whitespaceRunes = []rune{
+	0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680,
+	0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
+	0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+}
+
+// buildFlags fills the flag table from Go's Unicode tables. A flat table
+// costs 2.2 MB once and makes every lookup one load, which the splitters do
+// for every code point of every text.
+func buildFlags() {
+	t := make([]uint16, maxCodepoint)
+	for i := range t {
+		t[i] = flagUndefined
+	}
+	for cat, f := range categoryFlags {
+		tab := unicode.Categories[cat]
+		for _, r := range tab.R16 {
+			for c := uint32(r.Lo); c <= uint32(r.Hi); c += uint32(r.Stride) {
+				t[c] = f
+			}
+		}
+		for _, r := range tab.R32 {
+			for c := r.Lo; c <= r.Hi; c += r.Stride {
+				t[c] = f
+			}
+		}
+	}
+	for _, r := range whitespaceRunes {
+		t[r] |= flagWhitespace
+	}
+	flagsTable = t
+}
+
+// cptFlags returns the flags of one code point.
+func cptFlags(c rune) uint16 {
+	flagsOnce.Do(buildFlags)
+	if uint32(c) < maxCodepoint {
+		return flagsTable[c]
+	}
+	return flagUndefined
+}
+
+// flagsTab returns the flag table, for loops that look up many code points.
+func flagsTab() []uint16 {
+	flagsOnce.Do(buildFlags)
+	return flagsTable
+}
+
+// decodeCpt decodes one code point the way llama.cpp's unicode_cpt_from_utf8
+// does: leniently (overlong forms, surrogates and values up to 0x1FFFFF are
+// accepted), and an invalid sequence yields U+FFFD for one byte. It returns
+// the code point and the number of bytes consumed.
+func decodeCpt(s string, i int) (rune, int) {
+	b0 := s[i]
+	if b0 < 0x80 {
+		return rune(b0), 1
+	}
+	n := len(s) - i
+	switch {
+	case b0&0x40 == 0:
+		return utf8.RuneError, 1
+	case b0&0x20 == 0:
+		if n < 2 || s[i+1]&0xC0 != 0x80 {
+			return utf8.RuneError, 1
+		}
+		return rune(b0&0x1F)<<6 | rune(s[i+1]&0x3F), 2
+	case b0&0x10 == 0:
+		if n < 3 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 {
+			return utf8.RuneError, 1
+		}
+		return rune(b0&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), 3
+	case b0&0x08 == 0:
+		if n < 4 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 || s[i+3]&0xC0 != 0x80 {
+			return utf8.RuneError, 1
+		}
+		return rune(b0&0x07)<<18 | rune(s[i+1]&0x3F)<<12 | rune(s[i+2]&0x3F)<<6 | rune(s[i+3]&0x3F), 4
+	}
+	return utf8.RuneError, 1
+}
+
+// appendCpt appends the UTF-8 form llama.cpp's unicode_cpt_to_utf8 gives a
+// code point: no check for surrogates, and (where llama.cpp would throw) the
+// 4-byte pattern for values past U+10FFFF.
+func appendCpt(b []byte, c rune) []byte {
+	switch {
+	case c < 0x80:
+		return append(b, byte(c))
+	case c < 0x800:
+		return append(b, 0xC0|byte(c>>6), 0x80|byte(c&0x3F))
+	case c < 0x10000:
+		return append(b, 0xE0|byte(c>>12), 0x80|byte(c>>6&0x3F), 0x80|byte(c&0x3F))
+	}
+	return append(b, 0xF0|byte(c>>18&0x07), 0x80|byte(c>>12&0x3F), 0x80|byte(c>>6&0x3F), 0x80|byte(c&0x3F))
+}
+
+// utf8Len is llama.cpp's unicode_len_utf8: the length a sequence claims from
+// its first byte alone (continuation bytes count as 1). SPM and BPE split
+// their symbols with it, not with a validating decoder.
+func utf8Len(b byte) int {
+	return [16]int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4}[b>>4]
+}
+
+// isCSpace is C's isspace in the "C" locale, which llama.cpp uses to strip
+// text around tokens with the lstrip/rstrip attributes.
+func isCSpace(b byte) bool {
+	return b == ' ' || (b >= '\t' && b <= '\r')
+}
+
+// lowerCpt is unicode_tolower: the simple lowercase mapping of UnicodeData,
+// which is what Go's unicode.ToLower applies.
+func lowerCpt(c rune) rune {
+	if c < 0x80 {
+		if c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	if c > unicode.MaxRune {
+		return c
+	}
+	return unicode.ToLower(c)
+}
+
+var (
+	nfdOnce  sync.Once
+	nfdFirst map[rune]rune
+)
+
+// nfdCpt is unicode_cpts_normalize_nfd for one code point: the first code
+// point of its canonical decomposition (llama.cpp keeps only that one).
+func nfdCpt(c rune) rune {
+	nfdOnce.Do(func() {
+		// The table is built once from x/text's NFD data: every code point
+		// whose decomposition starts with a different one.
+		nfdFirst = make(map[rune]rune, 2100)
+		for r := rune(0xC0); r < 0x2FA20; r++ {
+			hangul := r >= 0xAC00 && r <= 0xD7A3
+			if !hangul && len(norm.NFD.PropertiesString(string(r)).Decomposition()) == 0 {
+				continue
+			}
+			if first, _ := utf8.DecodeRuneInString(norm.NFD.String(string(r))); first != r {
+				nfdFirst[r] = first
+			}
+		}
+	})
+	if f, ok := nfdFirst[c]; ok {
+		return f
+	}
+	return c
+}
+
+// gpt2Bytes is the GPT-2 byte-to-unicode table (unicode_byte_to_utf8_map):
+// printable Latin-1 bytes map to themselves, the others to U+0100 onwards.
+var gpt2Bytes = func() (t [256]string) {
+	n := 0
+	for b := 0; b < 256; b++ {
+		if (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
+			t[b] = string(rune(b))
+		} else {
+			t[b] = string(rune(256 + n))
+			n++
+		}
+	}
+	return t
+}()
+
+// gpt2Unbytes inverts gpt2Bytes for decoding byte-level BPE pieces.
+var gpt2Unbytes = func() map[rune]byte {
+	m := make(map[rune]byte, 256)
+	for b, s := range gpt2Bytes {
+		r, _ := utf8.DecodeRuneInString(s)
+		m[r] = byte(b)
+	}
+	return m
+}()
