@@ -2,6 +2,7 @@ package vocabselect
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,4 +83,104 @@ func TestLlamaCppVocabPairs(t *testing.T) {
 		})
 	}
 	t.Logf("%d vocab GGUFs, %d llama.cpp tokenizer pairs checked", len(files), total)
+}
+
+// TestTok512 checks the stories260K model's 512-token SentencePiece
+// vocabulary against llama-tokenize (--ids, BOS added) on the strings of
+// refdata/tokenize-tok512-llamacpp-vs-llama2c.txt.
+func TestTok512(t *testing.T) {
+	tok, err := Load(context.Background(), shared.Path(t, "models", "stories260K-f32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shared.Path(t, "refdata", "tokenize-tok512-llamacpp-vs-llama2c.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			t.Fatalf("bad line %q", line)
+		}
+		var text string
+		var want []int32
+		if err := json.Unmarshal([]byte(f[0]), &text); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(f[1]), &want); err != nil {
+			t.Fatal(err)
+		}
+		got := tok.Encode(text, true, true)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: got %v want %v", text, got, want)
+		}
+		if dec := tok.Decode(got[1:]); dec != text {
+			t.Errorf("%q decodes to %q", text, dec)
+		}
+		n++
+	}
+	if n != 14 {
+		t.Fatalf("checked %d strings, want 14", n)
+	}
+	t.Logf("tok512: %d strings match llama-tokenize", n)
+}
+
+// hfDir links a shared Hugging Face tokenizer folder into a temporary one
+// under the names ImportHF expects (the shared copies of the Qwen2 configs
+// carry a model prefix).
+func hfDir(t *testing.T, name string, links map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for to, from := range links {
+		if err := os.Symlink(shared.Path(t, "models", "tokenizers", name, from), filepath.Join(dir, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// qwen2Dir and llama3Dir are the two Hugging Face tokenizers in shared/.
+func qwen2Dir(t *testing.T) string {
+	return hfDir(t, "qwen2", map[string]string{
+		"vocab.json": "vocab.json", "merges.txt": "merges.txt",
+		"config.json":           "qwen2-1.5b-instruct_config.json",
+		"tokenizer_config.json": "qwen2-1.5b-instruct_tokenizer_config.json",
+		"added_tokens.json":     "qwen2-1.5b-instruct_added_tokens.json",
+	})
+}
+
+func llama3Dir(t *testing.T) string {
+	return hfDir(t, "llama3", map[string]string{"vocab.json": "vocab.json", "merges.txt": "merges.txt"})
+}
+
+// TestImportHFPairs imports the Qwen2 and Llama 3 tokenizer files and checks
+// llama.cpp's test pairs for ggml-vocab-qwen2.gguf and
+// ggml-vocab-llama-bpe.gguf through them.
+func TestImportHFPairs(t *testing.T) {
+	for _, c := range []struct {
+		dir, pre, inp string
+	}{
+		{qwen2Dir(t), "qwen2", "models/tokenizers/qwen2/ggml-vocab-qwen2.gguf.inp"},
+		{llama3Dir(t), "llama-bpe", "models/tokenizers/llama3/ggml-vocab-llama-bpe.gguf.inp"},
+	} {
+		t.Run(c.pre, func(t *testing.T) {
+			md, err := ImportHF(c.dir, c.pre)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := NewTokenizer(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := checkPairs(t, tok, readPairs(t, shared.Path(t, c.inp)))
+			t.Logf("%s: %d llama.cpp pairs match through import-hf", c.pre, n)
+		})
+	}
 }

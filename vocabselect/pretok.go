@@ -84,7 +84,7 @@ func (v *chunkView) add(end int) int {
 	return n
 }
 
-// contraction matches 's 't 'm 'd 're 've 'll at pos ('\'' at pos is given)
+// contraction matches 's 't 'm 'd 're 've 'll at pos ('\” at pos is given)
 // and returns its length, or 0. With fold, the letters are compared after
 // unicode_tolower (the (?i:...) of the llama3-style regexes).
 func (v *chunkView) contraction(pos int, fold bool) int {

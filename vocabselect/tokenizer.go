@@ -610,8 +610,13 @@ func (t *Tokenizer) Specials() []int32 {
 	for id := range t.eog {
 		seen[id] = true
 	}
-	out := make([]int32, 0, len(seen))
-	for id := range seen {
+	return sortedIDs(seen)
+}
+
+// sortedIDs returns the members of a set in ascending order.
+func sortedIDs(set map[int32]bool) []int32 {
+	out := make([]int32, 0, len(set))
+	for id := range set {
 		out = append(out, id)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
