@@ -12,9 +12,9 @@ import (
 // kernels are tested against these; these are tested against ggml's own
 // results (../shared/refdata/quant/vecdot.txt).
 
-func le16(b []byte) uint16  { return binary.LittleEndian.Uint16(b) }
-func le32(b []byte) uint32  { return binary.LittleEndian.Uint32(b) }
-func f16(b []byte) float32  { return f16tab[le16(b)] }
+func le16(b []byte) uint16   { return binary.LittleEndian.Uint16(b) }
+func le32(b []byte) uint32   { return binary.LittleEndian.Uint32(b) }
+func f16(b []byte) float32   { return f16tab[le16(b)] }
 func lef32(b []byte) float32 { return math.Float32frombits(le32(b)) }
 
 // Block sizes in bytes of the types the kernels read.

@@ -38,14 +38,14 @@ func (m *Matrix) slice(lo, hi int) *Matrix {
 
 // Layer holds one transformer block's weights. Optional tensors are nil.
 type Layer struct {
-	AttnNorm, FFNNorm  []float32
-	Q, K, V, O         *Matrix
-	BQ, BK, BV, BO     []float32
-	Gate, Up, Down     *Matrix // dense FFN
-	BGate, BUp, BDown  []float32
-	Router             *Matrix   // ffn_gate_inp (MoE)
-	GateExps, UpExps   []*Matrix // one matrix per expert
-	DownExps           []*Matrix
+	AttnNorm, FFNNorm []float32
+	Q, K, V, O        *Matrix
+	BQ, BK, BV, BO    []float32
+	Gate, Up, Down    *Matrix // dense FFN
+	BGate, BUp, BDown []float32
+	Router            *Matrix   // ffn_gate_inp (MoE)
+	GateExps, UpExps  []*Matrix // one matrix per expert
+	DownExps          []*Matrix
 }
 
 // Model is a loaded llama-family model.

@@ -2,15 +2,15 @@ package engine
 
 // moeBuffers holds what the Mixtral-style FFN needs per batch.
 type moeBuffers struct {
-	router  []float32 // [batch][experts]
-	sel     []int     // [batch][used] selected experts
-	weight  []float32 // [batch][used]
-	out     []float32 // [batch][used][embd] each expert's output
-	in      []float32 // gathered inputs of one expert [batch][embd]
-	tok     []int     // [batch] token index of each gathered row
-	slot    []int     // [batch] selection slot of each gathered row
-	res     []float32 // [batch][embd] one expert's outputs
-	order   []int     // expert indices, for sorting
+	router []float32 // [batch][experts]
+	sel    []int     // [batch][used] selected experts
+	weight []float32 // [batch][used]
+	out    []float32 // [batch][used][embd] each expert's output
+	in     []float32 // gathered inputs of one expert [batch][embd]
+	tok    []int     // [batch] token index of each gathered row
+	slot   []int     // [batch] selection slot of each gathered row
+	res    []float32 // [batch][embd] one expert's outputs
+	order  []int     // expert indices, for sorting
 }
 
 func newMoEBuffers(c *Config, b int) *moeBuffers {

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// SamplerOptions are llama.cpp's sampling parameters (llama-cli flags).
+type SamplerOptions struct {
+	Temp          float32 // 0: greedy
+	TopK          int     // <= 0: off
+	TopP          float32 // >= 1: off
+	MinP          float32 // <= 0: off
+	RepeatPenalty float32 // 1: off
+	RepeatLastN   int     // tokens the penalty looks back over
+	Seed          uint64
+}
+
+// DefaultSampler returns llama-cli's defaults.
+func DefaultSampler() SamplerOptions {
+	return SamplerOptions{Temp: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1, RepeatLastN: 64}
+}
+
+// Sampler picks the next token from logits with llama.cpp's default chain:
+// repeat penalty, then top-k, top-p, min-p, temperature and a draw (or
+// argmax when the temperature is 0). Ids whose logit is -inf (outside a
+// pruned head) are never candidates. Buffers are allocated once.
+type Sampler struct {
+	o       SamplerOptions
+	rng     *rand.Rand
+	cand    []candidate
+	history []int32
+	seen    map[int32]bool
+}
+
+type candidate struct {
+	id    int32
+	logit float32
+	p     float64
+}
+
+// NewSampler returns a sampler for a vocabulary of n ids.
+func NewSampler(o SamplerOptions, n int) *Sampler {
+	return &Sampler{
+		o:    o,
+		rng:  rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+		cand: make([]candidate, 0, n),
+		seen: make(map[int32]bool, max(0, o.RepeatLastN)),
+	}
+}
+
+// Accept records a token (prompt or generated) for the repeat penalty.
+func (s *Sampler) Accept(id int32) {
+	if s.o.RepeatLastN <= 0 {
+		return
+	}
+	if len(s.history) == s.o.RepeatLastN {
+		copy(s.history, s.history[1:])
+		s.history = s.history[:len(s.history)-1]
+	}
+	s.history = append(s.history, id)
+}
+
+// Sample returns the next token. logits is modified by the penalty.
+func (s *Sampler) Sample(logits []float32) int32 {
+	o := s.o
+	if o.RepeatPenalty != 1 && o.RepeatPenalty > 0 {
+		// llama.cpp's penalties sampler: once per distinct recent token.
+		clear(s.seen)
+		for _, id := range s.history {
+			if s.seen[id] || int(id) >= len(logits) {
+				continue
+			}
+			s.seen[id] = true
+			if logits[id] <= 0 {
+				logits[id] *= o.RepeatPenalty
+			} else {
+				logits[id] /= o.RepeatPenalty
+			}
+		}
+	}
+	if o.Temp <= 0 {
+		best := int32(-1)
+		for i, v := range logits {
+			if !math.IsInf(float64(v), -1) && (best < 0 || v > logits[best]) {
+				best = int32(i)
+			}
+		}
+		return max(best, 0)
+	}
+	c := s.cand[:0]
+	for i, v := range logits {
+		if !math.IsInf(float64(v), -1) && !math.IsNaN(float64(v)) {
+			c = append(c, candidate{id: int32(i), logit: v})
+		}
+	}
+	if len(c) == 0 {
+		return 0
+	}
+	slices.SortFunc(c, byLogit)
+	if o.TopK > 0 && o.TopK < len(c) {
+		c = c[:o.TopK]
+	}
+	softmaxCand(c, 1)
+	if o.TopP > 0 && o.TopP < 1 {
+		cum := 0.0
+		for i := range c {
+			cum += c[i].p
+			if cum >= float64(o.TopP) {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	if o.MinP > 0 {
+		// c[0] holds the largest probability.
+		limit := c[0].p * float64(o.MinP)
+		n := 1
+		for n < len(c) && c[n].p >= limit {
+			n++
+		}
+		c = c[:n]
+	}
+	softmaxCand(c, o.Temp)
+	r := s.rng.Float64()
+	for _, x := range c {
+		if r < x.p {
+			return x.id
+		}
+		r -= x.p
+	}
+	return c[len(c)-1].id
+}
+
+// softmaxCand sets p from logits/temp over the (sorted) candidates.
+func softmaxCand(c []candidate, temp float32) {
+	mx := float64(c[0].logit / temp)
+	sum := 0.0
+	for i := range c {
+		c[i].p = math.Exp(float64(c[i].logit/temp) - mx)
+		sum += c[i].p
+	}
+	for i := range c {
+		c[i].p /= sum
+	}
+}
+
+// byLogit orders candidates by descending logit, then ascending id.
+func byLogit(a, b candidate) int {
+	if c := cmp.Compare(b.logit, a.logit); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
