@@ -1,0 +1,441 @@
+package quant
+
+// Non-linear 4-bit codebooks (IQ4_NL, IQ4_XS), the FP4 types (MXFP4,
+// NVFP4) and the ternary types (TQ1_0, TQ2_0).
+
+// kvaluesIQ4NL is ggml's kvalues_iq4nl codebook.
+var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// kvaluesMXFP4 is ggml's kvalues_mxfp4: the E2M1 values doubled.
+var kvaluesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+// bestIndexInt8 is ggml's best_index_int8 for a sorted table of 16 values:
+// the nearest entry by binary search, ties going up.
+func bestIndexInt8(val *[16]int8, x float32) int {
+	if x <= float32(val[0]) {
+		return 0
+	}
+	if x >= float32(val[15]) {
+		return 15
+	}
+	ml, mu := 0, 15
+	for mu-ml > 1 {
+		mav := (ml + mu) / 2
+		if x < float32(val[mav]) {
+			mu = mav
+		} else {
+			ml = mav
+		}
+	}
+	if x-float32(val[mu-1]) < float32(val[mu])-x {
+		return mu - 1
+	}
+	return mu
+}
+
+// quantizeIQ4NLImpl is ggml's quantize_row_iq4_nl_impl for the 16-value
+// codebook and blocks of 32: sbs is the super-block size (32 for IQ4_NL, 256
+// for IQ4_XS). b is the output block, qw the weights for this super-block or
+// nil, ntry the scale search width (7 in ggml_quantize_chunk, -1 in the
+// IQ4_NL reference quantizer). L is the caller's level buffer: ggml skips
+// all-zero blocks without touching their levels, so with ntry <= 0 such a
+// block is stored with whatever the previous block of the same call left
+// there (its scale is 0, so the values still decode to zero).
+func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L *[qkK]uint8) {
+	var scales [8]float32
+	var weight [32]float32
+	values := &kvaluesIQ4NL
+	var sigma2 float32
+	for j := 0; j < sbs; j++ {
+		sigma2 += float32(x[j] * x[j])
+	}
+	sigma2 *= 2 / float32(sbs)
+	var q4 []byte
+	if sbs == 32 {
+		q4 = b[2:18]
+	} else {
+		q4 = b[8:136]
+	}
+	for j := range q4 {
+		q4[j] = 0
+	}
+	putF16(b, 0)
+	var maxScale, amaxScale float32
+	nb := sbs / 32
+	for ib := 0; ib < nb; ib++ {
+		xb, Lb := x[32*ib:32*ib+32], L[32*ib:32*ib+32]
+		if qw != nil {
+			q := qw[32*ib:]
+			for j := 0; j < 32; j++ {
+				weight[j] = q[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
+			}
+		} else {
+			for j := 0; j < 32; j++ {
+				weight[j] = xb[j] * xb[j]
+			}
+		}
+		amax, max := absMaxSigned(xb)
+		if amax < groupMaxEps {
+			scales[ib] = 0
+			continue
+		}
+		var d float32
+		if ntry > 0 {
+			d = -max / float32(values[0])
+		} else {
+			d = max / float32(values[0])
+		}
+		id := 1 / d
+		var sumqx, sumq2 float32
+		for j := 0; j < 32; j++ {
+			l := bestIndexInt8(values, id*xb[j])
+			Lb[j] = uint8(l)
+			q := float32(values[l])
+			w := weight[j]
+			sumqx += float32(w * q * xb[j])
+			sumq2 += float32(w * q * q)
+		}
+		d = 0
+		if sumq2 > 0 {
+			d = sumqx / sumq2
+		}
+		best := d * sumqx
+		for itry := -ntry; itry <= ntry; itry++ {
+			id = float32(itry+int(values[0])) / max
+			sumqx, sumq2 = 0, 0
+			for j := 0; j < 32; j++ {
+				q := float32(values[bestIndexInt8(values, id*xb[j])])
+				w := weight[j]
+				sumqx += float32(w * q * xb[j])
+				sumq2 += float32(w * q * q)
+			}
+			if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
+				d = sumqx / sumq2
+				best = d * sumqx
+			}
+		}
+		scales[ib] = d
+		if a := abs32(d); a > amaxScale {
+			amaxScale, maxScale = a, d
+		}
+	}
+	if nb > 1 {
+		scalesL := b[4:8]
+		le.PutUint16(b[2:], 0)
+		var scalesH uint16
+		d := -maxScale / 32
+		putF16(b, d)
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		for ib := 0; ib < nb; ib++ {
+			l := clampInt(int(nearestInt(id*scales[ib])), -32, 31)
+			dl := d * float32(l)
+			var idl float32
+			if dl != 0 {
+				idl = 1 / dl
+			}
+			xb, Lb := x[32*ib:], L[32*ib:]
+			for j := 0; j < 32; j++ {
+				Lb[j] = uint8(bestIndexInt8(values, idl*xb[j]))
+			}
+			l += 32
+			lLow, lHigh := uint8(l&0xf), uint16(l>>4)
+			if ib%2 == 0 {
+				scalesL[ib/2] = lLow
+			} else {
+				scalesL[ib/2] |= lLow << 4
+			}
+			scalesH |= lHigh << (2 * (ib % 8))
+		}
+		le.PutUint16(b[2:], scalesH)
+	} else {
+		putF16(b, scales[0])
+		if ntry > 0 {
+			var id float32
+			if scales[0] != 0 {
+				id = 1 / scales[0]
+			}
+			for j := 0; j < sbs; j++ {
+				L[j] = uint8(bestIndexInt8(values, id*x[j]))
+			}
+		}
+	}
+	for i := 0; i < sbs/32; i++ {
+		for j := 0; j < 16; j++ {
+			q4[16*i+j] = L[32*i+j] | L[32*i+16+j]<<4
+		}
+	}
+}
+
+// quantizeIQ4NL quantizes blocks of 32 (iq4_nl: d@0, qs@2); ntry selects
+// ggml_quantize_chunk's search (7) or the reference quantizer's (-1).
+func quantizeIQ4NL(y []byte, x, qw []float32, ntry int) {
+	var L [qkK]uint8
+	for len(x) > 0 {
+		quantizeIQ4NLImpl(32, x, y[:18], qw, ntry, &L)
+		y, x = y[18:], x[32:]
+		if qw != nil {
+			qw = qw[32:]
+		}
+	}
+}
+
+// quantizeIQ4XS quantizes super-blocks (iq4_xs: d@0, scales_h@2,
+// scales_l@4, qs@8).
+func quantizeIQ4XS(y []byte, x, qw []float32) {
+	var L [qkK]uint8
+	for len(x) > 0 {
+		quantizeIQ4NLImpl(qkK, x, y[:136], qw, 7, &L)
+		y, x = y[136:], x[qkK:]
+		if qw != nil {
+			qw = qw[qkK:]
+		}
+	}
+}
+
+func dequantizeIQ4NL(y []float32, x []byte) {
+	for len(x) > 0 {
+		d := getF16(x)
+		for j := 0; j < 16; j++ {
+			y[j] = d * float32(kvaluesIQ4NL[x[2+j]&0xf])
+			y[j+16] = d * float32(kvaluesIQ4NL[x[2+j]>>4])
+		}
+		y, x = y[32:], x[18:]
+	}
+}
+
+func dequantizeIQ4XS(y []float32, x []byte) {
+	for len(x) > 0 {
+		d := getF16(x)
+		scalesH := le.Uint16(x[2:])
+		qs := x[8:136]
+		for ib := 0; ib < 8; ib++ {
+			ls := int((x[4+ib/2]>>(4*(ib%2)))&0xf) | int((scalesH>>(2*ib))&3)<<4
+			dl := d * float32(ls-32)
+			for j := 0; j < 16; j++ {
+				y[j] = dl * float32(kvaluesIQ4NL[qs[j]&0xf])
+				y[j+16] = dl * float32(kvaluesIQ4NL[qs[j]>>4])
+			}
+			y, qs = y[32:], qs[16:]
+		}
+		x = x[136:]
+	}
+}
+
+// bestIndexMXFP4 is ggml's best_index_mxfp4: the first codebook entry with
+// the smallest |value*e - x|.
+func bestIndexMXFP4(x, e float32) uint8 {
+	best := 0
+	bestErr := abs32(float32(float32(kvaluesMXFP4[0])*e) - x)
+	for i := 1; i < 16; i++ {
+		if err := abs32(float32(float32(kvaluesMXFP4[i])*e) - x); err < bestErr {
+			best, bestErr = i, err
+		}
+	}
+	return uint8(best)
+}
+
+// MXFP4: e@0 (E8M0), qs@1 (16 nibbles: element j low, j+16 high).
+
+func quantizeMXFP4(y []byte, x []float32) {
+	for len(x) > 0 {
+		xb := x[:32]
+		var amax float32
+		for _, v := range xb {
+			if a := abs32(v); amax < a {
+				amax = a
+			}
+		}
+		var e uint8
+		if amax > 0 {
+			e = uint8(cvtt32(float32(float32(floor32(log2f(amax))-2) + 127)))
+		}
+		d := E8M0ToFP32Half(e)
+		y[0] = e
+		for j := 0; j < 16; j++ {
+			y[1+j] = bestIndexMXFP4(xb[j], d) | bestIndexMXFP4(xb[16+j], d)<<4
+		}
+		y, x = y[17:], x[32:]
+	}
+}
+
+func dequantizeMXFP4(y []float32, x []byte) {
+	for len(x) > 0 {
+		d := E8M0ToFP32Half(x[0])
+		for j := 0; j < 16; j++ {
+			y[j] = float32(kvaluesMXFP4[x[1+j]&0xf]) * d
+			y[j+16] = float32(kvaluesMXFP4[x[1+j]>>4]) * d
+		}
+		y, x = y[32:], x[17:]
+	}
+}
+
+// NVFP4: d@0 (4 UE4M3 scales, one per 16 elements), qs@4 (32).
+
+func quantizeNVFP4(y []byte, x []float32) {
+	for len(x) > 0 {
+		for s := 0; s < 4; s++ {
+			xb := x[16*s : 16*s+16]
+			var amax float32
+			for _, v := range xb {
+				if a := abs32(v); amax < a {
+					amax = a
+				}
+			}
+			ue := FP32ToUE4M3(amax / 6)
+			y[s] = ue
+			d := UE4M3ToFP32(ue)
+			for j := 0; j < 8; j++ {
+				y[4+8*s+j] = bestIndexMXFP4(xb[j], d) | bestIndexMXFP4(xb[8+j], d)<<4
+			}
+		}
+		y, x = y[36:], x[64:]
+	}
+}
+
+func dequantizeNVFP4(y []float32, x []byte) {
+	for len(x) > 0 {
+		for s := 0; s < 4; s++ {
+			d := UE4M3ToFP32(x[s])
+			yb := y[16*s:]
+			for j := 0; j < 8; j++ {
+				q := x[4+8*s+j]
+				yb[j] = float32(kvaluesMXFP4[q&0xf]) * d
+				yb[j+8] = float32(kvaluesMXFP4[q>>4]) * d
+			}
+		}
+		y, x = y[64:], x[36:]
+	}
+}
+
+// TQ1_0: qs@0 (48 bytes of 5 trits), qh@48 (4 bytes of 4 trits), d@52.
+
+// packTrits encodes base-3 digits into one byte as ggml does: the value
+// 0..242 scaled so that multiplying by 3^k and keeping 8 bits exposes digit k
+// in the top bits (ceiling division by 243).
+func packTrits(q uint8) uint8 { return uint8((uint16(q)*256 + 242) / 243) }
+
+// trit is ggml's lroundf(x*id) + 1 kept as C keeps it: only its low byte
+// survives the uint8 arithmetic that follows.
+func trit(v, id float32) uint8 { return uint8(lroundf(v*id) + 1) }
+
+func quantizeTQ1_0(y []byte, x []float32) {
+	for len(x) > 0 {
+		b := y[:54]
+		var amax float32
+		for j := 0; j < qkK; j++ {
+			amax = maxC(amax, abs32(x[j]))
+		}
+		d := amax
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(b[52:], d)
+		xs := x
+		for m := 0; m < 32; m++ {
+			var q uint8
+			for n := 0; n < 5; n++ {
+				q = q*3 + trit(xs[m+n*32], id)
+			}
+			b[m] = packTrits(q)
+		}
+		xs = xs[160:]
+		for m := 0; m < 16; m++ {
+			var q uint8
+			for n := 0; n < 5; n++ {
+				q = q*3 + trit(xs[m+n*16], id)
+			}
+			b[32+m] = packTrits(q)
+		}
+		xs = xs[80:]
+		for j := 0; j < 4; j++ {
+			var q uint8
+			for m := 0; m < 4; m++ {
+				q = q*3 + trit(xs[j+m*4], id)
+			}
+			b[48+j] = packTrits(q * 3)
+		}
+		y, x = y[54:], x[qkK:]
+	}
+}
+
+var pow3 = [6]uint8{1, 3, 9, 27, 81, 243}
+
+func tritAt(b, pow uint8) float32 {
+	q := b * pow
+	return float32(int16((uint16(q)*3)>>8) - 1)
+}
+
+func dequantizeTQ1_0(y []float32, x []byte) {
+	for len(x) > 0 {
+		d := getF16(x[52:])
+		for n := 0; n < 5; n++ {
+			for m := 0; m < 32; m++ {
+				y[0] = tritAt(x[m], pow3[n]) * d
+				y = y[1:]
+			}
+		}
+		for n := 0; n < 5; n++ {
+			for m := 0; m < 16; m++ {
+				y[0] = tritAt(x[32+m], pow3[n]) * d
+				y = y[1:]
+			}
+		}
+		for n := 0; n < 4; n++ {
+			for j := 0; j < 4; j++ {
+				y[0] = tritAt(x[48+j], pow3[n]) * d
+				y = y[1:]
+			}
+		}
+		x = x[54:]
+	}
+}
+
+// TQ2_0: qs@0 (64 bytes of 2-bit values q+1), d@64.
+
+func quantizeTQ2_0(y []byte, x []float32) {
+	for len(x) > 0 {
+		b := y[:66]
+		var amax float32
+		for j := 0; j < qkK; j++ {
+			amax = maxC(amax, abs32(x[j]))
+		}
+		d := amax
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		putF16(b[64:], d)
+		xs := x
+		for j := 0; j < 64; j += 32 {
+			for m := 0; m < 32; m++ {
+				var q uint8
+				for n := 0; n < 4; n++ {
+					q += (trit(xs[m+n*32], id) & 3) << (2 * n)
+				}
+				b[j+m] = q
+			}
+			xs = xs[128:]
+		}
+		y, x = y[66:], x[qkK:]
+	}
+}
+
+func dequantizeTQ2_0(y []float32, x []byte) {
+	for len(x) > 0 {
+		d := getF16(x[64:])
+		for j := 0; j < 64; j += 32 {
+			for l := 0; l < 4; l++ {
+				for m := 0; m < 32; m++ {
+					q := int((x[j+m] >> (2 * l)) & 3)
+					y[m] = float32(q-1) * d
+				}
+				y = y[32:]
+			}
+		}
+		x = x[66:]
+	}
+}
