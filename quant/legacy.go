@@ -92,7 +92,6 @@ func quantizeQ4_1Ref(y []byte, x []float32) {
 	}
 }
 
-
 func dequantizeQ4_1(y []float32, x []byte) {
 	for len(x) > 0 {
 		d, m := getF16(x), getF16(x[2:])
