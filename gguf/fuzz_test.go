@@ -27,7 +27,7 @@ func FuzzReader(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(data[:min(len(data), 64<<10)])
+		f.Add(data[:min(len(data), 8<<10)])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := gguf.NewReader(bytes.NewReader(data), int64(len(data)))
@@ -38,7 +38,9 @@ func FuzzReader(f *testing.F) {
 		if serr != nil {
 			t.Fatalf("stream reader refused what the random-access reader accepted: %v", serr)
 		}
-		if sr.DataOffset != r.DataOffset || len(sr.Tensors) != len(r.Tensors) {
+		// Without tensors the data offset depends on the file size, which a
+		// stream does not know; otherwise both readers must agree.
+		if len(sr.Tensors) != len(r.Tensors) || (len(r.Tensors) > 0 && sr.DataOffset != r.DataOffset) {
 			t.Fatal("readers disagree")
 		}
 		for i := range r.Tensors {
