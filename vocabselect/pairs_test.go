@@ -184,3 +184,31 @@ func TestImportHFPairs(t *testing.T) {
 		})
 	}
 }
+
+// TestQwen35Pairs checks llama.cpp's Qwen3.5 test pairs. The Qwen3.5 vocab
+// GGUF is not available (shared/models/tokenizers/qwen35/SOURCE.txt), but
+// its first 46 pairs have exactly the Qwen2 ids, so the Qwen2 vocabulary
+// stands in for it under the qwen35 pre-tokenizer; the 4 extra pairs
+// (combining marks, which qwen35 keeps inside words) must match too.
+func TestQwen35Pairs(t *testing.T) {
+	q35 := readPairs(t, shared.Path(t, "models/tokenizers/qwen35/ggml-vocab-qwen35.gguf.inp"))
+	q2 := readPairs(t, shared.Path(t, "models/tokenizers/qwen2/ggml-vocab-qwen2.gguf.inp"))
+	if len(q35) != 50 || len(q2) != 46 {
+		t.Fatalf("got %d qwen35 and %d qwen2 pairs, want 50 and 46", len(q35), len(q2))
+	}
+	for i := range q2 {
+		if q35[i].text != q2[i].text || !slices.Equal(q35[i].ids, q2[i].ids) {
+			t.Fatalf("pair %d differs between the Qwen2 and Qwen3.5 tests: the stand-in does not hold", i)
+		}
+	}
+	md, err := ImportHF(qwen2Dir(t), "qwen35")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := NewTokenizer(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := checkPairs(t, tok, q35)
+	t.Logf("qwen35: %d llama.cpp pairs match (Qwen2 vocabulary standing in)", n)
+}

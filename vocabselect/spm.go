@@ -85,12 +85,51 @@ func escapeSpaces(buf []byte, text string, prefix bool) []byte {
 	}
 }
 
-// encodeSPM tokenizes one text fragment.
+// encodeSPM tokenizes one text fragment. When no token has a "▁" after
+// another character (t.spmWords), no merge can cross the start of a "▁" run,
+// so the text is merged one such word at a time, which gives the same
+// tokens as merging it whole (each word's merges happen in the same order)
+// and lets repeated words come from the cache.
 func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 	t := s.t
 	st := &s.spm
 	st.buf = escapeSpaces(st.buf, frag, prefix)
 	text := st.buf
+	if !t.spmWords {
+		return s.mergeSPM(text, out)
+	}
+	start, prevSpace := 0, false
+	for off := 0; off < len(text); {
+		n := min(utf8Len(text[off]), len(text)-off)
+		space := n == 3 && text[off] == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81
+		if space && !prevSpace && off > start {
+			out = s.spmWord(text[start:off], out)
+			start = off
+		}
+		prevSpace = space
+		off += n
+	}
+	return s.spmWord(text[start:], out)
+}
+
+// spmWord merges one word, through the cache.
+func (s *session) spmWord(word []byte, out []int32) []int32 {
+	if ids, ok := s.cache[string(word)]; ok {
+		return append(out, ids...)
+	}
+	n := len(out)
+	out = s.mergeSPM(word, out)
+	if len(s.cache) >= wordCacheMax {
+		clear(s.cache)
+	}
+	s.cache[string(word)] = append([]int32(nil), out[n:]...)
+	return out
+}
+
+// mergeSPM runs the merge loop over text and appends its tokens.
+func (s *session) mergeSPM(text []byte, out []int32) []int32 {
+	t := s.t
+	st := &s.spm
 	syms := st.syms[:0]
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)

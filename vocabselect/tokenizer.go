@@ -93,8 +93,9 @@ type Tokenizer struct {
 	special []int32  // control, user-defined and unknown tokens, longest first
 	pieces  [][]byte // llama_token_to_piece(id, special=true) for every id
 
-	byteTok [256]int32 // SPM byte fallback: <0xXX>, else the one-byte token, else -1
-	bpe     *bpeModel
+	byteTok  [256]int32 // SPM byte fallback: <0xXX>, else the one-byte token, else -1
+	spmWords bool       // SPM: no token has "▁" after another character
+	bpe      *bpeModel
 
 	sessions sync.Pool
 }
@@ -497,6 +498,15 @@ func (t *Tokenizer) buildCaches() {
 				t.byteTok[b] = id
 			} else if id, ok := t.toID[string([]byte{byte(b)})]; ok {
 				t.byteTok[b] = id
+			}
+		}
+	}
+	if t.kind == kindSPM {
+		t.spmWords = true
+		for _, w := range t.tokens {
+			if strings.Contains(strings.TrimLeft(w, "\u2581"), "\u2581") {
+				t.spmWords = false
+				break
 			}
 		}
 	}

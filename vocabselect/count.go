@@ -1,0 +1,285 @@
+package vocabselect
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Counts holds the token frequencies of one corpus.
+type Counts struct {
+	// Counts[id] is how often id occurs.
+	Counts []uint64
+	// Tokens is the sum of Counts.
+	Tokens uint64
+	// Bytes is the size of the text read.
+	Bytes int64
+}
+
+// CountOptions tunes Count.
+type CountOptions struct {
+	// Workers is the number of texts tokenized at once; 0 means GOMAXPROCS.
+	Workers int
+	// ChunkSize is the size of the pieces the text is cut into; 0 means 1 MiB.
+	ChunkSize int
+	// Progress, if set, is called from one goroutine with the number of
+	// bytes read so far.
+	Progress func(bytesRead int64)
+}
+
+// maxChunkFactor bounds how far a chunk may grow past ChunkSize while no
+// safe place to cut it turns up (a text without line breaks).
+const maxChunkFactor = 16
+
+type chunk struct {
+	text  string
+	first bool
+}
+
+// Count tokenizes everything r yields (no BOS/EOS, special tokens not
+// parsed) and counts each token. The text is read once and cut into chunks
+// tokenized in parallel, so memory is bounded by the vocabulary size and the
+// chunks in flight, not by the corpus.
+//
+// Chunks are cut after a line break that follows a visible character and
+// precedes a letter: no pre-tokenizer rule, BPE merge or WordPiece word
+// spans such a place, and SentencePiece continues without a new leading
+// space, so the counts equal those of tokenizing the whole text at once
+// when ChunkExact is true. Text with no such line break for 16 chunk sizes
+// is cut before a space or, failing that, between two characters.
+func (t *Tokenizer) Count(ctx context.Context, r io.Reader, opts CountOptions) (*Counts, error) {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	base := opts.ChunkSize
+	if base <= 0 {
+		base = 1 << 20
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	chunks := make(chan chunk, workers)
+	total := &Counts{Counts: make([]uint64, len(t.tokens))}
+	var mu sync.Mutex
+
+	g.Go(func() error {
+		defer close(chunks)
+		buf := make([]byte, 0, 2*base)
+		size := base
+		first := true
+		send := func(n int) error {
+			c := chunk{text: string(buf[:n]), first: first}
+			first, size = false, base
+			buf = append(buf[:0], buf[n:]...)
+			select {
+			case chunks <- c:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		for eof := false; !eof; {
+			for len(buf) < size && !eof {
+				if len(buf) == cap(buf) {
+					buf = append(buf, 0)[:len(buf)]
+				}
+				n, err := r.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+n]
+				total.Bytes += int64(n)
+				if opts.Progress != nil && n > 0 {
+					opts.Progress(total.Bytes)
+				}
+				if errors.Is(err, io.EOF) {
+					eof = true
+				} else if err != nil {
+					return err
+				}
+			}
+			if eof {
+				break
+			}
+			cut := t.cut(buf, len(buf) >= maxChunkFactor*base)
+			if cut == 0 {
+				size *= 2 // no safe place yet: read more before cutting
+				continue
+			}
+			if err := send(cut); err != nil {
+				return err
+			}
+		}
+		if len(buf) > 0 {
+			return send(len(buf))
+		}
+		return nil
+	})
+	for range workers {
+		g.Go(func() error {
+			local := make([]uint64, len(t.tokens))
+			var ids []int32
+			var n uint64
+			for c := range chunks {
+				ids = t.encode(ids[:0], c.text, false, false, !c.first)
+				for _, id := range ids {
+					local[id]++
+				}
+				n += uint64(len(ids))
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, v := range local {
+				total.Counts[i] += v
+			}
+			total.Tokens += n
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return total, nil
+}
+
+// cut returns where to end a chunk of b, 0 if it has no safe place. With
+// force it falls back to a place before a space, then to any character
+// boundary.
+func (t *Tokenizer) cut(b []byte, force bool) int {
+	for end := len(b); ; {
+		i := bytes.LastIndexByte(b[:end], '\n')
+		if i < 1 {
+			break
+		}
+		end = i
+		if i+1 < len(b) && !isCSpace(b[i-1]) && startsWithLetter(b[i+1:]) {
+			return i + 1
+		}
+	}
+	if !force {
+		return 0
+	}
+	for end := len(b); ; {
+		i := bytes.LastIndexByte(b[:end], ' ')
+		if i < 1 {
+			break
+		}
+		end = i
+		if !isCSpace(b[i-1]) && startsWithLetter(b[i+1:]) {
+			return i
+		}
+	}
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i]&0xC0 != 0x80 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// startsWithLetter reports whether b begins with a complete letter.
+func startsWithLetter(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	n := min(len(b), 4)
+	c, _ := decodeCpt(string(b[:n]), 0)
+	return cptFlags(c)&flagLetter != 0 && c != 0xFFFD
+}
+
+// ChunkExact reports whether Count gives exactly the counts of tokenizing
+// each corpus whole: true unless some token reaches past a line break (a
+// SentencePiece piece such as "\nThe", or a user-defined token with a line
+// break inside followed by more text), which a merge across a chunk boundary
+// would need.
+func (t *Tokenizer) ChunkExact() bool {
+	for i, w := range t.tokens {
+		spm := t.kind == kindSPM && t.attrs[i]&attrByte == 0
+		if !spm && t.attrs[i]&attrUserDefined == 0 {
+			continue
+		}
+		for k := 0; k+1 < len(w); k++ {
+			if w[k] == '\n' && w[k+1] != '\n' && w[k+1] != '\r' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// countsMagic starts a counts file, so that select can tell one from a text.
+const countsMagic = "# gguf vocab count"
+
+// IsCountsFile reports whether data (the start of a file) begins like a file
+// WriteCounts wrote.
+func IsCountsFile(data []byte) bool { return bytes.HasPrefix(data, []byte(countsMagic+"\n")) }
+
+// WriteCounts writes counts as a TSV file: comment lines (countsMagic, the
+// header lines, bytes and tokens), a column line, then "id, count, text"
+// for every token seen, most frequent first (ties by id). The text is the
+// token's piece, Go-quoted.
+func WriteCounts(w io.Writer, t *Tokenizer, header []string, c *Counts) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, countsMagic)
+	for _, h := range header {
+		fmt.Fprintf(bw, "# %s\n", h)
+	}
+	fmt.Fprintf(bw, "# bytes: %d\n# tokens: %d\nid\tcount\ttext\n", c.Bytes, c.Tokens)
+	for _, id := range byFrequency(c.Counts) {
+		fmt.Fprintf(bw, "%d\t%d\t%s\n", id, c.Counts[id], strconv.Quote(string(t.TokenToPiece(id, true))))
+	}
+	return bw.Flush()
+}
+
+// ReadCounts reads a file WriteCounts wrote for a vocabulary of vocabSize
+// tokens.
+func ReadCounts(r io.Reader, vocabSize int) (*Counts, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	c := &Counts{Counts: make([]uint64, vocabSize)}
+	for line := 1; sc.Scan(); line++ {
+		s := sc.Text()
+		if line == 1 && s != countsMagic {
+			return nil, fmt.Errorf("line 1: not a counts file (want %q)", countsMagic)
+		}
+		if b, ok := strings.CutPrefix(s, "# bytes: "); ok {
+			v, err := strconv.ParseInt(b, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", line, err)
+			}
+			c.Bytes = v
+		}
+		if strings.HasPrefix(s, "#") || s == "id\tcount\ttext" {
+			continue
+		}
+		f := strings.SplitN(s, "\t", 3)
+		if len(f) < 2 {
+			return nil, fmt.Errorf("line %d: want id<TAB>count<TAB>text", line)
+		}
+		id, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || id < 0 || id >= int64(vocabSize) {
+			return nil, fmt.Errorf("line %d: %q is not an id of this vocabulary (%d tokens)", line, f[0], vocabSize)
+		}
+		n, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: count %q: %v", line, f[1], err)
+		}
+		if c.Counts[id] != 0 {
+			return nil, fmt.Errorf("line %d: id %d appears twice", line, id)
+		}
+		c.Counts[id] = n
+		c.Tokens += n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,127 @@
+package vocabselect
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/internal/shared"
+)
+
+func loadVocab(t testing.TB, name string) *Tokenizer {
+	t.Helper()
+	tok, err := Load(context.Background(), shared.Path(t, "models", "vocab", "ggml-vocab-"+name+".gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestCountMatchesWhole checks that chunked, parallel counting gives exactly
+// the counts of tokenizing a multi-MB corpus whole, with small chunks so that
+// there are hundreds of seams.
+func TestCountMatchesWhole(t *testing.T) {
+	qwen2, err := ImportHF(qwen2Dir(t), "qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q2, err := NewTokenizer(qwen2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		tok    *Tokenizer
+		corpus string
+	}{
+		{"llama-spm", loadVocab(t, "llama-spm"), "corpus/en/war-and-peace.txt"},
+		{"gpt-2", loadVocab(t, "gpt-2"), "corpus/en/war-and-peace.txt"},
+		{"bert-bge", loadVocab(t, "bert-bge"), "corpus/de/german-classics-7-books.txt"},
+		{"deepseek-llm", loadVocab(t, "deepseek-llm"), "corpus/ru/anna-karenina-excerpt.txt"},
+		{"qwen2", q2, "corpus/zh/hongloumeng-excerpt.txt"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.tok.ChunkExact() {
+				t.Fatalf("%s: ChunkExact is false", c.name)
+			}
+			data, err := os.ReadFile(shared.Path(t, c.corpus))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]uint64, c.tok.NumTokens())
+			ids := c.tok.Encode(string(data), false, false)
+			for _, id := range ids {
+				want[id]++
+			}
+			var progress int64
+			got, err := c.tok.Count(context.Background(), bytes.NewReader(data), CountOptions{Workers: 2, ChunkSize: 64 << 10, Progress: func(n int64) { progress = n }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Tokens != uint64(len(ids)) || got.Bytes != int64(len(data)) || progress != int64(len(data)) {
+				t.Fatalf("tokens %d bytes %d progress %d, want %d %d %d", got.Tokens, got.Bytes, progress, len(ids), len(data), len(data))
+			}
+			if !slices.Equal(got.Counts, want) {
+				for id := range want {
+					if got.Counts[id] != want[id] {
+						t.Errorf("id %d (%q): chunked %d, whole %d", id, c.tok.Piece(int32(id)), got.Counts[id], want[id])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCutFallbacks covers text without line breaks: it is still cut, before
+// a space, and counting stays exact for a byte-level BPE vocabulary.
+func TestCutFallbacks(t *testing.T) {
+	tok := loadVocab(t, "gpt-2")
+	text := strings.Repeat("one two three, four five. ", 4000)
+	whole := tok.Encode(text, false, false)
+	got, err := tok.Count(context.Background(), strings.NewReader(text), CountOptions{ChunkSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Tokens != uint64(len(whole)) {
+		t.Fatalf("chunked %d tokens, whole %d", got.Tokens, len(whole))
+	}
+	if c := tok.cut([]byte("abc"), true); c <= 0 || c > 3 {
+		t.Fatalf("forced cut of a word: %d", c)
+	}
+	if c := tok.cut([]byte("abc\nxyz"), false); c != 4 {
+		t.Fatalf("cut after the line break: %d, want 4", c)
+	}
+	if c := tok.cut([]byte("abc \nxyz"), false); c != 0 {
+		t.Fatalf("a line break after a space is not a safe cut: %d", c)
+	}
+}
+
+// TestCountsFileRoundTrip writes counts and reads them back.
+func TestCountsFileRoundTrip(t *testing.T) {
+	tok := loadVocab(t, "llama-spm")
+	c, err := tok.Count(context.Background(), strings.NewReader("Hello world\nHello again, world!\n"), CountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteCounts(&buf, tok, []string{"model: test"}, c); err != nil {
+		t.Fatal(err)
+	}
+	if !IsCountsFile(buf.Bytes()) {
+		t.Fatal("written file not recognized")
+	}
+	back, err := ReadCounts(bytes.NewReader(buf.Bytes()), tok.NumTokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Tokens != c.Tokens || back.Bytes != c.Bytes || !slices.Equal(back.Counts, c.Counts) {
+		t.Fatal("counts changed through the file")
+	}
+	if _, err := ReadCounts(strings.NewReader(countsMagic+"\n5\t1\t\"x\"\n5\t2\t\"x\"\n"), 10); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("duplicate id: %v", err)
+	}
+}
