@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/shared"
+)
+
+// writePruned writes a copy of the GGUF at src whose head keeps only the
+// rows of ids (ascending): output.weight holds those rows and
+// output_ids.weight (I32) their vocabulary ids, as the build issue's
+// head pruning writes them; token_embd stays complete.
+func writePruned(t testing.TB, src string, ids []int32) string {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err := gguf.NewReader(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var infos []gguf.TensorInfo
+	var datas [][]byte
+	for i, ti := range r.Tensors {
+		b, err := io.ReadAll(r.TensorData(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.Name == "output.weight" {
+			rb := int(ti.RowBytes())
+			var rows []byte
+			for _, id := range ids {
+				rows = append(rows, b[int(id)*rb:(int(id)+1)*rb]...)
+			}
+			b = rows
+			ti.Dims = []uint64{ti.Dims[0], uint64(len(ids))}
+			idb := make([]byte, 4*len(ids))
+			for j, id := range ids {
+				binary.LittleEndian.PutUint32(idb[4*j:], uint32(id))
+			}
+			infos = append(infos, ti, gguf.TensorInfo{Name: "output_ids.weight", Dims: []uint64{uint64(len(ids))}, Type: gguf.TypeI32})
+			datas = append(datas, b, idb)
+			continue
+		}
+		infos = append(infos, ti)
+		datas = append(datas, b)
+	}
+	out := filepath.Join(t.TempDir(), "pruned.gguf")
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	gw, err := gguf.NewWriter(w, 3, r.Metadata, infos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range datas {
+		if _, err := gw.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// prunedIDs keeps every id but the multiples of 3 above 2 (so BOS/EOS and
+// most of the story's tokens stay, and many of its targets are misses).
+func prunedIDs() []int32 {
+	var ids []int32
+	for id := int32(0); id < 512; id++ {
+		if id <= 2 || id%3 != 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestPrunedHead checks a head-pruned stories260K: kept ids get exactly the
+// full model's logits, all others -inf; sampling at temperature 1.5 never
+// emits an id outside the head; perplexity counts the targets outside it as
+// misses and scores the rest exactly as the full model does.
+func TestPrunedHead(t *testing.T) {
+	full := shared.Path(t, "models", "stories260K-f32.gguf")
+	ids := prunedIDs()
+	pm := openModel(t, writePruned(t, full, ids))
+	if len(pm.OutputIDs) != len(ids) || pm.Output.Rows != len(ids) {
+		t.Fatalf("pruned head has %d rows", pm.Output.Rows)
+	}
+	fm := openModel(t, full)
+	kept := map[int32]bool{}
+	for _, id := range ids {
+		kept[id] = true
+	}
+	seq := []int32{1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315}
+	fs, ps := newState(t, fm, Options{Ctx: 512}), newState(t, pm, Options{Ctx: 512})
+	want := sequenceLogits(t, fs, seq, len(seq))
+	got := sequenceLogits(t, ps, seq, len(seq))
+	for i := range got {
+		id := int32(i % 512)
+		if kept[id] && got[i] != want[i] {
+			t.Fatalf("pos %d id %d: %g, full model %g", i/512, id, got[i], want[i])
+		}
+		if !kept[id] && !math.IsInf(float64(got[i]), -1) {
+			t.Fatalf("pos %d id %d outside the head has logit %g", i/512, id, got[i])
+		}
+	}
+
+	ps.Reset()
+	sm := NewSampler(SamplerOptions{Temp: 1.5, TopK: 0, TopP: 1, Seed: 7}, 512)
+	n := 0
+	_, err := Generate(ps, sm, []int32{1}, 500, func(int32) bool { return false }, func(id int32) error {
+		if !kept[id] {
+			t.Fatalf("generated id %d outside the head", id)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 500 {
+		t.Fatalf("generated %d tokens: %v", n, err)
+	}
+
+	// Perplexity over llama.cpp's greedy story: the full model scores every
+	// target, the pruned one skips exactly the targets outside its head.
+	_, story := greedyIDs(t, "refdata", "llama-cpp", "logits-f32-kvf32-nofa-greedy-ids.txt")
+	tokens := append([]int32{1, 403, 407, 261, 378}, story...)
+	fs.Reset()
+	ps.Reset()
+	fr, err := Perplexity(fs, tokens, 64, 0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := Perplexity(ps, tokens, 64, 0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	misses := 0
+	for c := 0; c < fr.Chunks; c++ {
+		for j := 32; j < 63; j++ {
+			if !kept[tokens[c*64+j+1]] {
+				misses++
+			}
+		}
+	}
+	if fr.Misses != 0 || pr.Misses != misses || pr.Scored+pr.Misses != fr.Scored || misses == 0 {
+		t.Fatalf("full: %d scored %d misses; pruned: %d scored %d misses; expected %d misses", fr.Scored, fr.Misses, pr.Scored, pr.Misses, misses)
+	}
+	t.Logf("full PPL %.4f over %d; pruned PPL %.4f over %d, %d misses", fr.PPL, fr.Scored, pr.PPL, pr.Scored, pr.Misses)
+}
