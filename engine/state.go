@@ -183,7 +183,18 @@ func (t *attnTask) run(lo, hi, w int) {
 		sc := t.scores[w][:p+1]
 		for tt := 0; tt <= p; tt++ {
 			off := base + tt*kvd + kvo
-			sc[tt] = dotF32(hd, bytesOf(s.kc[off:off+hd]), bytesOf(q)) * scale
+			if hd <= 16 {
+				// Tiny heads (stories260K: 8): a call costs more than the dot.
+				k := s.kc[off : off+hd : off+hd]
+				k = k[:len(q)]
+				var d float32
+				for j, v := range q {
+					d += v * k[j]
+				}
+				sc[tt] = d * scale
+			} else {
+				sc[tt] = dotF32(hd, bytesOf(s.kc[off:off+hd]), bytesOf(q)) * scale
+			}
 		}
 		softmaxInPlace(sc)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
@@ -191,7 +202,8 @@ func (t *attnTask) run(lo, hi, w int) {
 		for tt := 0; tt <= p; tt++ {
 			a := sc[tt]
 			off := base + tt*kvd + kvo
-			v := s.vc[off : off+hd]
+			v := s.vc[off : off+hd : off+hd]
+			v = v[:len(out)]
 			for d := range out {
 				out[d] += a * v[d]
 			}
