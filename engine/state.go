@@ -30,7 +30,10 @@ type State struct {
 	pos   int
 	batch int
 
-	kc, vc []float32 // [layer][ctx][kvDim]
+	// kc is [layer][ctx][kvDim]; vc is transposed, [layer][kvDim][ctx], as
+	// llama.cpp stores V without flash attention: each output element of
+	// attention is then one contiguous dot product over positions.
+	kc, vc []float32
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
@@ -181,32 +184,32 @@ func (t *attnTask) run(lo, hi, w int) {
 		q := s.q[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		kvo := (h / group) * hd
 		sc := t.scores[w][:p+1]
-		for tt := 0; tt <= p; tt++ {
-			off := base + tt*kvd + kvo
-			if hd <= 16 {
-				// Tiny heads (stories260K: 8): a call costs more than the dot.
-				k := s.kc[off : off+hd : off+hd]
+		kb := base + kvo
+		if hd%4 == 0 && hd <= 16 {
+			// Tiny heads (stories260K: 8): four accumulators inline, a
+			// call per position would cost more than the dot.
+			for tt := range sc {
+				k := s.kc[kb+tt*kvd : kb+tt*kvd+hd : kb+tt*kvd+hd]
 				k = k[:len(q)]
-				var d float32
-				for j, v := range q {
-					d += v * k[j]
+				var d0, d1, d2, d3 float32
+				for j := 0; j < len(q); j += 4 {
+					d0 += q[j] * k[j]
+					d1 += q[j+1] * k[j+1]
+					d2 += q[j+2] * k[j+2]
+					d3 += q[j+3] * k[j+3]
 				}
-				sc[tt] = d * scale
-			} else {
-				sc[tt] = dotF32(hd, bytesOf(s.kc[off:off+hd]), bytesOf(q)) * scale
+				sc[tt] = ((d0 + d1) + (d2 + d3)) * scale
+			}
+		} else {
+			for tt := range sc {
+				sc[tt] = dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+(tt+1)*kvd]), bytesOf(q)) * scale
 			}
 		}
 		softmaxInPlace(sc)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		clear(out)
-		for tt := 0; tt <= p; tt++ {
-			a := sc[tt]
-			off := base + tt*kvd + kvo
-			v := s.vc[off : off+hd : off+hd]
-			v = v[:len(out)]
-			for d := range out {
-				out[d] += a * v[d]
-			}
+		vb := t.layer*kvd*s.ctx + kvo*s.ctx
+		for d := range out {
+			out[d] = dotF32(p+1, bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+p+1]), bytesOf(sc))
 		}
 	}
 }
@@ -272,7 +275,9 @@ func (s *State) forward(tokens []int32) error {
 			rope(k, c.KVHeads, c.HeadDim, s.rope)
 			off := (l*s.ctx + s.pos + i) * kvd
 			copy(s.kc[off:off+kvd], k)
-			copy(s.vc[off:off+kvd], v)
+			for d, x := range v {
+				s.vc[(l*kvd+d)*s.ctx+s.pos+i] = x
+			}
 		}
 		s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
 		s.pool.run(&s.at, nb*c.Heads, (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
