@@ -59,6 +59,7 @@ type Error struct {
 	Err error
 }
 
+// Error gives the source and the message.
 func (e *Error) Error() string { return e.Source + ": " + e.Msg }
 
 // Unwrap gives the sentinel, for errors.Is.

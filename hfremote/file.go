@@ -307,9 +307,10 @@ func (t *transient) Unwrap() error { return t.err }
 // errStalled cancels a request that received nothing for StallTimeout.
 var errStalled = errors.New("no data received for too long")
 
-// errLinkExpired is a 403 from a host other than the Hub: a signed CDN
-// link that expired; the cure is to resolve again.
-var errLinkExpired = errors.New("the download link was refused (expired)")
+// errLinkExpired is a 403 from a host other than the Hub (a signed CDN link
+// that expired) or a redirect where bytes were expected: the cure is to
+// resolve again.
+var errLinkExpired = errors.New("the download link was refused or moved")
 
 // withRetry runs op until it succeeds, fails with a non-transient error, or
 // MaxAttempts is reached, waiting between tries.
@@ -473,30 +474,23 @@ func (f *File) resolveHop(ctx context.Context, target string, r *resolution) (ne
 		if err != nil {
 			return "", false, &Error{Source: f.name, Err: ErrHTTP, Msg: "bad redirect: " + err.Error()}
 		}
-		if !r.loc.IsHub() {
-			return to.String(), false, nil
+		if r.loc.IsHub() && h.Get("X-Linked-Size") != "" {
+			// The redirect to the bytes (the CDN): its headers describe
+			// the file.
+			if err := f.hubMeta(h, -1, r); err != nil {
+				return "", false, err
+			}
+			r.link = f.newLink(to.String())
+			return "", true, nil
 		}
-		if f.c.isHub(to) {
+		if r.loc.IsHub() && f.c.isHub(to) {
 			// A redirect within the Hub: a renamed repo. Follow it and
 			// adopt the new name so later resolves go straight there.
 			if nl, err := parseURL(to.String(), f.c.endpoint); err == nil && nl.IsHub() {
 				r.loc.RepoType, r.loc.Repo = nl.RepoType, nl.Repo
 			}
-			return to.String(), false, nil
 		}
-		// The redirect to the CDN: its headers describe the file.
-		size, err := strconv.ParseInt(h.Get("X-Linked-Size"), 10, 64)
-		if err != nil || size < 0 {
-			return "", false, &Error{Source: f.name, Err: ErrHTTP, Msg: "the Hub's redirect has no valid X-Linked-Size"}
-		}
-		r.size = size
-		r.etag = unquoteETag(cmp.Or(h.Get("X-Linked-Etag"), h.Get("ETag")))
-		if hex64.MatchString(r.etag) {
-			r.sha256 = r.etag
-		}
-		r.commit = h.Get("X-Repo-Commit")
-		r.link = f.newLink(to.String())
-		return "", true, nil
+		return to.String(), false, nil
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if err := f.describeDirect(resp, r); err != nil {
 			return "", false, err
@@ -513,23 +507,18 @@ func (f *File) resolveHop(ctx context.Context, target string, r *resolution) (ne
 // itself (not LFS), or the final hop of a plain URL.
 func (f *File) describeDirect(resp *http.Response, r *resolution) error {
 	h := resp.Header
-	r.etag = unquoteETag(h.Get("ETag"))
 	u := resp.Request.URL.String()
 	if r.loc.IsHub() {
-		r.commit = h.Get("X-Repo-Commit")
-		if hex40.MatchString(r.etag) {
-			r.gitSHA1 = r.etag
+		if err := f.hubMeta(h, resp.ContentLength, r); err != nil {
+			return err
 		}
 		if r.commit != "" {
 			u = r.loc.ResolveURL(r.commit)
 		}
-		if resp.ContentLength < 0 {
-			return &Error{Source: f.name, Err: ErrHTTP, Msg: "the Hub gave no Content-Length"}
-		}
-		r.size = resp.ContentLength
 		r.link = f.newLink(u)
 		return nil
 	}
+	r.etag = strongETag(h.Get("ETag"))
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
 		_, _, total, err := parseContentRange(h.Get("Content-Range"))
@@ -551,6 +540,45 @@ func (f *File) describeDirect(resp *http.Response, r *resolution) error {
 	}
 	r.link = f.newLink(u)
 	return nil
+}
+
+// hubMeta reads what the Hub says of a file, as huggingface_hub does:
+// X-Linked-Size (else the answer's own length, -1 for none), X-Linked-Etag
+// (else ETag), X-Repo-Commit. A 64-hex-digit tag is the sha256 of an LFS
+// file; a 40-digit ETag without X-Linked-Etag is the git blob id of a file
+// the Hub stores in git.
+func (f *File) hubMeta(h http.Header, length int64, r *resolution) error {
+	r.size = length
+	if ls := h.Get("X-Linked-Size"); ls != "" {
+		n, err := strconv.ParseInt(ls, 10, 64)
+		if err != nil {
+			return &Error{Source: f.name, Err: ErrHTTP, Msg: fmt.Sprintf("the Hub sent a bad X-Linked-Size %q", ls)}
+		}
+		r.size = n
+	}
+	if r.size < 0 {
+		return &Error{Source: f.name, Err: ErrHTTP, Msg: "the Hub did not say the file's size"}
+	}
+	linked := unquoteETag(h.Get("X-Linked-Etag"))
+	r.etag = cmp.Or(linked, unquoteETag(h.Get("ETag")))
+	switch {
+	case hex64.MatchString(r.etag):
+		r.sha256 = r.etag
+	case linked == "" && hex40.MatchString(r.etag):
+		r.gitSHA1 = r.etag
+	}
+	r.commit = h.Get("X-Repo-Commit")
+	return nil
+}
+
+// strongETag returns a strong entity tag without quotes, "" for a weak or
+// absent one (weak tags do not promise identical bytes).
+func strongETag(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "W/") {
+		return ""
+	}
+	return unquoteETag(s)
 }
 
 // unquoteETag strips the weak marker and quotes of an entity tag.
@@ -641,8 +669,8 @@ func (f *File) fetch(ctx context.Context, p []byte, off int64) (int, error) {
 			got += n
 			if errors.Is(err, errLinkExpired) {
 				if refused++; refused > maxReResolves {
-					return &Error{Source: f.name, Status: http.StatusForbidden, Err: ErrForbidden,
-						Msg: fmt.Sprintf("the download server refuses even freshly resolved links (403 %d times)", refused)}
+					return &Error{Source: f.name, Err: ErrForbidden,
+						Msg: fmt.Sprintf("the download server refuses or redirects even freshly resolved links (%d times)", refused)}
 				}
 				if _, err := f.reresolve(ctx, l.gen); err != nil {
 					return err
@@ -689,6 +717,10 @@ func (f *File) rangeOnce(ctx context.Context, u string, p []byte, off int64) (in
 			return 0, &Error{Source: f.name, Err: ErrHTTP,
 				Msg: fmt.Sprintf("asked for bytes %d-%d, the server sent %q", off, end, resp.Header.Get("Content-Range"))}
 		}
+		if et := strongETag(resp.Header.Get("ETag")); !f.loc.IsHub() && f.etag != "" && et != "" && et != f.etag {
+			// Plain URLs have no commit to pin; the entity tag stands in.
+			return 0, &Error{Source: f.name, Err: ErrChanged, Msg: fmt.Sprintf("the file changed on the server (ETag %q, was %q)", et, f.etag)}
+		}
 		want := int(last - start + 1)
 		k, err := io.ReadFull(body, p[:want])
 		if err != nil {
@@ -707,6 +739,9 @@ func (f *File) rangeOnce(ctx context.Context, u string, p []byte, off int64) (in
 		if !f.c.isHub(resp.Request.URL) {
 			return 0, errLinkExpired
 		}
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		// The link no longer leads to the bytes: find where they are now.
+		return 0, errLinkExpired
 	}
 	return 0, f.statusFailure(resp, withToken)
 }

@@ -503,3 +503,22 @@ func TestVerifyingReader(t *testing.T) {
 		t.Fatalf("mismatch: %v", err)
 	}
 }
+
+func TestPlainURLChangeIsDetected(t *testing.T) {
+	s := startHub(t, hubtest.Options{})
+	commit(t, s, "org/repo", "main", map[string]hubtest.Content{"a.txt": hubtest.Bytes([]byte("version one"))})
+	o := testOptions(s, nil)
+	o.Endpoint = "https://hub.invalid" // so the URL below is a plain URL: no commit to pin
+	f := open(t, s.URL()+"/org/repo/resolve/main/a.txt", o)
+	if f.ETag() == "" || f.Commit() != "" {
+		t.Fatalf("etag %q commit %q", f.ETag(), f.Commit())
+	}
+	commit(t, s, "org/repo", "main", map[string]hubtest.Content{"a.txt": hubtest.Bytes([]byte("version two"))})
+	if _, err := f.ReadAt(make([]byte, 4), 0); !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "ETag") {
+		t.Fatalf("same size, new content: %v", err)
+	}
+	commit(t, s, "org/repo", "main", map[string]hubtest.Content{"a.txt": hubtest.Bytes([]byte("version three"))})
+	if _, err := f.ReadAt(make([]byte, 4), 0); !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "13 bytes, not the 11") {
+		t.Fatalf("new size: %v", err)
+	}
+}

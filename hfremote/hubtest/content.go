@@ -9,7 +9,9 @@ import (
 
 // Content is a file's bytes: Size bytes readable from R.
 type Content struct {
-	R    io.ReaderAt
+	// R holds the bytes; it is read with ReadAt only, concurrently.
+	R io.ReaderAt
+	// Size is the file's length.
 	Size int64
 	// SHA256 is the content's sha256 in hex, if the caller knows it; the
 	// server computes it (once, on first use) otherwise.

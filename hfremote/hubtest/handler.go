@@ -19,6 +19,8 @@ import (
 // recorder notes the status and counts the body bytes of an answer.
 type recorder struct {
 	http.ResponseWriter
+	host   string // "hub" or "cdn"
+	n      int    // the request's number on that host
 	status int
 	count  func(int64)
 }
@@ -42,11 +44,26 @@ func (w *recorder) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func (s *Server) record(host string, n int, r *http.Request, w *recorder) {
+// begin counts a request on host ("hub" or "cdn"), waits the latency and
+// answers a status fault. It returns the writer that records the answer (to
+// pass to a deferred s.record), the request's fault, and whether the answer
+// is already given.
+func (s *Server) begin(host string, rw http.ResponseWriter, r *http.Request) (w *recorder, f *Fault, done bool) {
+	num, sent := &s.hubN, &s.hubBytes
+	if host == "cdn" {
+		num, sent = &s.cdnN, &s.cdnBytes
+	}
+	w = &recorder{ResponseWriter: rw, host: host, n: int(num.Add(1)), count: func(k int64) { sent.Add(k) }}
+	s.delay(r)
+	f = s.fault(host, w.n)
+	return w, f, statusFault(w, f)
+}
+
+func (s *Server) record(w *recorder, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log = append(s.log, Request{
-		Host: host, N: n, Method: r.Method, Path: r.URL.RequestURI(), Range: r.Header.Get("Range"),
+		Host: w.host, N: w.n, Method: r.Method, Path: r.URL.RequestURI(), Range: r.Header.Get("Range"),
 		Auth: r.Header.Get("Authorization") != "", Status: w.status,
 	})
 }
@@ -165,12 +182,9 @@ func parseResolve(escaped string) (repoID, rev, file string, ok bool) {
 }
 
 func (s *Server) serveHub(rw http.ResponseWriter, r *http.Request) {
-	n := int(s.hubN.Add(1))
-	w := &recorder{ResponseWriter: rw, count: func(k int64) { s.hubBytes.Add(k) }}
-	defer s.record("hub", n, r, w)
-	s.delay(r)
-	f := s.fault("hub", n)
-	if statusFault(w, f) {
+	w, f, done := s.begin("hub", rw, r)
+	defer s.record(w, r)
+	if done {
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -286,7 +300,6 @@ func (s *Server) sign(sha, exp string) string {
 }
 
 func (s *Server) serveCDN(rw http.ResponseWriter, r *http.Request) {
-	n := int(s.cdnN.Add(1))
 	in := s.cdnInFlight.Add(1)
 	defer s.cdnInFlight.Add(-1)
 	for m := s.cdnMaxIn.Load(); in > m && !s.cdnMaxIn.CompareAndSwap(m, in); m = s.cdnMaxIn.Load() {
@@ -294,11 +307,9 @@ func (s *Server) serveCDN(rw http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Authorization") != "" {
 		s.cdnAuth.Add(1)
 	}
-	w := &recorder{ResponseWriter: rw, count: func(k int64) { s.cdnBytes.Add(k) }}
-	defer s.record("cdn", n, r, w)
-	s.delay(r)
-	f := s.fault("cdn", n)
-	if statusFault(w, f) {
+	w, f, done := s.begin("cdn", rw, r)
+	defer s.record(w, r)
+	if done {
 		return
 	}
 	sha, ok := strings.CutPrefix(r.URL.Path, "/blobs/")

@@ -112,6 +112,7 @@ type Request struct {
 
 // Stats are the server's counters.
 type Stats struct {
+	// HubRequests and CDNRequests count the requests each host received.
 	HubRequests, CDNRequests int64
 	// CDNAuthorization counts CDN requests that carried Authorization; a
 	// well-behaved client keeps it at 0.
