@@ -116,7 +116,16 @@ const smallWord = 48
 // appends the resulting token ids. The lowest rank merges first and, among
 // equal ranks, the leftmost pair: the order llama.cpp's priority queue gives.
 func (s *session) mergeWord(word []byte, out []int32) []int32 {
+	return s.mergeWordWith(word, out, len(word) > smallWord)
+}
+
+// mergeWordWith is mergeWord with the choice of a heap (long words) or a
+// linear scan (short ones); both give the same merges.
+func (s *session) mergeWordWith(word []byte, out []int32, useHeap bool) []int32 {
 	m := s.t.bpe
+	if len(word) == 0 {
+		return out
+	}
 	syms := s.syms[:0]
 	for _, b := range word {
 		syms = append(syms, bpeSym{sym: m.byteSym[b], b: b})
@@ -134,10 +143,10 @@ func (s *session) mergeWord(word []byte, out []int32) []int32 {
 	if n > 0 {
 		syms[n-1].next = -1
 	}
-	if n <= smallWord {
-		syms = s.mergeScan(syms)
-	} else {
+	if useHeap {
 		syms = s.mergeHeap(syms)
+	} else {
+		syms = s.mergeScan(syms)
 	}
 	s.syms = syms
 	for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {

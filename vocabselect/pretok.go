@@ -368,15 +368,24 @@ func rangeClass(r ...rune) classFunc {
 // -1. None of the patterns can match the empty string.
 type matcher func(t *cpText, p, b int) int
 
+// skipMatcher is a matcher that know, after failing at p, the
+// first later position that can match (so a scan stays linear).
+type skipMatcher func(t *cpText, p, b int) (end, next int)
+
 // searchPass runs a matcher the way unicode_regex_split_stl iterates
 // std::regex matches: each match is a chunk, and so is each gap between.
 func searchPass(m matcher) splitPass {
+	return searchSkipping(func(t *cpText, p, b int) (int, int) { return m(t, p, b), p + 1 })
+}
+
+// searchSkipping is searchPass for a skipMatcher.
+func searchSkipping(m skipMatcher) splitPass {
 	return func(t *cpText, a, b int, out []int) []int {
 		start := a
 		for p := a; p < b; {
-			e := m(t, p, b)
+			e, next := m(t, p, b)
 			if e < 0 {
-				p++
+				p = next
 				continue
 			}
 			if p > start {
@@ -431,15 +440,16 @@ func spaceRun(c classFunc) matcher {
 }
 
 // trailingSpace matches \s+$: whitespace that runs to the end of the chunk.
-func trailingSpace(t *cpText, p, b int) int {
+// When the run stops short of the end, no position inside it can match.
+func trailingSpace(t *cpText, p, b int) (int, int) {
 	e := p
 	for e < b && isRegexSpace(t.cps[e], t.fl[e]) {
 		e++
 	}
 	if e == p || e != b {
-		return -1
+		return -1, e + 1
 	}
-	return e
+	return e, e
 }
 
 // threeDigits matches [0-9][0-9][0-9].
@@ -498,7 +508,7 @@ var (
 	preFalcon    = []splitPass{searchPass(run(punctPlus("$+<=>^~|`"))), splitGPT2, searchPass(threeDigits)}
 	preDefault   = []splitPass{searchPass(run(punctPlus("$+<=>^~|"))), splitGPT2, searchPass(run(isClassN)), searchPass(threeDigits)}
 	preDSCoder   = []splitPass{searchPass(one(isCRLF)), searchPass(spaceRun(isClassL)), searchPass(spaceRun(isClassP)), searchPass(run(cjk)), searchPass(one(isClassN))}
-	preDSLLM     = []splitPass{searchPass(one(isCRLF)), searchPass(spaceRun(deepseekLetters)), searchPass(spaceRun(deepseekPunct)), searchPass(trailingSpace), searchPass(run(cjk)), searchPass(run(isClassN))}
+	preDSLLM     = []splitPass{searchPass(one(isCRLF)), searchPass(spaceRun(deepseekLetters)), searchPass(spaceRun(deepseekPunct)), searchSkipping(trailingSpace), searchPass(run(cjk)), searchPass(run(isClassN))}
 )
 
 // split runs the passes over t and returns the end of every word (in code

@@ -1,0 +1,165 @@
+package vocabselect
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ggufkit/gguf/internal/shared"
+)
+
+var fuzzSeeds = []string{
+	"", " ", "Hello world", "I'm here, isn't it?", "  two leading spaces", "trailing ",
+	"naïve café 😀 emoji", "line1\nline2\r\n\n", "12345 + 678 = 13023", "ALLCAPS 'S 'LL",
+	"re\u0301sume\u0301", "中文 日本語 한국어", "a\xffb\xc0\x80", "<s></s><|endoftext|>", "\t\v\f\u00a0\u3000",
+	"▁x▁▁y", strings.Repeat("a", 300), strings.Repeat("ab ", 50),
+}
+
+// FuzzPreTokenizers checks every pre-tokenizer on any input: no panic, and
+// the words are non-empty and cover the text exactly.
+func FuzzPreTokenizers(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	all := [][]splitPass{preGPT2, preLlama3, preQwen2, preQwen35, preStarcoder, preFalcon, preDefault, preDSCoder, preDSLLM}
+	f.Fuzz(func(t *testing.T, s string) {
+		var ct cpText
+		ct.decode(s)
+		for i, passes := range all {
+			p := &preTokenizer{passes: passes}
+			ends, _ := p.split(&ct, nil, nil)
+			prev := 0
+			for _, e := range ends {
+				if e <= prev {
+					t.Fatalf("pre-tokenizer %d: ends %v not increasing", i, ends)
+				}
+				prev = e
+			}
+			if prev != len(ct.cps) {
+				t.Fatalf("pre-tokenizer %d: words end at %d of %d code points", i, prev, len(ct.cps))
+			}
+		}
+	})
+}
+
+var (
+	fuzzOnce  sync.Once
+	fuzzToks  map[string]*Tokenizer
+	fuzzError error
+)
+
+func fuzzTokenizers(tb testing.TB) map[string]*Tokenizer {
+	dir := shared.Dir(tb)
+	fuzzOnce.Do(func() {
+		fuzzToks = map[string]*Tokenizer{}
+		for _, n := range []string{"llama-spm", "gpt-2", "deepseek-coder", "deepseek-llm", "falcon", "bert-bge", "phi-3"} {
+			tok, err := Load(context.Background(), dir+"/models/vocab/ggml-vocab-"+n+".gguf")
+			if err != nil {
+				fuzzError = err
+				return
+			}
+			fuzzToks[n] = tok
+		}
+	})
+	if fuzzError != nil {
+		tb.Fatal(fuzzError)
+	}
+	return fuzzToks
+}
+
+// hasSpecialText reports whether s contains the text of a control token,
+// which SentencePiece may merge into that token even unparsed; llama.cpp
+// does not promise a round trip then.
+func hasSpecialText(tok *Tokenizer, s string) bool {
+	for _, id := range tok.special {
+		if strings.Contains(s, tok.tokens[id]) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzEncode checks Encode on any input: no panic, ids in range, and
+// Decode(Encode(x)) == x where llama.cpp guarantees it: valid UTF-8 without
+// the text of a special token, with SentencePiece when it has no "▁", with
+// byte-level BPE when the vocabulary does not clean spaces. (Invalid UTF-8
+// does not survive either: BPE reads it as U+FFFD, and SentencePiece cuts
+// symbols by their first byte, so a broken sequence before a space swallows
+// part of the "▁".)
+func FuzzEncode(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, tok := range fuzzTokenizers(t) {
+			ids := tok.Encode(s, true, true)
+			for _, id := range ids {
+				if !tok.valid(id) {
+					t.Fatalf("%s: id %d out of range for %q", name, id, s)
+				}
+			}
+			plain := tok.Encode(s, false, false)
+			if hasSpecialText(tok, s) {
+				continue
+			}
+			roundTrip := false
+			switch {
+			case tok.kind == kindSPM:
+				roundTrip = utf8.ValidString(s) && !strings.Contains(s, "\u2581")
+			case tok.kind == kindBPE && !tok.cleanSpaces:
+				roundTrip = utf8.ValidString(s)
+			}
+			if roundTrip {
+				if got := tok.Decode(plain); got != s {
+					t.Fatalf("%s: Decode(Encode(%q)) = %q (ids %v)", name, s, got, plain)
+				}
+			}
+		}
+	})
+}
+
+// FuzzBPEMerge checks that the heap and the linear scan merge any word the
+// same way.
+func FuzzBPEMerge(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, word string) {
+		for _, name := range []string{"gpt-2", "falcon"} {
+			tok := fuzzTokenizers(t)[name]
+			s := tok.getSession()
+			a := s.mergeWordWith([]byte(word), nil, false)
+			b := s.mergeWordWith([]byte(word), nil, true)
+			tok.sessions.Put(s)
+			if !slices.Equal(a, b) {
+				t.Fatalf("%s %q: scan %v heap %v", name, word, a, b)
+			}
+		}
+	})
+}
+
+// TestSPMWordsEqualsWhole checks that merging SentencePiece text word by
+// word gives the tokens of merging each fragment whole (llama.cpp's way), on
+// a real corpus.
+func TestSPMWordsEqualsWhole(t *testing.T) {
+	for _, name := range []string{"llama-spm", "phi-3"} {
+		tok := loadVocab(t, name)
+		whole := loadVocab(t, name)
+		if !tok.spmWords {
+			t.Fatalf("%s: expected word-by-word merging", name)
+		}
+		whole.spmWords = false
+		data, err := os.ReadFile(shared.Path(t, "corpus/fr/les-miserables-tome4-fr.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data[:200<<10])
+		if a, b := tok.Encode(text, true, true), whole.Encode(text, true, true); !slices.Equal(a, b) {
+			t.Fatalf("%s: word-by-word and whole merging differ", name)
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package vocabselect
+
+import (
+	"slices"
+	"testing"
+	"unicode/utf8"
+)
+
+// splitWords runs a pre-tokenizer and returns its words.
+func splitWords(passes []splitPass, s string) []string {
+	var t cpText
+	t.decode(s)
+	p := &preTokenizer{passes: passes}
+	ends, _ := p.split(&t, nil, nil)
+	var words []string
+	a := 0
+	for _, b := range ends {
+		words = append(words, s[t.off[a]:t.off[b]])
+		a = b
+	}
+	return words
+}
+
+// TestPreTokenizers checks each splitter on cases worked out by hand from
+// the regexes llama.cpp lists for them (and, for the coded ones, from its
+// code where the two could differ).
+func TestPreTokenizers(t *testing.T) {
+	cases := []struct {
+		name   string
+		passes []splitPass
+		in     string
+		want   []string
+	}{
+		{"gpt2", preGPT2, "Hello world", []string{"Hello", " world"}},
+		{"gpt2", preGPT2, "I'm here", []string{"I", "'m", " here"}},
+		{"gpt2", preGPT2, "'S", []string{"'", "S"}},
+		{"gpt2", preGPT2, "a  b", []string{"a", " ", " b"}},
+		{"gpt2", preGPT2, "a   ", []string{"a", "   "}},
+		{"gpt2", preGPT2, "x\n\ny", []string{"x", "\n", "\n", "y"}},
+		{"gpt2", preGPT2, "123abc 42!!", []string{"123", "abc", " 42", "!!"}},
+		{"gpt2", preGPT2, "naïve 世界", []string{"naïve", " 世界"}},
+		{"llama3", preLlama3, "'S it's", []string{"'S", " it", "'s"}},
+		{"llama3", preLlama3, "12345", []string{"123", "45"}},
+		{"llama3", preLlama3, "Hello, world!\n\n", []string{"Hello", ",", " world", "!\n\n"}},
+		{"llama3", preLlama3, " ,x", []string{" ,", "x"}},
+		{"llama3", preLlama3, "\tword", []string{"\tword"}},
+		{"llama3", preLlama3, "a \n b", []string{"a", " \n", " b"}},
+		{"llama3", preLlama3, "x   y", []string{"x", "  ", " y"}},
+		{"qwen2", preQwen2, "12345", []string{"1", "2", "3", "4", "5"}},
+		{"qwen2", preQwen2, "re\u0301sume\u0301", []string{"re", "\u0301sume", "\u0301"}},
+		{"qwen35", preQwen35, "re\u0301sume\u0301", []string{"re\u0301sume\u0301"}},
+		{"qwen35", preQwen35, "a\u0301\u0301 1", []string{"a\u0301\u0301", " ", "1"}},
+		{"starcoder", preStarcoder, "abc123", []string{"abc", "1", "2", "3"}},
+		{"falcon", preFalcon, "x+=1234", []string{"x", "+=", "123", "4"}},
+		{"default", preDefault, "a...b 2024", []string{"a", "...", "b", " ", "202", "4"}},
+		{"deepseek-coder", preDSCoder, "Hello 世界\n123", []string{"Hello", " ", "世界", "\n", "1", "2", "3"}},
+		{"deepseek-llm", preDSLLM, "Hello  world  ", []string{"Hello", " ", " world", "  "}},
+		// [!-/:-~] of the punctuation pass spans the ASCII letters, so it
+		// splits a word that mixes them with other letters.
+		{"deepseek-llm", preDSLLM, "Ωmega！？ 你好", []string{"Ω", "mega", "！？", " ", "你好"}},
+	}
+	for _, c := range cases {
+		if got := splitWords(c.passes, c.in); !slices.Equal(got, c.want) {
+			t.Errorf("%s %q: got %q want %q", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+// TestLenientUTF8 checks llama.cpp's decoding of invalid UTF-8: U+FFFD per
+// bad byte, overlong forms accepted (and re-encoded short).
+func TestLenientUTF8(t *testing.T) {
+	var ct cpText
+	ct.decode("a\xffb\xc0\x80\xe2\x96")
+	want := []rune{'a', utf8.RuneError, 'b', 0, utf8.RuneError, utf8.RuneError}
+	if !slices.Equal(ct.cps, want) || ct.exact {
+		t.Fatalf("got %U exact=%v", ct.cps, ct.exact)
+	}
+	if got := string(appendCpt(nil, 0x1FFFFF)); got != "\xf7\xbf\xbf\xbf" {
+		t.Fatalf("appendCpt past U+10FFFF: %q", got)
+	}
+}
+
+// TestUnicodeFlags spot-checks the flag table against values in llama.cpp's
+// unicode-data.cpp.
+func TestUnicodeFlags(t *testing.T) {
+	for _, c := range []struct {
+		r    rune
+		want uint16
+	}{
+		{0x00, flagControl}, {0x09, flagControl | flagWhitespace}, {' ', flagSeparator | flagWhitespace},
+		{'$', flagSymbol}, {'_', flagPunct}, {'~', flagSymbol}, {0x7F, flagControl},
+		{0xA0, flagSeparator | flagWhitespace}, {0xAA, flagLetter}, {0xAD, flagControl}, {0xB2, flagNumber},
+		{0x300, flagMark}, {0x378, flagUndefined}, {0x85, flagControl | flagWhitespace},
+		{0x0CF3, flagMark}, {0x3000, flagSeparator | flagWhitespace}, {0x4E00, flagLetter},
+		{0x1F600, flagSymbol}, {0xE000, flagControl}, {0x10FFFF, flagUndefined}, {0x110000, flagUndefined},
+	} {
+		if got := cptFlags(c.r); got != c.want {
+			t.Errorf("U+%04X: flags %#x want %#x", c.r, got, c.want)
+		}
+	}
+	if nfdCpt('é') != 'e' || nfdCpt('가') != 0x1100 || nfdCpt(0x2126) != 0x3A9 || nfdCpt('a') != 'a' {
+		t.Fatal("NFD first code point")
+	}
+}
