@@ -8,7 +8,19 @@ import (
 // ggml_compute_fp16_to_fp32 does. Every half value is exactly representable;
 // the one observable detail is that ggml computes infinities and NaNs with a
 // float multiply, which quiets a signalling NaN (sets the top mantissa bit).
-func FP16ToFP32(h uint16) float32 {
+func FP16ToFP32(h uint16) float32 { return fp16Table[h] }
+
+// fp16Table holds every conversion (256 KiB): dequantizers call FP16ToFP32
+// once per block or element, and a load beats the branches.
+var fp16Table = func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for h := range t {
+		t[h] = fp16ToFP32(uint16(h))
+	}
+	return &t
+}()
+
+func fp16ToFP32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)

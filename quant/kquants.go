@@ -21,6 +21,7 @@ const groupMaxEps = float32(1e-15)
 // levels -nmax..nmax-1 (stored in L offset by nmax), refined by a weighted
 // least-squares search over 18 candidate scales.
 func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
+	x, L = x[:n], L[:n]
 	var max, amax float32
 	for i := 0; i < n; i++ {
 		if ax := abs32(x[i]); ax > amax {
@@ -47,25 +48,28 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32
 		rmseType = -rmseType
 		returnEarly = true
 	}
-	weight := func(i int) float32 {
+	// The weights, computed once (n is at most 32 in ggml's callers).
+	var wbuf [32]float32
+	ws := wbuf[:n]
+	for i := range ws {
 		switch {
 		case qw != nil:
-			return qw[i]
+			ws[i] = qw[i]
 		case rmseType == 1:
-			return x[i] * x[i]
+			ws[i] = x[i] * x[i]
 		case rmseType == 2:
-			return 1
+			ws[i] = 1
 		case rmseType == 3:
-			return abs32(x[i])
+			ws[i] = abs32(x[i])
 		default:
-			return sqrtf(abs32(x[i]))
+			ws[i] = sqrtf(abs32(x[i]))
 		}
 	}
 	var sumlx, suml2 float32
 	for i := 0; i < n; i++ {
 		l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
-		w := weight(i)
+		w := ws[i]
 		fl := float32(l)
 		sumlx += float32(w * x[i] * fl)
 		suml2 += float32(w * fl * fl)
@@ -89,7 +93,7 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32
 		sumlx, suml2 = 0, 0
 		for i := 0; i < n; i++ {
 			l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
-			w := weight(i)
+			w := ws[i]
 			fl := float32(l)
 			sumlx += float32(w * x[i] * fl)
 			suml2 += float32(w * fl * fl)
@@ -171,6 +175,7 @@ func makeQ3Quants(n, nmax int, x []float32, L []int8) float32 {
 // for levels 0..nmax, searching nstep+1 candidate scales. It returns the
 // scale and the negated min, as ggml stores it.
 func makeQkx2Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
+	x, weights, L, Laux = x[:n], weights[:n], L[:n], Laux[:n] // one bounds check here, none in the loops
 	min, max := x[0], x[0]
 	sumW := weights[0]
 	sumX := sumW * x[0]
@@ -258,14 +263,20 @@ func min32i(a, b int32) int32 { return min(a, b) }
 // makeQkx3Quants is ggml's make_qkx3_quants, the weighted variant used with
 // an importance matrix; nil weights mean x^2.
 func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
-	weight := func(i int) float32 {
-		if weights != nil {
-			return weights[i]
+	x, L, Laux = x[:n], L[:n], Laux[:n]
+	// nil weights mean x^2; computed once (n is at most 32 in ggml's callers).
+	var wbuf [32]float32
+	ws := weights
+	if ws != nil {
+		ws = ws[:n]
+	} else {
+		ws = wbuf[:n]
+		for i := range ws {
+			ws[i] = x[i] * x[i]
 		}
-		return x[i] * x[i]
 	}
 	min, max := x[0], x[0]
-	sumW := weight(0)
+	sumW := ws[0]
 	sumX := sumW * x[0]
 	for i := 1; i < n; i++ {
 		if x[i] < min {
@@ -274,7 +285,7 @@ func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rd
 		if x[i] > max {
 			max = x[i]
 		}
-		w := weight(i)
+		w := ws[i]
 		sumW += w
 		sumX += float32(w * x[i])
 	}
@@ -300,7 +311,7 @@ func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rd
 		} else {
 			diff *= diff
 		}
-		bestMad += float32(weight(i) * diff)
+		bestMad += float32(ws[i] * diff)
 	}
 	if nstep < 1 {
 		return scale, -min
@@ -311,7 +322,7 @@ func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rd
 		for i := 0; i < n; i++ {
 			l := max32i(0, min32i(int32(nmax), nearestInt(iscale*(x[i]-min))))
 			Laux[i] = uint8(l)
-			w := weight(i)
+			w := ws[i]
 			fl := float32(l)
 			sumL += float32(w * fl)
 			sumL2 += float32(w * fl * fl)
@@ -333,7 +344,7 @@ func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rd
 				} else {
 					diff *= diff
 				}
-				mad += float32(weight(i) * diff)
+				mad += float32(ws[i] * diff)
 			}
 			if mad < bestMad {
 				copy(L[:n], Laux[:n])
