@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
 )
 
 // copyMBps measures, in the same run, how fast a plain copy of n bytes goes:
@@ -82,4 +81,3 @@ func BenchmarkDequantize(b *testing.B) {
 		})
 	}
 }
-
