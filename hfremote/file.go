@@ -327,6 +327,9 @@ func (f *File) withRetry(ctx context.Context, what string, op func() error) erro
 		}
 		if attempt >= p.MaxAttempts {
 			e := &Error{Source: f.name, Status: t.status, Err: t.err, Msg: fmt.Sprintf("%s: giving up after %d attempts: %v", what, attempt, t.err)}
+			if t.status != 0 {
+				e.Err = ErrHTTP
+			}
 			if t.status == http.StatusTooManyRequests {
 				e.Err = ErrRateLimited
 				e.Msg += " (rate limited: set HF_TOKEN for a higher limit, or wait)"

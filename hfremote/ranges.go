@@ -97,6 +97,7 @@ func (f *File) Ranges(ctx context.Context, ranges []Range, opt RangeOptions) io.
 		r.slots[i].ready = make(chan struct{})
 	}
 	r.window = make(chan struct{}, conc)
+	r.free = make(chan []byte, conc)
 	ctx, r.cancel = context.WithCancelCause(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	go r.dispatch(f, g, gctx)
@@ -108,6 +109,7 @@ type rangeReader struct {
 	reqs   []request
 	slots  []slot
 	window chan struct{} // one token per chunk in flight or waiting to be read
+	free   chan []byte   // buffers of chunks already read, for reuse
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when every request has ended
 	werr   error         // the first failure, valid after done
@@ -141,7 +143,15 @@ func (r *rangeReader) dispatch(f *File, g *errgroup.Group, ctx context.Context) 
 		}
 		g.Go(func() error {
 			q, s := r.reqs[i], &r.slots[i]
-			s.buf = make([]byte, q.len)
+			var buf []byte
+			select {
+			case buf = <-r.free:
+			default:
+			}
+			if int64(cap(buf)) < q.len {
+				buf = make([]byte, q.len)
+			}
+			s.buf = buf[:q.len]
 			_, s.err = f.fetch(ctx, s.buf, q.off)
 			if s.err == nil {
 				kept := int64(0)
@@ -182,6 +192,12 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 		}
 		r.piece, r.pos = r.piece+1, 0
 		if r.piece == len(r.reqs[r.cur].keep) {
+			// Hand the buffer to a later request: there are never more
+			// than Concurrency of them, so the pool never overflows.
+			select {
+			case r.free <- s.buf:
+			default:
+			}
 			s.buf = nil
 			<-r.window
 			r.cur, r.piece = r.cur+1, 0

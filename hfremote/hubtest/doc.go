@@ -49,6 +49,20 @@
 //
 // # Faults
 //
+// # From a command
+//
+// An offline demo serves a folder of models and points the client at it:
+//
+//	s, err := hubtest.NewServer("/srv/hub", hubtest.Options{HubAddr: "127.0.0.1:8080"})
+//	...
+//	// HF_ENDPOINT=http://127.0.0.1:8080 gguf info hf://org/repo/model.gguf
+//	defer s.Close()
+//
+// The sha256 of an LFS file is computed the first time it is resolved
+// (once per file), so the first resolve of a multi-GB file takes seconds.
+//
+// # Faults
+//
 // Options.Faults (or SetFaults) scripts failures by request number on each
 // host: connection reset mid-body, an error status with Retry-After or a
 // RateLimit header, a short body, a range ignored (200 with the whole file),
