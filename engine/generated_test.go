@@ -94,23 +94,7 @@ func writeGenerated(t testing.TB, dir string, g genSpec) string {
 		add(p+"ffn_down.weight", g.typ, 3*sqrt32(1/float32(g.ff)), g.ff, g.embd)
 	}
 	path := filepath.Join(dir, fmt.Sprintf("gen-%d-%s.gguf", g.embd, g.typ))
-	w, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	gw, err := gguf.NewWriter(w, 3, md, infos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range datas {
-		if _, err := gw.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := gw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeGGUF(t, path, md, infos, datas)
 	return path
 }
 

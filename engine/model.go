@@ -174,8 +174,7 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 		if off%4 != 0 {
 			// Only files with general.alignment < 4 get here; float32
 			// weights must be aligned to be used in place on every CPU.
-			c, _, _ := readAllBytes(b)
-			b = c
+			b = alignedCopy(b)
 		}
 		ts.info[t.Name] = t
 		ts.data[t.Name] = b
@@ -184,16 +183,17 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 	return r, nil
 }
 
-// readAllBytes copies b into an 8-byte aligned buffer.
-func readAllBytes(b []byte) ([]byte, int, error) {
+// alignedCopy copies b into an 8-byte aligned buffer.
+func alignedCopy(b []byte) []byte {
 	words := make([]uint64, (len(b)+7)/8)
 	c := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:len(b)]
 	copy(c, b)
-	return c, len(b), nil
+	return c
 }
 
-// matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
-func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix, error) {
+// get returns tensor name after checking its shape against dims (a
+// negative dim matches any size); a missing optional tensor is nil.
+func (ts *tensorSet) get(name string, optional bool, dims ...int) (*gguf.TensorInfo, error) {
 	t, ok := ts.info[name]
 	if !ok {
 		if optional {
@@ -202,31 +202,44 @@ func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix
 		return nil, fmt.Errorf("tensor %q is missing", name)
 	}
 	ts.used[name] = true
-	if len(t.Dims) != 2 || t.Dims[0] != uint64(cols) || (rows >= 0 && t.Dims[1] != uint64(rows)) {
-		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d, %d]", name, t.Shape(), cols, rows)
+	ok = len(t.Dims) == len(dims)
+	for i := 0; ok && i < len(dims); i++ {
+		ok = dims[i] < 0 || t.Dims[i] == uint64(dims[i])
 	}
+	if !ok {
+		return nil, fmt.Errorf("tensor %q has shape %s, expected %v (-1: any)", name, t.Shape(), dims)
+	}
+	return t, nil
+}
+
+// newMatrix wraps the bytes of t as rows x cols, with its kernel.
+func (ts *tensorSet) newMatrix(t *gguf.TensorInfo, cols, rows int) (*Matrix, error) {
 	k, err := kernelFor(t.Type, cols)
 	if err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
-	return &Matrix{Name: name, Type: t.Type, Cols: cols, Rows: int(t.Dims[1]), RowBytes: int(t.RowBytes()), data: ts.data[name], k: k}, nil
+	return &Matrix{Name: t.Name, Type: t.Type, Cols: cols, Rows: rows, RowBytes: int(t.RowBytes()), data: ts.data[t.Name], k: k}, nil
+}
+
+// matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
+func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix, error) {
+	t, err := ts.get(name, optional, cols, rows)
+	if t == nil {
+		return nil, err
+	}
+	return ts.newMatrix(t, cols, int(t.Dims[1]))
 }
 
 // experts returns the 3-D tensor name (ne = [cols, rows, n]) as n matrices.
 func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) {
-	t, ok := ts.info[name]
-	if !ok {
-		return nil, fmt.Errorf("tensor %q is missing", name)
-	}
-	ts.used[name] = true
-	if len(t.Dims) != 3 || t.Dims[0] != uint64(cols) || t.Dims[1] != uint64(rows) || t.Dims[2] != uint64(n) {
-		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d, %d, %d]", name, t.Shape(), cols, rows, n)
-	}
-	k, err := kernelFor(t.Type, cols)
+	t, err := ts.get(name, false, cols, rows, n)
 	if err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
+		return nil, err
 	}
-	all := &Matrix{Name: name, Type: t.Type, Cols: cols, Rows: rows * n, RowBytes: int(t.RowBytes()), data: ts.data[name], k: k}
+	all, err := ts.newMatrix(t, cols, rows*n)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*Matrix, n)
 	for e := range out {
 		out[e] = all.slice(e*rows, (e+1)*rows)
@@ -237,16 +250,9 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 // vector returns the 1-D tensor name of length n as float32, in place when
 // it is F32 and dequantized otherwise.
 func (ts *tensorSet) vector(name string, n int, optional bool) ([]float32, error) {
-	t, ok := ts.info[name]
-	if !ok {
-		if optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("tensor %q is missing", name)
-	}
-	ts.used[name] = true
-	if len(t.Dims) != 1 || t.Dims[0] != uint64(n) {
-		return nil, fmt.Errorf("tensor %q has shape %s, expected [%d]", name, t.Shape(), n)
+	t, err := ts.get(name, optional, n)
+	if t == nil {
+		return nil, err
 	}
 	if t.Type == gguf.TypeF32 {
 		return f32s(ts.data[name])[:n], nil

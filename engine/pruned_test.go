@@ -55,12 +55,19 @@ func writePruned(t testing.TB, src string, ids []int32) string {
 		datas = append(datas, b)
 	}
 	out := filepath.Join(t.TempDir(), "pruned.gguf")
-	w, err := os.Create(out)
+	writeGGUF(t, out, r.Metadata, infos, datas)
+	return out
+}
+
+// writeGGUF writes a GGUF file from metadata, tensor infos and their bytes.
+func writeGGUF(t testing.TB, path string, md *gguf.Metadata, infos []gguf.TensorInfo, datas [][]byte) {
+	t.Helper()
+	w, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	gw, err := gguf.NewWriter(w, 3, r.Metadata, infos)
+	gw, err := gguf.NewWriter(w, 3, md, infos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +79,6 @@ func writePruned(t testing.TB, src string, ids []int32) string {
 	if err := gw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 // prunedIDs keeps every id but the multiples of 3 above 2 (so BOS/EOS and
