@@ -115,20 +115,20 @@ const smallWord = 48
 // as raw bytes (each byte starts as the symbol of its GPT-2 character) and
 // appends the resulting token ids. The lowest rank merges first and, among
 // equal ranks, the leftmost pair: the order llama.cpp's priority queue gives.
-func (s *session) mergeWord(word []byte, out []int32) []int32 {
+func (s *session) mergeWord(word string, out []int32) []int32 {
 	return s.mergeWordWith(word, out, len(word) > smallWord)
 }
 
 // mergeWordWith is mergeWord with the choice of a heap (long words) or a
 // linear scan (short ones); both give the same merges.
-func (s *session) mergeWordWith(word []byte, out []int32, useHeap bool) []int32 {
+func (s *session) mergeWordWith(word string, out []int32, useHeap bool) []int32 {
 	m := s.t.bpe
 	if len(word) == 0 {
 		return out
 	}
 	syms := s.syms[:0]
-	for _, b := range word {
-		syms = append(syms, bpeSym{sym: m.byteSym[b], b: b})
+	for i := 0; i < len(word); i++ {
+		syms = append(syms, bpeSym{sym: m.byteSym[word[i]], b: word[i]})
 	}
 	n := len(syms)
 	for i := 0; i < n; i++ {

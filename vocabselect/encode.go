@@ -175,15 +175,15 @@ func (s *session) encodeBPE(frag string, out []int32) []int32 {
 	s.ends, s.tmp = t.preTok.split(&s.text, s.ends, s.tmp)
 	a := 0
 	for _, b := range s.ends {
-		var word []byte
+		var word string
 		if s.text.exact {
-			word = []byte(frag[s.text.off[a]:s.text.off[b]])
+			word = frag[s.text.off[a]:s.text.off[b]]
 		} else {
 			s.word = s.word[:0]
 			for _, c := range s.text.cps[a:b] {
 				s.word = appendCpt(s.word, c)
 			}
-			word = s.word
+			word = string(s.word)
 		}
 		a = b
 		out = s.bpeWord(word, out)
@@ -193,8 +193,8 @@ func (s *session) encodeBPE(frag string, out []int32) []int32 {
 
 // bpeWord returns the tokens of one pre-tokenized word, from the cache when
 // it was seen before.
-func (s *session) bpeWord(word []byte, out []int32) []int32 {
-	if ids, ok := s.cache[string(word)]; ok {
+func (s *session) bpeWord(word string, out []int32) []int32 {
+	if ids, ok := s.cache[word]; ok {
 		return append(out, ids...)
 	}
 	t := s.t
@@ -203,8 +203,8 @@ func (s *session) bpeWord(word []byte, out []int32) []int32 {
 	if t.ignoreMerges {
 		// llama3-style vocabularies take a whole word that is a token as is.
 		enc := s.enc[:0]
-		for _, b := range word {
-			enc = append(enc, gpt2Bytes[b]...)
+		for i := 0; i < len(word); i++ {
+			enc = append(enc, gpt2Bytes[word[i]]...)
 		}
 		s.enc = enc
 		if id, ok := t.toID[string(enc)]; ok {
@@ -218,6 +218,6 @@ func (s *session) bpeWord(word []byte, out []int32) []int32 {
 	if len(s.cache) >= wordCacheMax {
 		clear(s.cache)
 	}
-	s.cache[string(word)] = append([]int32(nil), out[n:]...)
+	s.cache[strings.Clone(word)] = append([]int32(nil), out[n:]...)
 	return out
 }

@@ -23,6 +23,11 @@ type cpText struct {
 
 // decode fills t from s, reusing its buffers.
 func (t *cpText) decode(s string) {
+	if cap(t.cps) < len(s) {
+		// Sized once for the whole fragment: growing three slices by
+		// appending costs more than the decoding.
+		t.cps, t.fl, t.off = make([]rune, 0, len(s)), make([]uint16, 0, len(s)), make([]int32, 0, len(s)+1)
+	}
 	t.cps, t.fl, t.off = t.cps[:0], t.fl[:0], t.off[:0]
 	t.exact = true
 	tab := flagsTab()
