@@ -226,7 +226,7 @@ func (s *session) mergeHeap(syms []bpeSym) []bpeSym {
 	h := s.heap[:0]
 	push := func(i int32) {
 		if i >= 0 && syms[i].rank != noMerge {
-			h = heapPush(h, heapItem{syms[i].rank, i, syms[i].sym})
+			h = heapPush(h, heapItem{syms[i].rank, i, syms[i].sym}, heapLess)
 		}
 	}
 	for i := range syms {
@@ -234,7 +234,7 @@ func (s *session) mergeHeap(syms []bpeSym) []bpeSym {
 	}
 	for len(h) > 0 {
 		var it heapItem
-		it, h = heapPop(h)
+		it, h = heapPop(h, heapLess)
 		sy := &syms[it.left]
 		// Valid only if the left symbol is alive and unchanged and still has
 		// the same merge with its neighbour (llama.cpp's text comparison).
@@ -253,12 +253,14 @@ func heapLess(a, b heapItem) bool {
 	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
 }
 
-func heapPush(h []heapItem, it heapItem) []heapItem {
+// heapPush and heapPop keep h a binary heap whose first element is the
+// one that pops first (less); both merge loops use them.
+func heapPush[T any](h []T, it T, less func(a, b T) bool) []T {
 	h = append(h, it)
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !heapLess(h[i], h[p]) {
+		if !less(h[i], h[p]) {
 			break
 		}
 		h[i], h[p] = h[p], h[i]
@@ -267,7 +269,7 @@ func heapPush(h []heapItem, it heapItem) []heapItem {
 	return h
 }
 
-func heapPop(h []heapItem) (heapItem, []heapItem) {
+func heapPop[T any](h []T, less func(a, b T) bool) (T, []T) {
 	top := h[0]
 	last := len(h) - 1
 	h[0] = h[last]
@@ -278,10 +280,10 @@ func heapPop(h []heapItem) (heapItem, []heapItem) {
 			break
 		}
 		c := l
-		if r := l + 1; r < len(h) && heapLess(h[r], h[l]) {
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
 			c = r
 		}
-		if !heapLess(h[c], h[i]) {
+		if !less(h[c], h[i]) {
 			break
 		}
 		h[i], h[c] = h[c], h[i]

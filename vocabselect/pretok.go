@@ -89,6 +89,23 @@ func (v *chunkView) add(end int) int {
 	return n
 }
 
+// spaces ends the word at pos, a run of nws whitespace code points:
+// \s+(?!\S) keeps the last one for the next word unless the run ends the
+// chunk, \s+ takes a single one; with nws == 0 (no rule matched) the word
+// is the one code point at pos. It returns the new position.
+func (v *chunkView) spaces(pos, nws int) int {
+	switch {
+	case nws > 1 && v.cpt(pos+nws) != outOfRange:
+		pos += nws - 1
+	case nws > 0:
+		pos += nws
+	default:
+		pos++
+	}
+	v.add(pos)
+	return pos
+}
+
 // contraction matches 's 't 'm 'd 're 've 'll at pos ('\” at pos is given)
 // and returns its length, or 0. With fold, the letters are compared after
 // unicode_tolower (the (?i:...) of the llama3-style regexes).
@@ -169,18 +186,7 @@ func splitGPT2(t *cpText, a, b int, out []int) []int {
 		for v.flags(pos+nws)&flagWhitespace != 0 {
 			nws++
 		}
-		if nws > 1 && v.cpt(pos+nws) != outOfRange {
-			pos += nws - 1
-			v.add(pos)
-			continue
-		}
-		if nws > 0 {
-			pos += nws
-			v.add(pos)
-			continue
-		}
-		pos++
-		v.add(pos)
+		pos = v.spaces(pos, nws)
 	}
 	return v.out
 }
@@ -273,18 +279,7 @@ func splitLlama3(style llama3Style) splitPass {
 				v.add(pos)
 				continue
 			}
-			if nws > 1 && v.cpt(pos+nws) != outOfRange { // \s+(?!\S)
-				pos += nws - 1
-				v.add(pos)
-				continue
-			}
-			if nws > 0 {
-				pos += nws
-				v.add(pos)
-				continue
-			}
-			pos++
-			v.add(pos)
+			pos = v.spaces(pos, nws)
 		}
 		return v.out
 	}

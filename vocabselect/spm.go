@@ -29,41 +29,10 @@ func spmLess(a, b spmBigram) bool { // a pops before b
 	return a.score > b.score || (a.score == b.score && a.left < b.left)
 }
 
-func (st *spmState) push(b spmBigram) {
-	h := append(st.heap, b)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !spmLess(h[i], h[p]) {
-			break
-		}
-		h[i], h[p] = h[p], h[i]
-		i = p
-	}
-	st.heap = h
-}
+func (st *spmState) push(b spmBigram) { st.heap = heapPush(st.heap, b, spmLess) }
 
 func (st *spmState) pop() spmBigram {
-	h := st.heap
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= len(h) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(h) && spmLess(h[r], h[l]) {
-			c = r
-		}
-		if !spmLess(h[c], h[i]) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
+	top, h := heapPop(st.heap, spmLess)
 	st.heap = h
 	return top
 }

@@ -58,6 +58,12 @@ const (
 	attrRstrip      uint16 = 1 << 8
 )
 
+// typeAttrs maps token types to the attribute llama.cpp starts them with.
+var typeAttrs = map[int32]uint16{
+	TypeUnknown: attrUnknown, TypeUnused: attrUnused, TypeNormal: attrNormal,
+	TypeControl: attrControl, TypeUserDefined: attrUserDefined, TypeByte: attrByte,
+}
+
 type vocabKind int
 
 const (
@@ -292,22 +298,7 @@ func (t *Tokenizer) loadTokens(md *gguf.Metadata) error {
 		t.maxLen = max(t.maxLen, len(w))
 		t.attrs[i] = attrNormal
 		if types != nil {
-			switch types[i] {
-			case TypeUnknown:
-				t.attrs[i] = attrUnknown
-			case TypeUnused:
-				t.attrs[i] = attrUnused
-			case TypeNormal:
-				t.attrs[i] = attrNormal
-			case TypeControl:
-				t.attrs[i] = attrControl
-			case TypeUserDefined:
-				t.attrs[i] = attrUserDefined
-			case TypeByte:
-				t.attrs[i] = attrByte
-			default:
-				t.attrs[i] = 0
-			}
+			t.attrs[i] = typeAttrs[types[i]] // an undefined type has no attribute
 		}
 	}
 	return nil
