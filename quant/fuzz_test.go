@@ -13,15 +13,7 @@ import (
 // must never panic. Run with e.g. go test ./quant -fuzz FuzzQuantize
 // -fuzztime 1m; the seed corpus runs with the ordinary tests.
 
-func dequantTypes() []gguf.Type {
-	var ts []gguf.Type
-	for _, t := range gguf.Types() {
-		if CanDequantize(t) {
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}
+func dequantTypes() []gguf.Type { return typesWhere(CanDequantize) }
 
 func FuzzDequantize(f *testing.F) {
 	f.Add(uint8(0), []byte{1, 2, 3, 4, 5, 6, 7, 8})

@@ -328,6 +328,34 @@ func sumQX(weight, xval []float32, L []int8) (sumqx, sumq2 float32) {
 	return sumqx, sumq2
 }
 
+// at returns w[off:], or nil when there are no weights.
+func at(w []float32, off int) []float32 {
+	if w == nil {
+		return nil
+	}
+	return w[off:]
+}
+
+// iqWeights fills the weights of one block as the i-quants compute them:
+// qw * sqrt(sigma2 + x^2) with importance weights, x^2 without.
+func iqWeights(weight, xb, qw []float32, sigma2 float32) {
+	for i := range weight {
+		if qw != nil {
+			weight[i] = qw[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
+		} else {
+			weight[i] = xb[i] * xb[i]
+		}
+	}
+}
+
+// sqrtAll sets dst[i] = sqrt(src[i]): the per-coordinate weights of the
+// neighbour search.
+func sqrtAll(dst, src []float32) {
+	for i := range dst {
+		dst[i] = sqrtf(src[i])
+	}
+}
+
 func superSigma2(x []float32, factor float32) float32 {
 	var sumx2 float32
 	for i := 0; i < qkK; i++ {
@@ -352,11 +380,9 @@ func quantizeIQ2XXS(y []byte, x, qw []float32) error {
 		var maxScale float32
 		sigma2 := superSigma2(x, 1)
 		for ib := 0; ib < 8; ib++ {
-			xb, q := x[32*ib:32*ib+32], qw[32*ib:]
-			for i := 0; i < 32; i++ {
-				weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-				waux[i] = sqrtf(weight[i])
-			}
+			xb := x[32*ib : 32*ib+32]
+			iqWeights(weight[:], xb, qw[32*ib:], sigma2)
+			sqrtAll(waux[:], weight[:])
 			for k := 0; k < 4; k++ {
 				blockSigns[k] = evenSigns(xb[8*k:], weight[8*k:], xval[8*k:])
 			}
@@ -445,180 +471,145 @@ func quantizeIQ2XXS(y []byte, x, qw []float32) error {
 	return nil
 }
 
-// iq2Pair16 runs the search shared by IQ2_XS and IQ2_S on one block of 16
-// (two grid points): 19 trial scales, then a re-fit of the points that had to
-// be snapped to a neighbour. It returns the scale; L holds the levels.
-func iq2Pair16(lt *lattice, weight, xval, waux []float32, L *[16]int8, max float32) (float32, error) {
-	const kMaxQ = 3
-	var Laux [16]int8
-	var onGrid, onGridAux [2]bool
+// latticeSearch is the scale search shared by IQ2_XS and IQ2_S (blocks of
+// 16: two 8-D points, kMaxQ 3) and IQ3_XXS and IQ3_S (blocks of 32: eight
+// 4-D points, kMaxQ 8): 2*nTry+1 trial scales around max/(2*kMaxQ-1), then a
+// re-fit of the points that had to be snapped to a neighbour (of all points
+// with refitAll). The variants also differ in whether points start out
+// counted as on the grid. It returns the scale; L holds the levels.
+func latticeSearch(lt *lattice, weight, xval, waux []float32, L []int8, max float32, kMaxQ, nTry int, step float32, initOnGrid, refitAll bool) (float32, error) {
+	dim := lt.dim
+	ng := len(L) / dim
+	var lauxBuf [32]int8
+	Laux := lauxBuf[:len(L)]
+	var onGrid, onGridAux [8]bool
+	for k := 0; k < ng; k++ {
+		onGrid[k] = initOnGrid
+	}
 	var best float32
-	scale := max / (2*kMaxQ - 1)
-	onGrid = [2]bool{true, true}
-	for is := -9; is <= 9; is++ {
-		id := (2*kMaxQ - 1 + float32(float32(is)*0.1)) / max
+	scale := max / float32(2*kMaxQ-1)
+	for is := -nTry; is <= nTry; is++ {
+		id := (float32(2*kMaxQ-1) + float32(float32(is)*step)) / max
 		thisScale := 1 / id
-		for k := 0; k < 2; k++ {
-			u := levelsFor(Laux[8*k:8*k+8], xval[8*k:], id, kMaxQ, 2)
-			ok, err := snapToGrid(lt, u, Laux[8*k:8*k+8], xval[8*k:], waux[8*k:], thisScale)
+		for k := 0; k < ng; k++ {
+			g := Laux[dim*k : dim*k+dim]
+			u := levelsFor(g, xval[dim*k:], id, kMaxQ, lt.bits)
+			ok, err := snapToGrid(lt, u, g, xval[dim*k:], waux[dim*k:], thisScale)
 			if err != nil {
 				return 0, err
 			}
 			onGridAux[k] = ok
 		}
-		sumqx, sumq2 := sumQX(weight, xval, Laux[:])
+		sumqx, sumq2 := sumQX(weight, xval, Laux)
 		if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
 			scale = sumqx / sumq2
 			best = scale * sumqx
-			*L = Laux
+			copy(L, Laux)
 			onGrid = onGridAux
 		}
 	}
-	if (!onGrid[0] || !onGrid[1]) && scale > 0 {
+	notOnGrid := 0
+	for _, ok := range onGrid[:ng] {
+		if !ok {
+			notOnGrid++
+		}
+	}
+	if notOnGrid > 0 && scale > 0 {
 		id := 1 / scale
-		for k := 0; k < 2; k++ {
-			if onGrid[k] {
+		for k := 0; k < ng; k++ {
+			if onGrid[k] && !refitAll {
 				continue
 			}
-			u := levelsFor(L[8*k:8*k+8], xval[8*k:], id, kMaxQ, 2)
-			if _, err := snapToGrid(lt, u, L[8*k:8*k+8], xval[8*k:], waux[8*k:], scale); err != nil {
+			g := L[dim*k : dim*k+dim]
+			u := levelsFor(g, xval[dim*k:], id, kMaxQ, lt.bits)
+			if _, err := snapToGrid(lt, u, g, xval[dim*k:], waux[dim*k:], scale); err != nil {
 				return 0, err
 			}
 		}
-		if sumqx, sumq2 := sumQX(weight, xval, L[:]); sumq2 > 0 {
+		if sumqx, sumq2 := sumQX(weight, xval, L); sumq2 > 0 {
 			scale = sumqx / sumq2
 		}
 	}
 	return scale, nil
 }
 
+// packScales4 stores 4-bit block scales, two per byte, as IQ2_XS and IQ2_S
+// do: the code l encodes the scale d*(2l+1).
+func packScales4(sc []byte, scales []float32, id float32) {
+	for ib, s := range scales {
+		l := uint8(clampInt(int(nearestInt(0.5*(float32(id*s)-1))), 0, 15))
+		if ib%2 == 0 {
+			sc[ib/2] = l
+		} else {
+			sc[ib/2] |= l << 4
+		}
+	}
+}
+
 // quantizeIQ2XS is quantize_row_iq2_xs_impl (weights required).
-func quantizeIQ2XS(y []byte, x, qw []float32) error {
-	lt := latIQ2XS()
+func quantizeIQ2XS(y []byte, x, qw []float32) error { return quantizeIQ2Pairs(y, x, qw, false) }
+
+// quantizeIQ2S is quantize_row_iq2_s_impl; qw may be nil.
+func quantizeIQ2S(y []byte, x, qw []float32) error { return quantizeIQ2Pairs(y, x, qw, true) }
+
+// quantizeIQ2Pairs is the common body of IQ2_XS and IQ2_S: blocks of 16
+// values as two 8-D lattice points. IQ2_S (isS) differs in its grid, sign
+// coding (8 stored bits instead of 7 plus parity), variance factor, default
+// weights, layout and scale fudge factor, and in keeping the levels of a
+// super-block whose scales are all zero.
+func quantizeIQ2Pairs(y []byte, x, qw []float32, isS bool) error {
+	lt, blockBytes, scOff := latIQ2XS(), 74, 66
+	fudge, eps, sigmaFactor := float32(1), groupMaxEps, float32(1)
+	if isS {
+		lt, blockBytes, scOff = latIQ2S(), 82, 74
+		fudge, eps, sigmaFactor = 0.9875, groupMaxEpsIQ2S, 2
+	}
 	var scales [16]float32
 	var weight, xval, waux [16]float32
 	var L [16]int8
-	var q2 [32]uint16
 	for len(x) > 0 {
-		b := y[:74]
-		putF16(b, 0)
-		q2 = [32]uint16{}
+		b := y[:blockBytes]
+		clear(b)
 		var maxScale float32
-		sigma2 := superSigma2(x, 1)
+		sigma2 := superSigma2(x, sigmaFactor)
 		for ib := 0; ib < 16; ib++ {
-			xb, q := x[16*ib:16*ib+16], qw[16*ib:]
-			for i := 0; i < 16; i++ {
-				weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-				waux[i] = sqrtf(weight[i])
+			xb := x[16*ib : 16*ib+16]
+			iqWeights(weight[:], xb, at(qw, 16*ib), sigma2)
+			if qw == nil { // IQ2_S's own default: x^2 plus a quarter of the variance
+				for i := 0; i < 16; i++ {
+					weight[i] = float32(0.25*sigma2) + float32(xb[i]*xb[i])
+				}
 			}
+			sqrtAll(waux[:], weight[:])
 			var blockSigns [2]uint8
 			for k := 0; k < 2; k++ {
-				blockSigns[k] = evenSigns(xb[8*k:], weight[8*k:], xval[8*k:])
+				if isS {
+					blockSigns[k] = allSigns(xb[8*k:], xval[8*k:])
+				} else {
+					blockSigns[k] = evenSigns(xb[8*k:], weight[8*k:], xval[8*k:])
+				}
 			}
 			max := xval[0]
 			for i := 1; i < 16; i++ {
 				max = maxC(max, xval[i])
 			}
 			L = [16]int8{}
-			if max < groupMaxEps {
+			if max < eps {
 				scales[ib] = 0
 				continue
 			}
-			scale, err := iq2Pair16(lt, weight[:], xval[:], waux[:], &L, max)
+			scale, err := latticeSearch(lt, weight[:], xval[:], waux[:], L[:], max, 3, 9, 0.1, true, false)
 			if err != nil {
 				return err
 			}
 			if scale < 0 {
 				scale = -scale
 				for k := range blockSigns {
-					blockSigns[k] = ^blockSigns[k] & 127
+					blockSigns[k] = ^blockSigns[k]
+					if !isS {
+						blockSigns[k] &= 127
+					}
 				}
-			}
-			for k := 0; k < 2; k++ {
-				gi, err := gridIndexOf(lt, L[8*k:8*k+8])
-				if err != nil {
-					return err
-				}
-				q2[2*ib+k] = uint16(gi) | uint16(blockSigns[k])<<9
-			}
-			scales[ib] = scale
-			maxScale = maxC(maxScale, scale)
-		}
-		sc := b[66:74]
-		for i := range sc {
-			sc[i] = 0
-		}
-		if maxScale != 0 {
-			d := maxScale / 31
-			putF16(b, d)
-			id := 1 / d
-			for ib := 0; ib < 16; ib++ {
-				l := uint8(clampInt(int(nearestInt(0.5*(float32(id*scales[ib])-1))), 0, 15))
-				if ib%2 == 0 {
-					sc[ib/2] = l
-				} else {
-					sc[ib/2] |= l << 4
-				}
-			}
-		} else {
-			q2 = [32]uint16{}
-		}
-		for i, v := range q2 {
-			le.PutUint16(b[2+2*i:], v)
-		}
-		y, x, qw = y[74:], x[qkK:], qw[qkK:]
-	}
-	return nil
-}
-
-// quantizeIQ2S is quantize_row_iq2_s_impl; qw may be nil.
-func quantizeIQ2S(y []byte, x, qw []float32) error {
-	lt := latIQ2S()
-	var scales [16]float32
-	var weight, xval, waux [16]float32
-	var L [16]int8
-	for len(x) > 0 {
-		b := y[:82]
-		for i := range b {
-			b[i] = 0
-		}
-		var maxScale float32
-		sigma2 := superSigma2(x, 2)
-		for ib := 0; ib < 16; ib++ {
-			xb := x[16*ib : 16*ib+16]
-			if qw != nil {
-				q := qw[16*ib:]
-				for i := 0; i < 16; i++ {
-					weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-				}
-			} else {
-				for i := 0; i < 16; i++ {
-					weight[i] = float32(0.25*sigma2) + float32(xb[i]*xb[i])
-				}
-			}
-			for i := 0; i < 16; i++ {
-				waux[i] = sqrtf(weight[i])
-			}
-			var blockSigns [2]uint8
-			for k := 0; k < 2; k++ {
-				blockSigns[k] = allSigns(xb[8*k:], xval[8*k:])
-			}
-			max := xval[0]
-			for i := 1; i < 16; i++ {
-				max = maxC(max, xval[i])
-			}
-			L = [16]int8{}
-			if max < groupMaxEpsIQ2S {
-				scales[ib] = 0
-				continue
-			}
-			scale, err := iq2Pair16(lt, weight[:], xval[:], waux[:], &L, max)
-			if err != nil {
-				return err
-			}
-			if scale < 0 {
-				scale = -scale
-				blockSigns[0], blockSigns[1] = ^blockSigns[0], ^blockSigns[1]
 			}
 			for k := 0; k < 2; k++ {
 				gi, err := gridIndexOf(lt, L[8*k:8*k+8])
@@ -626,88 +617,30 @@ func quantizeIQ2S(y []byte, x, qw []float32) error {
 					return err
 				}
 				i8 := 2*ib + k
-				b[2+i8] = uint8(gi)
-				b[66+i8/4] |= uint8((gi >> 8) << (2 * (i8 % 4)))
-				b[2+32+i8] = blockSigns[k]
+				if isS {
+					b[2+i8] = uint8(gi)
+					b[66+i8/4] |= uint8((gi >> 8) << (2 * (i8 % 4)))
+					b[2+32+i8] = blockSigns[k]
+				} else {
+					le.PutUint16(b[2+2*i8:], uint16(gi)|uint16(blockSigns[k])<<9)
+				}
 			}
 			scales[ib] = scale
 			maxScale = maxC(maxScale, scale)
 		}
 		if maxScale != 0 {
 			d := maxScale / 31
-			putF16(b, d*0.9875)
-			id := 1 / d
-			sc := b[74:82]
-			for ib := 0; ib < 16; ib++ {
-				l := uint8(clampInt(int(nearestInt(0.5*(float32(id*scales[ib])-1))), 0, 15))
-				if ib%2 == 0 {
-					sc[ib/2] = l
-				} else {
-					sc[ib/2] |= l << 4
-				}
-			}
+			putF16(b, d*fudge)
+			packScales4(b[scOff:scOff+8], scales[:], 1/d)
+		} else if !isS {
+			clear(b[2:66])
 		}
-		y, x = y[82:], x[qkK:]
+		y, x = y[blockBytes:], x[qkK:]
 		if qw != nil {
 			qw = qw[qkK:]
 		}
 	}
 	return nil
-}
-
-// iq3Block32 is the search shared by IQ3_XXS and IQ3_S for one block of 32
-// (eight 4-D grid points). The two differ in the number of trial scales, the
-// initial on-grid flags and whether already-on-grid points are re-fitted.
-func iq3Block32(lt *lattice, weight, xval, waux []float32, L *[32]int8, max float32, nTry int, step float32, initOnGrid, refitAll bool) (float32, error) {
-	const kMaxQ = 8
-	var Laux [32]int8
-	var onGrid, onGridAux [8]bool
-	for k := range onGrid {
-		onGrid[k] = initOnGrid
-	}
-	var best float32
-	scale := max / (2*kMaxQ - 1)
-	for is := -nTry; is <= nTry; is++ {
-		id := (2*kMaxQ - 1 + float32(float32(is)*step)) / max
-		thisScale := 1 / id
-		for k := 0; k < 8; k++ {
-			u := levelsFor(Laux[4*k:4*k+4], xval[4*k:], id, kMaxQ, 3)
-			ok, err := snapToGrid(lt, u, Laux[4*k:4*k+4], xval[4*k:], waux[4*k:], thisScale)
-			if err != nil {
-				return 0, err
-			}
-			onGridAux[k] = ok
-		}
-		sumqx, sumq2 := sumQX(weight, xval, Laux[:])
-		if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
-			scale = sumqx / sumq2
-			best = scale * sumqx
-			*L = Laux
-			onGrid = onGridAux
-		}
-	}
-	notOnGrid := 0
-	for _, ok := range onGrid {
-		if !ok {
-			notOnGrid++
-		}
-	}
-	if notOnGrid > 0 && scale > 0 {
-		id := 1 / scale
-		for k := 0; k < 8; k++ {
-			if onGrid[k] && !refitAll {
-				continue
-			}
-			u := levelsFor(L[4*k:4*k+4], xval[4*k:], id, kMaxQ, 3)
-			if _, err := snapToGrid(lt, u, L[4*k:4*k+4], xval[4*k:], waux[4*k:], scale); err != nil {
-				return 0, err
-			}
-		}
-		if sumqx, sumq2 := sumQX(weight, xval, L[:]); sumq2 > 0 {
-			scale = sumqx / sumq2
-		}
-	}
-	return scale, nil
 }
 
 // quantizeIQ3XXS is quantize_row_iq3_xxs_impl with the 256-point grid; qw
@@ -728,19 +661,8 @@ func quantizeIQ3XXS(y []byte, x, qw []float32) error {
 		var scalesAndSigns [8]uint32
 		for ib := 0; ib < 8; ib++ {
 			xb := x[32*ib : 32*ib+32]
-			if qw != nil {
-				q := qw[32*ib:]
-				for i := 0; i < 32; i++ {
-					weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-				}
-			} else {
-				for i := 0; i < 32; i++ {
-					weight[i] = xb[i] * xb[i]
-				}
-			}
-			for i := 0; i < 32; i++ {
-				waux[i] = sqrtf(weight[i])
-			}
+			iqWeights(weight[:], xb, at(qw, 32*ib), sigma2)
+			sqrtAll(waux[:], weight[:])
 			var blockSigns [4]uint8
 			for k := 0; k < 4; k++ {
 				blockSigns[k] = evenSigns(xb[8*k:], weight[8*k:], xval[8*k:])
@@ -754,7 +676,7 @@ func quantizeIQ3XXS(y []byte, x, qw []float32) error {
 				scales[ib] = 0
 				continue
 			}
-			scale, err := iq3Block32(lt, weight[:], xval[:], waux[:], &L, max, 15, 0.2, true, false)
+			scale, err := latticeSearch(lt, weight[:], xval[:], waux[:], L[:], max, 8, 15, 0.2, true, false)
 			if err != nil {
 				return err
 			}
@@ -815,19 +737,8 @@ func quantizeIQ3S(y []byte, x, qw []float32) error {
 		sigma2 := superSigma2(x, 2)
 		for ib := 0; ib < 8; ib++ {
 			xb := x[32*ib : 32*ib+32]
-			if qw != nil {
-				q := qw[32*ib:]
-				for i := 0; i < 32; i++ {
-					weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-				}
-			} else {
-				for i := 0; i < 32; i++ {
-					weight[i] = xb[i] * xb[i]
-				}
-			}
-			for i := 0; i < 32; i++ {
-				waux[i] = sqrtf(weight[i])
-			}
+			iqWeights(weight[:], xb, at(qw, 32*ib), sigma2)
+			sqrtAll(waux[:], weight[:])
 			var blockSigns [4]uint8
 			for k := 0; k < 4; k++ {
 				blockSigns[k] = allSigns(xb[8*k:], xval[8*k:])
@@ -841,7 +752,7 @@ func quantizeIQ3S(y []byte, x, qw []float32) error {
 				scales[ib] = 0
 				continue
 			}
-			scale, err := iq3Block32(lt, weight[:], xval[:], waux[:], &L, max, 9, 0.2, false, true)
+			scale, err := latticeSearch(lt, weight[:], xval[:], waux[:], L[:], max, 8, 9, 0.2, false, true)
 			if err != nil {
 				return err
 			}
@@ -948,10 +859,8 @@ func quantizeIQ1S(y []byte, x, qw []float32) error {
 		var maxScale float32
 		sigma2 := superSigma2(x, 2)
 		for ib := 0; ib < 8; ib++ {
-			xb, q := x[32*ib:32*ib+32], qw[32*ib:]
-			for i := 0; i < 32; i++ {
-				w32[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-			}
+			xb := x[32*ib : 32*ib+32]
+			iqWeights(w32[:], xb, qw[32*ib:], sigma2)
 			max := abs32(xb[0])
 			for i := 1; i < 32; i++ {
 				max = maxC(max, abs32(xb[i]))
@@ -1087,18 +996,6 @@ func quantizeIQ1M(y []byte, x, qw []float32) error {
 		}
 		return &xm
 	}
-	setWeights := func(xb []float32, ib int, sigma2 float32) {
-		if qw != nil {
-			q := qw[16*ib:]
-			for i := 0; i < 16; i++ {
-				weight[i] = q[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
-			}
-		} else {
-			for i := 0; i < 16; i++ {
-				weight[i] = xb[i] * xb[i]
-			}
-		}
-	}
 	for len(x) > 0 {
 		b := y[:56]
 		for i := range b {
@@ -1109,7 +1006,7 @@ func quantizeIQ1M(y []byte, x, qw []float32) error {
 		sigma2 := superSigma2(x, 2)
 		for ib := 0; ib < 16; ib++ {
 			xb := x[16*ib : 16*ib+16]
-			setWeights(xb, ib, sigma2)
+			iqWeights(weight[:], xb, at(qw, 16*ib), sigma2)
 			max := abs32(xb[0])
 			for i := 1; i < 16; i++ {
 				max = maxC(max, abs32(xb[i]))
@@ -1220,7 +1117,7 @@ func quantizeIQ1M(y []byte, x, qw []float32) error {
 				sc[ib/4] |= uint16(l << (3 * (ib % 4)))
 				qh[ib] |= masks[shifts[ib]]
 				xb := x[16*ib : 16*ib+16]
-				setWeights(xb, ib, sigma2)
+				iqWeights(weight[:], xb, at(qw, 16*ib), sigma2)
 				for k := 0; k < 2; k++ {
 					xx := codebook(shifts[ib], k)
 					pg := lt.point(int(qs[2*ib+k]) + (int(qh[ib])<<(8-4*k))&0x700)

@@ -22,16 +22,9 @@ const groupMaxEps = float32(1e-15)
 // least-squares search over 18 candidate scales.
 func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
 	x, L = x[:n], L[:n]
-	var max, amax float32
-	for i := 0; i < n; i++ {
-		if ax := abs32(x[i]); ax > amax {
-			amax, max = ax, x[i]
-		}
-	}
+	amax, max := absMaxSigned(x[:n])
 	if amax < groupMaxEps {
-		for i := 0; i < n; i++ {
-			L[i] = 0
-		}
+		clear(L[:n])
 		return 0
 	}
 	fnmax := float32(nmax)
@@ -110,21 +103,23 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32
 	return scale
 }
 
+// sum32 adds up v in order, in float32.
+func sum32(v []float32) float32 {
+	var s float32
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
 func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
 
 // makeQ3Quants is ggml's make_q3_quants (Q3_K's reference search): weights
 // x^2 and up to five rounds of coordinate descent on the levels.
 func makeQ3Quants(n, nmax int, x []float32, L []int8) float32 {
-	var max, amax float32
-	for i := 0; i < n; i++ {
-		if ax := abs32(x[i]); ax > amax {
-			amax, max = ax, x[i]
-		}
-	}
+	amax, max := absMaxSigned(x[:n])
 	if amax < groupMaxEps {
-		for i := 0; i < n; i++ {
-			L[i] = 0
-		}
+		clear(L[:n])
 		return 0
 	}
 	iscale := -float32(nmax) / max
@@ -171,98 +166,17 @@ func makeQ3Quants(n, nmax int, x []float32, L []int8) float32 {
 	return 0
 }
 
-// makeQkx2Quants is ggml's make_qkx2_quants: an asymmetric (scale, min) fit
-// for levels 0..nmax, searching nstep+1 candidate scales. It returns the
-// scale and the negated min, as ggml stores it.
-func makeQkx2Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
-	x, weights, L, Laux = x[:n], weights[:n], L[:n], Laux[:n] // one bounds check here, none in the loops
-	min, max := x[0], x[0]
-	sumW := weights[0]
-	sumX := sumW * x[0]
-	for i := 1; i < n; i++ {
-		if x[i] < min {
-			min = x[i]
-		}
-		if x[i] > max {
-			max = x[i]
-		}
-		w := weights[i]
-		sumW += w
-		sumX += float32(w * x[i])
-	}
-	if min > 0 {
-		min = 0
-	}
-	if max == min {
-		for i := 0; i < n; i++ {
-			L[i] = 0
-		}
-		return 0, -min
-	}
-	fnmax := float32(nmax)
-	iscale := fnmax / (max - min)
-	scale = 1 / iscale
-	var bestError float32
-	for i := 0; i < n; i++ {
-		l := nearestInt(iscale * (x[i] - min))
-		L[i] = uint8(max32i(0, min32i(int32(nmax), l)))
-		diff := float32(scale*float32(L[i])) + min - x[i]
-		if useMad {
-			diff = abs32(diff)
-		} else {
-			diff *= diff
-		}
-		bestError += float32(weights[i] * diff)
-	}
-	if nstep < 1 {
-		return scale, -min
-	}
-	for is := 0; is <= nstep; is++ {
-		iscale = (rmin + float32(rdelta*float32(is)) + fnmax) / (max - min)
-		var sumL, sumL2, sumXL float32
-		for i := 0; i < n; i++ {
-			l := max32i(0, min32i(int32(nmax), nearestInt(iscale*(x[i]-min))))
-			Laux[i] = uint8(l)
-			w := weights[i]
-			fl := float32(l)
-			sumL += float32(w * fl)
-			sumL2 += float32(w * fl * fl)
-			sumXL += float32(w * fl * x[i])
-		}
-		D := float32(sumW*sumL2) - float32(sumL*sumL)
-		if D > 0 {
-			thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / D
-			thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
-			if thisMin > 0 {
-				thisMin = 0
-				thisScale = sumXL / sumL2
-			}
-			var curError float32
-			for i := 0; i < n; i++ {
-				diff := float32(thisScale*float32(Laux[i])) + thisMin - x[i]
-				if useMad {
-					diff = abs32(diff)
-				} else {
-					diff *= diff
-				}
-				curError += float32(weights[i] * diff)
-			}
-			if curError < bestError {
-				copy(L[:n], Laux[:n])
-				bestError = curError
-				scale, min = thisScale, thisMin
-			}
-		}
-	}
-	return scale, -min
-}
-
 func max32i(a, b int32) int32 { return max(a, b) }
 func min32i(a, b int32) int32 { return min(a, b) }
 
-// makeQkx3Quants is ggml's make_qkx3_quants, the weighted variant used with
-// an importance matrix; nil weights mean x^2.
-func makeQkx3Quants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
+// makeQkxQuants is ggml's make_qkx2_quants and make_qkx3_quants: an
+// asymmetric (scale, min) fit for levels 0..nmax, searching nstep+1
+// candidate scales, weighted by weights (nil means x^2, which only the
+// make_qkx3_quants form allows). The two C functions differ only in that
+// default and in testing max == min versus max <= min, which agree for every
+// input (max < min cannot happen). It returns the scale and the negated
+// min, as ggml stores it.
+func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
 	x, L, Laux = x[:n], L[:n], Laux[:n]
 	// nil weights mean x^2; computed once (n is at most 32 in ggml's callers).
 	var wbuf [32]float32
@@ -485,7 +399,7 @@ func quantizeQ2KRef(y []byte, x []float32) {
 			for l := 0; l < 16; l++ {
 				weights[l] = abs32(x[16*j+l])
 			}
-			scales[j], mins[j] = makeQkx2Quants(16, 3, x[16*j:], weights[:], L[16*j:], Laux[:], -0.5, 0.1, 15, true)
+			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weights[:], L[16*j:], Laux[:], -0.5, 0.1, 15, true)
 			if scales[j] > maxScale {
 				maxScale = scales[j]
 			}
@@ -543,21 +457,11 @@ func quantizeQ2KImat(y []byte, x, qw []float32) {
 	var Ls, Lm [16]uint8
 	for len(x) > 0 {
 		b := y[:84]
-		var sumx2 float32
-		for j := 0; j < qkK; j++ {
-			sumx2 += float32(x[j] * x[j])
-		}
-		sigma2 := sumx2 / qkK
+		sigma2 := superSigma2(x, 1)
 		for j := 0; j < 16; j++ {
-			q := qw[16*j:]
-			sw[j] = 0
-			for l := 0; l < 16; l++ {
-				weight[l] = q[l] * sqrtf(sigma2+float32(x[16*j+l]*x[16*j+l]))
-			}
-			for l := 0; l < 16; l++ {
-				sw[j] += weight[l]
-			}
-			scales[j], mins[j] = makeQkx3Quants(16, 3, x[16*j:], weight[:], L[16*j:], Laux[:], -0.9, 0.05, 36, false)
+			iqWeights(weight[:], x[16*j:], qw[16*j:], sigma2)
+			sw[j] = sum32(weight[:])
+			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weight[:], L[16*j:], Laux[:], -0.9, 0.05, 36, false)
 		}
 		dm := makeQpQuants(16, 15, scales[:], Ls[:], sw[:])
 		mm := makeQpQuants(16, 15, mins[:], Lm[:], sw[:])
@@ -690,21 +594,10 @@ func quantizeQ3KImat(y []byte, x, qw []float32) {
 	var Ls [16]int8
 	for len(x) > 0 {
 		b := y[:110]
-		var sumx2 float32
-		for j := 0; j < qkK; j++ {
-			sumx2 += float32(x[j] * x[j])
-		}
-		sigma2 := 2 * sumx2 / qkK
+		sigma2 := superSigma2(x, 2)
 		for j := 0; j < 16; j++ {
-			q := qw[16*j:]
-			for l := 0; l < 16; l++ {
-				weight[l] = q[l] * sqrtf(sigma2+float32(x[16*j+l]*x[16*j+l]))
-			}
-			var sumw float32
-			for l := 0; l < 16; l++ {
-				sumw += weight[l]
-			}
-			sw[j] = sumw
+			iqWeights(weight[:], x[16*j:], qw[16*j:], sigma2)
+			sw[j] = sum32(weight[:])
 			scales[j] = makeQxQuants(16, 4, x[16*j:], L[16*j:], 1, weight[:])
 		}
 		s := b[96:108]
@@ -815,27 +708,33 @@ func refWeightsK4(weights []float32, xg []float32) {
 	}
 }
 
-func quantizeQ4KRef(y []byte, x []float32) {
-	var L [qkK]uint8
+// kRefFits is the part of the Q4_K and Q5_K reference quantizers before
+// packing: a (scale, min) fit per 32-group, their 6-bit codes, and the levels
+// 0..nmax recomputed from the stored scales.
+func kRefFits(b []byte, x []float32, L []uint8, nmax int, rmin float32, nstep int) {
 	var Laux [32]uint8
 	var weights [32]float32
 	var mins, scales [8]float32
-	for len(x) > 0 {
-		b := y[:144]
-		var maxScale, maxMin float32
-		for j := 0; j < 8; j++ {
-			refWeightsK4(weights[:], x[32*j:])
-			scales[j], mins[j] = makeQkx2Quants(32, 15, x[32*j:], weights[:], L[32*j:], Laux[:], -1, 0.1, 20, false)
-			if scales[j] > maxScale {
-				maxScale = scales[j]
-			}
-			if mins[j] > maxMin {
-				maxMin = mins[j]
-			}
+	var maxScale, maxMin float32
+	for j := 0; j < 8; j++ {
+		refWeightsK4(weights[:], x[32*j:])
+		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], Laux[:], rmin, 0.1, nstep, false)
+		if scales[j] > maxScale {
+			maxScale = scales[j]
 		}
-		kScalesRef(b, &scales, &mins, maxScale, maxMin)
-		requantizeK4(b, x, L[:], 15)
-		packQ4K(b[16:144], L[:])
+		if mins[j] > maxMin {
+			maxMin = mins[j]
+		}
+	}
+	kScalesRef(b, &scales, &mins, maxScale, maxMin)
+	requantizeK4(b, x, L, int32(nmax))
+}
+
+func quantizeQ4KRef(y []byte, x []float32) {
+	var L [qkK]uint8
+	for len(x) > 0 {
+		kRefFits(y[:144], x, L[:], 15, -1, 20)
+		packQ4K(y[16:144], L[:])
 		y, x = y[144:], x[qkK:]
 	}
 }
@@ -857,22 +756,11 @@ func kImatFits(b []byte, x, qw []float32, L []uint8, nmax int, capCodes bool) {
 	var weights [32]float32
 	var mins, scales, sw [8]float32
 	var ls, lm [8]uint8
-	var sumx2 float32
-	for l := 0; l < qkK; l++ {
-		sumx2 += float32(x[l] * x[l])
-	}
-	sigma2 := 2 * sumx2 / qkK
+	sigma2 := superSigma2(x, 2)
 	for j := 0; j < 8; j++ {
-		q := qw[32*j:]
-		for l := 0; l < 32; l++ {
-			weights[l] = q[l] * sqrtf(sigma2+float32(x[32*j+l]*x[32*j+l]))
-		}
-		var sumw float32
-		for l := 0; l < 32; l++ {
-			sumw += weights[l]
-		}
-		sw[j] = sumw
-		scales[j], mins[j] = makeQkx3Quants(32, nmax, x[32*j:], weights[:], L[32*j:], Laux[:], -0.9, 0.05, 36, false)
+		iqWeights(weights[:], x[32*j:], qw[32*j:], sigma2)
+		sw[j] = sum32(weights[:])
+		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], Laux[:], -0.9, 0.05, 36, false)
 	}
 	dBlock := makeQpQuants(8, 63, scales[:], ls[:], sw[:])
 	mBlock := makeQpQuants(8, 63, mins[:], lm[:], sw[:])
@@ -920,25 +808,9 @@ func dequantizeQ4K(y []float32, x []byte) {
 
 func quantizeQ5KRef(y []byte, x []float32) {
 	var L [qkK]uint8
-	var Laux [32]uint8
-	var weights [32]float32
-	var mins, scales [8]float32
 	for len(x) > 0 {
-		b := y[:176]
-		var maxScale, maxMin float32
-		for j := 0; j < 8; j++ {
-			refWeightsK4(weights[:], x[32*j:])
-			scales[j], mins[j] = makeQkx2Quants(32, 31, x[32*j:], weights[:], L[32*j:], Laux[:], -0.5, 0.1, 15, false)
-			if scales[j] > maxScale {
-				maxScale = scales[j]
-			}
-			if mins[j] > maxMin {
-				maxMin = mins[j]
-			}
-		}
-		kScalesRef(b, &scales, &mins, maxScale, maxMin)
-		requantizeK4(b, x, L[:], 31)
-		packQ5K(b, L[:])
+		kRefFits(y[:176], x, L[:], 31, -0.5, 15)
+		packQ5K(y[:176], L[:])
 		y, x = y[176:], x[qkK:]
 	}
 }

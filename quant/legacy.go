@@ -25,39 +25,73 @@ func absMaxSigned(x []float32) (amax, max float32) {
 	return amax, max
 }
 
-func minMax(x []float32) (min, max float32) {
-	min, max = math.MaxFloat32, -math.MaxFloat32
-	for _, v := range x {
-		if v < min {
-			min = v
+// minScale stores the scale (max-min)/nmax and the min of a Q4_1/Q5_1
+// block at b and returns the min and the inverse scale (0 if constant).
+func minScale(b []byte, xb []float32, nmax float32) (lo, id float32) {
+	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
+	for _, v := range xb {
+		if v < lo {
+			lo = v
 		}
-		if v > max {
-			max = v
+		if v > hi {
+			hi = v
 		}
 	}
-	return min, max
+	d := (hi - lo) / nmax
+	if d != 0 {
+		id = 1 / d
+	}
+	putF16(b, d)
+	putF16(b[2:], lo)
+	return lo, id
 }
 
-func quantizeQ4_0Ref(y []byte, x []float32) {
+// packLegacy stores 32 levels of a Q4_x (bits 4: nibbles, element j low
+// and j+16 high, unmasked like ggml) or Q5_x block (bits 5: 32 high bits
+// first, then the masked nibbles) at b.
+func packLegacy(b []byte, L *[32]uint8, bits int) {
+	if bits == 4 {
+		for j := 0; j < 16; j++ {
+			b[j] = L[j] | L[j+16]<<4
+		}
+		return
+	}
+	var qh uint32
+	for j := 0; j < 16; j++ {
+		xi0, xi1 := L[j], L[j+16]
+		b[4+j] = xi0&0xf | (xi1&0xf)<<4
+		qh |= uint32(xi0&0x10) >> 4 << j
+		qh |= uint32(xi1&0x10) >> 4 << (j + 16)
+	}
+	le.PutUint32(b, qh)
+}
+
+// quantizeSymRef is quantize_row_q4_0_ref (bits 4) and quantize_row_q5_0_ref
+// (bits 5): d = max/-2^(bits-1), levels trunc(x/d + 2^(bits-1) + 0.5)
+// capped at 2^bits-1.
+func quantizeSymRef(y []byte, x []float32, bits int) {
+	half := float32(int(1) << (bits - 1))
+	top := int8(1<<bits - 1)
+	blockBytes := 2 + 16 + 4*(bits-4)
+	var L [32]uint8
 	for len(x) > 0 {
-		b, xb := y[:18], x[:32]
+		b, xb := y[:blockBytes], x[:32]
 		_, max := absMaxSigned(xb)
-		d := max / -8
+		d := max / -half
 		var id float32
 		if d != 0 {
 			id = 1 / d
 		}
 		putF16(b, d)
-		for j := 0; j < 16; j++ {
-			x0 := float32(xb[j] * id)
-			x1 := float32(xb[16+j] * id)
-			xi0 := min(15, int8(cvtt32(x0+8.5)))
-			xi1 := min(15, int8(cvtt32(x1+8.5)))
-			b[2+j] = uint8(xi0) | uint8(xi1)<<4
+		for j, v := range xb {
+			L[j] = uint8(min(top, int8(cvtt32(float32(v*id)+(half+0.5)))))
 		}
-		y, x = y[18:], x[32:]
+		packLegacy(b[2:], &L, bits)
+		y, x = y[blockBytes:], x[32:]
 	}
 }
+
+func quantizeQ4_0Ref(y []byte, x []float32) { quantizeSymRef(y, x, 4) }
 
 func dequantizeQ4_0(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -70,27 +104,30 @@ func dequantizeQ4_0(y []float32, x []byte) {
 	}
 }
 
-func quantizeQ4_1Ref(y []byte, x []float32) {
+// quantizeMinRef is quantize_row_q4_1_ref (bits 4) and
+// quantize_row_q5_1_ref (bits 5): d = (max-min)/(2^bits-1), levels
+// trunc((x-min)/d + 0.5), Q4_1 capping at 15 as ggml does.
+func quantizeMinRef(y []byte, x []float32, bits int) {
+	nmax := 1<<bits - 1
+	blockBytes := 4 + 16 + 4*(bits-4)
+	var L [32]uint8
 	for len(x) > 0 {
-		b, xb := y[:20], x[:32]
-		lo, hi := minMax(xb)
-		d := (hi - lo) / 15
-		var id float32
-		if d != 0 {
-			id = 1 / d
+		b, xb := y[:blockBytes], x[:32]
+		lo, id := minScale(b, xb, float32(nmax))
+		for j, v := range xb {
+			xi := cvtt32(float32((v-lo)*id) + 0.5)
+			if bits == 4 {
+				L[j] = uint8(min(15, int8(xi)))
+			} else {
+				L[j] = uint8(xi)
+			}
 		}
-		putF16(b, d)
-		putF16(b[2:], lo)
-		for j := 0; j < 16; j++ {
-			x0 := float32((xb[j] - lo) * id)
-			x1 := float32((xb[16+j] - lo) * id)
-			xi0 := uint8(min(15, int8(cvtt32(x0+0.5))))
-			xi1 := uint8(min(15, int8(cvtt32(x1+0.5))))
-			b[4+j] = xi0 | xi1<<4
-		}
-		y, x = y[20:], x[32:]
+		packLegacy(b[4:], &L, bits)
+		y, x = y[blockBytes:], x[32:]
 	}
 }
+
+func quantizeQ4_1Ref(y []byte, x []float32) { quantizeMinRef(y, x, 4) }
 
 func dequantizeQ4_1(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -103,28 +140,7 @@ func dequantizeQ4_1(y []float32, x []byte) {
 	}
 }
 
-func quantizeQ5_0Ref(y []byte, x []float32) {
-	for len(x) > 0 {
-		b, xb := y[:22], x[:32]
-		_, max := absMaxSigned(xb)
-		d := max / -16
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b, d)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			xi0 := uint8(min(31, int8(cvtt32(float32(xb[j]*id)+16.5))))
-			xi1 := uint8(min(31, int8(cvtt32(float32(xb[16+j]*id)+16.5))))
-			b[6+j] = xi0&0xf | (xi1&0xf)<<4
-			qh |= uint32(xi0&0x10) >> 4 << j
-			qh |= uint32(xi1&0x10) >> 4 << (j + 16)
-		}
-		le.PutUint32(b[2:], qh)
-		y, x = y[22:], x[32:]
-	}
-}
+func quantizeQ5_0Ref(y []byte, x []float32) { quantizeSymRef(y, x, 5) }
 
 func dequantizeQ5_0(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -140,29 +156,7 @@ func dequantizeQ5_0(y []float32, x []byte) {
 	}
 }
 
-func quantizeQ5_1Ref(y []byte, x []float32) {
-	for len(x) > 0 {
-		b, xb := y[:24], x[:32]
-		lo, hi := minMax(xb)
-		d := (hi - lo) / 31
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b, d)
-		putF16(b[2:], lo)
-		var qh uint32
-		for j := 0; j < 16; j++ {
-			xi0 := uint8(cvtt32(float32((xb[j]-lo)*id) + 0.5))
-			xi1 := uint8(cvtt32(float32((xb[16+j]-lo)*id) + 0.5))
-			b[8+j] = xi0&0xf | (xi1&0xf)<<4
-			qh |= uint32(xi0&0x10) >> 4 << j
-			qh |= uint32(xi1&0x10) >> 4 << (j + 16)
-		}
-		le.PutUint32(b[4:], qh)
-		y, x = y[24:], x[32:]
-	}
-}
+func quantizeQ5_1Ref(y []byte, x []float32) { quantizeMinRef(y, x, 5) }
 
 func dequantizeQ5_1(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -178,19 +172,25 @@ func dequantizeQ5_1(y []float32, x []byte) {
 	}
 }
 
+// q8Scale stores the scale max|x|/127 of a Q8_0/Q8_1 block at b and
+// returns it with its inverse (0 for an all-zero block).
+func q8Scale(b []byte, xb []float32) (d, id float32) {
+	var amax float32
+	for _, v := range xb {
+		amax = maxC(amax, abs32(v))
+	}
+	d = amax / 127
+	if d != 0 {
+		id = 1 / d
+	}
+	putF16(b, d)
+	return d, id
+}
+
 func quantizeQ8_0Ref(y []byte, x []float32) {
 	for len(x) > 0 {
 		b, xb := y[:34], x[:32]
-		var amax float32
-		for _, v := range xb {
-			amax = maxC(amax, abs32(v))
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b, d)
+		_, id := q8Scale(b, xb)
 		for j, v := range xb {
 			b[2+j] = uint8(cvtt32(roundf(v * id)))
 		}
@@ -228,16 +228,7 @@ func dequantizeQ8_0(y []float32, x []byte) {
 func quantizeQ8_1Ref(y []byte, x []float32) {
 	for len(x) > 0 {
 		b, xb := y[:36], x[:32]
-		var amax float32
-		for _, v := range xb {
-			amax = maxC(amax, abs32(v))
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b, d)
+		d, id := q8Scale(b, xb)
 		sum := 0
 		for j := 0; j < 16; j++ {
 			q0 := int8(cvtt32(roundf(xb[j] * id)))
@@ -332,87 +323,46 @@ func rowSigma2(x []float32) float32 {
 	return s / float32(len(x))
 }
 
-// quantizeQ4_0Imat is quantize_row_q4_0_impl with importance weights.
-func quantizeQ4_0Imat(y []byte, x, qw []float32) {
-	sigma2 := rowSigma2(x)
-	var weight [32]float32
-	var L [32]int8
-	for len(x) > 0 {
-		xb := x[:32]
-		for j := range 32 {
-			weight[j] = qw[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
-		}
-		d := makeQxQuants(32, 8, xb, L[:], 1, weight[:])
-		putF16(y, d)
-		for j := range 16 {
-			y[2+j] = uint8(L[j]) | uint8(L[j+16])<<4
-		}
-		y, x, qw = y[18:], x[32:], qw[32:]
+// legacyWeights fills the weights of one 32-block of the legacy types:
+// qw * sqrt(sigma2 + x^2), sigma2 being the row's mean square.
+func legacyWeights(weight *[32]float32, xb, qw []float32, sigma2 float32) {
+	for j := range weight {
+		weight[j] = qw[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
 	}
 }
 
-func quantizeQ5_0Imat(y []byte, x, qw []float32) {
-	sigma2 := rowSigma2(x)
-	var weight [32]float32
-	var L [32]int8
-	for len(x) > 0 {
-		xb := x[:32]
-		for j := range 32 {
-			weight[j] = qw[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
-		}
-		d := makeQxQuants(32, 16, xb, L[:], 1, weight[:])
-		putF16(y, d)
-		var qh uint32
-		for j := range 16 {
-			xi0, xi1 := uint8(L[j]), uint8(L[j+16])
-			y[6+j] = xi0&0xf | (xi1&0xf)<<4
-			qh |= uint32(xi0&0x10) >> 4 << j
-			qh |= uint32(xi1&0x10) >> 4 << (j + 16)
-		}
-		le.PutUint32(y[2:], qh)
-		y, x, qw = y[22:], x[32:], qw[32:]
-	}
-}
-
-func quantizeQ4_1Imat(y []byte, x, qw []float32) {
+// quantizeLegacyImat is quantize_row_q{4,5}_{0,1}_impl with importance
+// weights: make_qx_quants for the symmetric types, make_qkx3_quants (scale
+// and min) for the _1 types.
+func quantizeLegacyImat(y []byte, x, qw []float32, bits int, withMin bool) {
 	sigma2 := rowSigma2(x)
 	var weight [32]float32
 	var L, Laux [32]uint8
+	var Ls [32]int8
+	off := 2
+	if withMin {
+		off = 4
+	}
+	blockBytes := off + 16 + 4*(bits-4)
 	for len(x) > 0 {
 		xb := x[:32]
-		for j := range 32 {
-			weight[j] = qw[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
+		legacyWeights(&weight, xb, qw, sigma2)
+		if withMin {
+			d, min := makeQkxQuants(32, 1<<bits-1, xb, weight[:], L[:], Laux[:], -0.9, 0.05, 36, false)
+			putF16(y, d)
+			putF16(y[2:], -min)
+		} else {
+			putF16(y, makeQxQuants(32, 1<<(bits-1), xb, Ls[:], 1, weight[:]))
+			for j, l := range Ls {
+				L[j] = uint8(l)
+			}
 		}
-		d, min := makeQkx3Quants(32, 15, xb, weight[:], L[:], Laux[:], -0.9, 0.05, 36, false)
-		putF16(y, d)
-		putF16(y[2:], -min)
-		for j := range 16 {
-			y[4+j] = L[j] | L[j+16]<<4
-		}
-		y, x, qw = y[20:], x[32:], qw[32:]
+		packLegacy(y[off:], &L, bits)
+		y, x, qw = y[blockBytes:], x[32:], qw[32:]
 	}
 }
 
-func quantizeQ5_1Imat(y []byte, x, qw []float32) {
-	sigma2 := rowSigma2(x)
-	var weight [32]float32
-	var L, Laux [32]uint8
-	for len(x) > 0 {
-		xb := x[:32]
-		for j := range 32 {
-			weight[j] = qw[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
-		}
-		d, min := makeQkx3Quants(32, 31, xb, weight[:], L[:], Laux[:], -0.9, 0.05, 36, false)
-		putF16(y, d)
-		putF16(y[2:], -min)
-		var qh uint32
-		for j := range 16 {
-			xi0, xi1 := L[j], L[j+16]
-			y[8+j] = xi0&0xf | (xi1&0xf)<<4
-			qh |= uint32(xi0&0x10) >> 4 << j
-			qh |= uint32(xi1&0x10) >> 4 << (j + 16)
-		}
-		le.PutUint32(y[4:], qh)
-		y, x, qw = y[24:], x[32:], qw[32:]
-	}
-}
+func quantizeQ4_0Imat(y []byte, x, qw []float32) { quantizeLegacyImat(y, x, qw, 4, false) }
+func quantizeQ5_0Imat(y []byte, x, qw []float32) { quantizeLegacyImat(y, x, qw, 5, false) }
+func quantizeQ4_1Imat(y []byte, x, qw []float32) { quantizeLegacyImat(y, x, qw, 4, true) }
+func quantizeQ5_1Imat(y []byte, x, qw []float32) { quantizeLegacyImat(y, x, qw, 5, true) }

@@ -64,16 +64,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 	nb := sbs / 32
 	for ib := 0; ib < nb; ib++ {
 		xb, Lb := x[32*ib:32*ib+32], L[32*ib:32*ib+32]
-		if qw != nil {
-			q := qw[32*ib:]
-			for j := 0; j < 32; j++ {
-				weight[j] = q[j] * sqrtf(sigma2+float32(xb[j]*xb[j]))
-			}
-		} else {
-			for j := 0; j < 32; j++ {
-				weight[j] = xb[j] * xb[j]
-			}
-		}
+		iqWeights(weight[:], xb, at(qw, 32*ib), sigma2)
 		amax, max := absMaxSigned(xb)
 		if amax < groupMaxEps {
 			scales[ib] = 0
@@ -312,6 +303,20 @@ func dequantizeNVFP4(y []float32, x []byte) {
 
 // TQ1_0: qs@0 (48 bytes of 5 trits), qh@48 (4 bytes of 4 trits), d@52.
 
+// ternaryScale stores the super-block scale d = max|x| of the ternary types
+// at dst and returns 1/d (0 for an all-zero block).
+func ternaryScale(dst []byte, x []float32) float32 {
+	var amax float32
+	for j := 0; j < qkK; j++ {
+		amax = maxC(amax, abs32(x[j]))
+	}
+	putF16(dst, amax)
+	if amax != 0 {
+		return 1 / amax
+	}
+	return 0
+}
+
 // packTrits encodes base-3 digits into one byte as ggml does: the value
 // 0..242 scaled so that multiplying by 3^k and keeping 8 bits exposes digit k
 // in the top bits (ceiling division by 243).
@@ -324,16 +329,7 @@ func trit(v, id float32) uint8 { return uint8(lroundf(v*id) + 1) }
 func quantizeTQ1_0(y []byte, x []float32) {
 	for len(x) > 0 {
 		b := y[:54]
-		var amax float32
-		for j := 0; j < qkK; j++ {
-			amax = maxC(amax, abs32(x[j]))
-		}
-		d := amax
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b[52:], d)
+		id := ternaryScale(b[52:], x)
 		xs := x
 		for m := 0; m < 32; m++ {
 			var q uint8
@@ -399,16 +395,7 @@ func dequantizeTQ1_0(y []float32, x []byte) {
 func quantizeTQ2_0(y []byte, x []float32) {
 	for len(x) > 0 {
 		b := y[:66]
-		var amax float32
-		for j := 0; j < qkK; j++ {
-			amax = maxC(amax, abs32(x[j]))
-		}
-		d := amax
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b[64:], d)
+		id := ternaryScale(b[64:], x)
 		xs := x
 		for j := 0; j < 64; j += 32 {
 			for m := 0; m < 32; m++ {

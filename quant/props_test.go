@@ -14,16 +14,19 @@ import (
 // arithmetic), not comparisons with ggml: only refdata_test.go and
 // rules_test.go compare with ggml's own output.
 
-// allQuantTypes is every type Quantize supports.
-func allQuantTypes() []gguf.Type {
+// typesWhere lists the valid types for which ok holds.
+func typesWhere(ok func(gguf.Type) bool) []gguf.Type {
 	var ts []gguf.Type
 	for _, t := range gguf.Types() {
-		if CanQuantize(t) {
+		if ok(t) {
 			ts = append(ts, t)
 		}
 	}
 	return ts
 }
+
+// allQuantTypes is every type Quantize supports.
+func allQuantTypes() []gguf.Type { return typesWhere(CanQuantize) }
 
 // randomRows returns rows x 256 values: uniform in [-1,1) scaled per row by
 // 2^e for e in -10..10, a different generator seed than refdata's.

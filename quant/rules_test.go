@@ -41,8 +41,6 @@ func tensorBytes(t *testing.T, r *gguf.Reader, i int) []byte {
 	return b
 }
 
-func typePtr(t gguf.Type) *gguf.Type { return &t }
-
 func ffnDownF16() []TensorTypeRule {
 	return []TensorTypeRule{{regexp.MustCompile("ffn_down"), gguf.TypeF16}}
 }
