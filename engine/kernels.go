@@ -25,21 +25,22 @@ type kernel struct {
 }
 
 // kernels holds the types with a dedicated kernel, with ggml's
-// vec_dot_type for each. Everything else runs generically.
+// vec_dot_type for each. Everything else runs generically. Architecture
+// files replace fast kernels with assembly at init where the CPU allows.
 var kernels = map[gguf.Type]*kernel{
 	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32, ref: refDotF32},
 	gguf.TypeF16:  {act: gguf.TypeF16, dot: dotF16, ref: refDotF16},
 	gguf.TypeBF16: {act: gguf.TypeBF16, dot: dotBF16, ref: refDotBF16},
-	gguf.TypeQ8_0: {act: gguf.TypeQ8_0, dot: dotQ8_0, ref: refDotQ8_0},
-	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, dot: dotQ4_0, ref: refDotQ4_0},
+	gguf.TypeQ8_0: {act: gguf.TypeQ8_0, dot: dotQ8_0Go, ref: refDotQ8_0},
+	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, dot: dotQ4_0Go, ref: refDotQ4_0},
 	gguf.TypeQ4_1: {act: gguf.TypeQ8_1, dot: refDotQ4_1, ref: refDotQ4_1},
 	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},
 	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, dot: refDotQ5_1, ref: refDotQ5_1},
-	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, dot: dotQ2_K, ref: refDotQ2_K},
+	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K},
 	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, dot: refDotQ3_K, ref: refDotQ3_K},
-	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, dot: dotQ4_K, ref: refDotQ4_K},
+	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, dot: dotQ4_KGo, ref: refDotQ4_K},
 	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, dot: refDotQ5_K, ref: refDotQ5_K},
-	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, dot: dotQ6_K, ref: refDotQ6_K},
+	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
 }
 
 var genericKernel = &kernel{act: gguf.TypeF32, dot: dotF32, ref: refDotF32, generic: true}

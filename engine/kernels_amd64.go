@@ -2,18 +2,48 @@
 
 package engine
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
 
-// useAVX2 selects the assembly kernels (AVX2 + FMA, as ggml's x86 build
-// requires for its own fast paths); other amd64 CPUs use the Go kernels.
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// useAVX2 selects the assembly kernels (AVX2, FMA and F16C, what ggml's
+// own x86 fast paths need); other amd64 CPUs keep the Go kernels.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 //go:noescape
 func dotF32AVX2(x, y *float32, n int) float32
+
+//go:noescape
+func dotQ8_0AVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ4_0AVX2(x, y *byte, nb int) float32
 
 func dotF32(n int, w, a []byte) float32 {
 	if useAVX2 && n >= 8 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
 	}
 	return dotF32Go(f32s(w)[:n], f32s(a)[:n])
+}
+
+// The integer kernels compute ggml's x86 sums: |w| times sign-adjusted
+// activations with VPMADDUBSW, pairs to int32 with VPMADDWD, then one FMA
+// per block with the product of the two half-float scales.
+func dotQ8_0Asm(n int, w, a []byte) float32 {
+	nb := n / 32
+	return dotQ8_0AVX2(&w[:nb*q8_0Bytes][0], &a[:nb*q8_0Bytes][0], nb)
+}
+
+func dotQ4_0Asm(n int, w, a []byte) float32 {
+	nb := n / 32
+	return dotQ4_0AVX2(&w[:nb*q4_0Bytes][0], &a[:nb*q8_0Bytes][0], nb)
+}
+
+func init() {
+	if useAVX2 && cpu.X86.HasAVX {
+		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
+		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
+	}
 }

@@ -58,3 +58,98 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Horizontal sum of the 8 floats of Y0 into X0 in ggml's hsum_float_8
+// order: halves added, then lanes (0+2)+(1+3).
+#define HSUM_Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X0, X1, X0 \
+	VMOVHLPS X0, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0
+
+// Scale of block pair: f16 at (SI) times f16 at (DI), broadcast to Y1.
+#define BLOCK_SCALE \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	MOVWLZX (DI), AX \
+	VMOVD AX, X2 \
+	VCVTPH2PS X2, X2 \
+	VMULSS X2, X1, X1 \
+	VBROADCASTSS X1, Y1
+
+// Y0 += Y1 * sum of int8 products of Y2 (weights) and Y3 (activations);
+// Y7 holds int16 ones.
+#define DOT_I8 \
+	VPSIGNB Y2, Y2, Y4 \
+	VPSIGNB Y2, Y3, Y5 \
+	VPMADDUBSW Y5, Y4, Y6 \
+	VPMADDWD Y7, Y6, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VFMADD231PS Y6, Y1, Y0
+
+// func dotQ8_0AVX2(x, y *byte, nb int) float32
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+q8loop:
+	TESTQ CX, CX
+	JEQ  q8done
+	BLOCK_SCALE
+	VMOVDQU 2(SI), Y2
+	VMOVDQU 2(DI), Y3
+	DOT_I8
+	ADDQ $34, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q8loop
+q8done:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ4_0AVX2(x, y *byte, nb int) float32
+// Weights: 16 bytes of nibbles, low nibbles are elements 0-15, high 16-31,
+// each minus 8.
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x08080808, AX
+	VMOVD AX, X9
+	VPBROADCASTD X9, Y9
+q4loop:
+	TESTQ CX, CX
+	JEQ  q4done
+	BLOCK_SCALE
+	VMOVDQU 2(SI), X2
+	VPSRLW $4, X2, X3
+	VINSERTI128 $1, X3, Y2, Y2
+	VPAND Y8, Y2, Y2
+	VPSUBB Y9, Y2, Y2
+	VMOVDQU 2(DI), Y3
+	DOT_I8
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q4loop
+q4done:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

@@ -8,16 +8,6 @@ import "unsafe"
 // float multiply per block (or super-block) instead of per lane. Float
 // rounding can therefore differ from the reference in the last bits only.
 
-// The fast quantized kernels; an architecture file may replace them with
-// assembly at init.
-var (
-	dotQ8_0 dotFunc = dotQ8_0Go
-	dotQ4_0 dotFunc = dotQ4_0Go
-	dotQ2_K dotFunc = dotQ2_KGo
-	dotQ4_K dotFunc = dotQ4_KGo
-	dotQ6_K dotFunc = dotQ6_KGo
-)
-
 func i8s(b []byte) []int8 {
 	if len(b) == 0 {
 		return nil
