@@ -329,7 +329,9 @@ func forRowRanges(nrows, threads int, fn func(r0, r1 int) error) error {
 // ConvertTensor converts whole rows of a tensor from type from to type to:
 // src rows are dequantized to float32 when needed (exactly as ggml's
 // to_float) and quantized as Quantize does; F32, F16 and BF16 targets are
-// plain conversions. imatrix (rowLen weights or nil) applies to the target.
+// plain conversions. imatrix (rowLen weights or nil) applies to the target;
+// for a 3-D expert tensor, call it per expert with that expert's slice of the
+// tensor's weights (Imatrix.Weights), as llama-quantize does.
 //
 // Memory: besides src and dst, each of the at most threads goroutines holds
 // one row of float32 (4*rowLen bytes); nothing grows with the number of
