@@ -258,3 +258,43 @@ func TestRulesNeverQuantized(t *testing.T) {
 		t.Errorf("IQ2_XXS on rows of 64: %+v, %v", d, err)
 	}
 }
+
+// TestStoriesQ4_0SharedTensors: in the Q4_0 run (--tensor-type
+// ffn_down=F16 --output-type Q8_0) every tensor that gets the type it has in
+// llama.cpp's Q8_0 file (output.weight as Q8_0, ffn_down as F16, the F32
+// norms) must have that file's bytes; the Q4_0 tensors have no reference
+// file, only the log (TestRulesAgainstQuantizeLogs).
+func TestStoriesQ4_0SharedTensors(t *testing.T) {
+	src := openGGUF(t, "models", "stories260K-f32.gguf")
+	ref := openGGUF(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf")
+	q8 := gguf.TypeQ8_0
+	rules := &Rules{Default: gguf.TypeQ4_0, TensorTypes: ffnDownF16(), OutputType: &q8}
+	shared, q4 := 0, 0
+	for i := range src.Tensors {
+		ti := &src.Tensors[i]
+		d, err := rules.Choose(src.File, ti)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := ref.TensorIndex(ti.Name)
+		if d.Type != ref.Tensors[j].Type {
+			if d.Type != gguf.TypeQ4_0 {
+				t.Errorf("%s: %s, expected Q4_0 where the Q8_0 file differs", ti.Name, d.Type)
+			}
+			q4++
+			continue
+		}
+		want := tensorBytes(t, ref, j)
+		got := make([]byte, len(want))
+		if err := ConvertTensor(got, tensorBytes(t, src, i), ti.Type, d.Type, int(ti.RowLen()), nil, 2); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffBytes(got, want, d.Type.TypeSize()); d != "" {
+			t.Errorf("%s: %s", ti.Name, d)
+		}
+		shared++
+	}
+	if shared != 1+5+11 || q4 != 31 {
+		t.Errorf("%d tensors shared with the Q8_0 file, %d Q4_0; want 17 and 31", shared, q4)
+	}
+}
