@@ -50,10 +50,12 @@ func (m *Imatrix) Weights(tensorName string) ([]float32, bool) {
 	return w, ok
 }
 
-// weightsFor returns the weights llama-quantize would use for t: none if the
-// file has no entry, an error if the entry's size does not match (except for
-// the token embedding, which llama.cpp quietly quantizes without).
-func (m *Imatrix) weightsFor(t *gguf.TensorInfo) ([]float32, error) {
+// TensorWeights returns the weights llama-quantize would use for t: nil if
+// the file has no entry for it, an error if the entry's size is not ne0 (times
+// ne2 for expert tensors), except for the token embedding, which llama.cpp
+// then quietly quantizes without weights. Pass them to ConvertTensor (per
+// expert for 3-D tensors).
+func (m *Imatrix) TensorWeights(t *gguf.TensorInfo) ([]float32, error) {
 	w, ok := m.weights[t.Name]
 	if !ok {
 		return nil, nil

@@ -385,7 +385,7 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 	var w []float32
 	if r.Imatrix != nil {
 		var err error
-		if w, err = r.Imatrix.weightsFor(t); err != nil {
+		if w, err = r.Imatrix.TensorWeights(t); err != nil {
 			return Decision{}, err
 		}
 	}
