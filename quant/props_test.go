@@ -450,3 +450,25 @@ func TestAPIErrors(t *testing.T) {
 		t.Error("IQ1_M has no reference quantizer in ggml")
 	}
 }
+
+// TestQuantizeAllocationFree: once a type's tables exist, Quantize and
+// Dequantize allocate nothing, however many rows they process.
+func TestQuantizeAllocationFree(t *testing.T) {
+	x := randomRowsExp(13, 4, 2)
+	w := refImatrix(256)
+	for _, typ := range allQuantTypes() {
+		q := make([]byte, rowBytes(typ, len(x)))
+		if err := Quantize(typ, q, x, w); err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(3, func() { _ = Quantize(typ, q, x, w) }); n != 0 {
+			t.Errorf("Quantize %s: %v allocations", typ, n)
+		}
+		if CanDequantize(typ) {
+			y := make([]float32, len(x))
+			if n := testing.AllocsPerRun(3, func() { _ = Dequantize(typ, y, q) }); n != 0 {
+				t.Errorf("Dequantize %s: %v allocations", typ, n)
+			}
+		}
+	}
+}

@@ -263,6 +263,12 @@ func quantizeRows(c *codec, tr *gguf.TypeTraits, dst []byte, src []float32, rowL
 // (type_traits[t].from_float_ref, or quantize_row_q8_K_ref): the function
 // ggml-cpu also uses to quantize activations for Q8_0, Q8_1 and Q8_K. IQ2_XXS,
 // IQ2_XS, IQ1_S and IQ1_M have no reference quantizer.
+//
+// One ggml quirk is reproduced: the IQ4_NL reference stores an all-zero
+// block (scale 0) with the levels of the previous block of the same call,
+// which ggml never initializes; where ggml would read uninitialized memory
+// (an all-zero first block) the levels are 0. The values decode to zero
+// either way.
 func QuantizeRef(t gguf.Type, dst []byte, src []float32) error {
 	c, tr, err := lookup(t)
 	if err != nil {
