@@ -21,6 +21,9 @@ func dotQ8_0AVX2(x, y *byte, nb int) float32
 //go:noescape
 func dotQ4_0AVX2(x, y *byte, nb int) float32
 
+//go:noescape
+func dotQ4_KAVX2(x, y *byte, nb int) float32
+
 func dotF32(n int, w, a []byte) float32 {
 	if useAVX2 && n >= 8 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
@@ -41,9 +44,15 @@ func dotQ4_0Asm(n int, w, a []byte) float32 {
 	return dotQ4_0AVX2(&w[:nb*q4_0Bytes][0], &a[:nb*q8_0Bytes][0], nb)
 }
 
+func dotQ4_KAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotQ4_KAVX2(&w[:nb*q4_KBytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
 func init() {
 	if useAVX2 && cpu.X86.HasAVX {
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
+		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 	}
 }

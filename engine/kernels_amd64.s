@@ -153,3 +153,109 @@ q4done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// One 64-value quarter j of a Q4_K block: low nibbles times the next 32
+// activations with scale byte 2j, high nibbles with scale byte 2j+1, into
+// the int32 lanes of Y9 (ggml's AVX2 q4_K_q8_K inner loop).
+#define Q4K_QUARTER(j) \
+	MOVBLZX (2*j)(SP), AX \
+	VMOVD AX, X10 \
+	VPBROADCASTW X10, Y10 \
+	MOVBLZX (2*j+1)(SP), AX \
+	VMOVD AX, X11 \
+	VPBROADCASTW X11, Y11 \
+	VMOVDQU (16+32*j)(SI), Y2 \
+	VPAND Y8, Y2, Y3 \
+	VPSRLW $4, Y2, Y2 \
+	VPAND Y8, Y2, Y2 \
+	VMOVDQU (4+64*j)(DI), Y4 \
+	VPMADDUBSW Y4, Y3, Y3 \
+	VPMADDWD Y10, Y3, Y3 \
+	VMOVDQU (36+64*j)(DI), Y5 \
+	VPMADDUBSW Y5, Y2, Y2 \
+	VPMADDWD Y11, Y2, Y2 \
+	VPADDD Y3, Y9, Y9 \
+	VPADDD Y2, Y9, Y9
+
+// func dotQ4_KAVX2(x, y *byte, nb int) float32
+// Per super-block: the 12 packed bytes of 6-bit scales and mins are
+// unpacked (ggml's utmp shuffle) into the 16-byte frame, the mins term is
+// accumulated in 4 float lanes (X12) from the activation block sums, the
+// scaled nibble products in 8 float lanes (Y0); both reductions follow
+// ggml's order.
+TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $16-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X12, X12, X12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+q4kloop:
+	TESTQ CX, CX
+	JEQ  q4kdone
+	MOVWLZX (SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMOVSS (DI), X2
+	VMULSS X1, X2, X13
+	MOVWLZX 2(SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS X1, X2, X14
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL R9, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R11
+	MOVL R9, R13
+	ANDL $0x3f3f3f3f, R13
+	MOVL R10, R9
+	ANDL $0x0f0f0f0f, R9
+	MOVL R8, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R9
+	ANDL $0x3f3f3f3f, R8
+	MOVL R8, 0(SP)
+	MOVL R9, 4(SP)
+	MOVL R13, 8(SP)
+	MOVL R11, 12(SP)
+	VPMOVZXBW 8(SP), X3
+	VMOVDQU 260(DI), Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPHADDW X5, X4, X4
+	VPMADDWD X4, X3, X3
+	VCVTDQ2PS X3, X3
+	VBROADCASTSS X14, X15
+	VFNMADD231PS X3, X15, X12
+	VPXOR Y9, Y9, Y9
+	Q4K_QUARTER(0)
+	Q4K_QUARTER(1)
+	Q4K_QUARTER(2)
+	Q4K_QUARTER(3)
+	VCVTDQ2PS Y9, Y9
+	VBROADCASTSS X13, Y13
+	VFMADD231PS Y9, Y13, Y0
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q4kloop
+q4kdone:
+	VMOVHLPS X12, X12, X1
+	VADDPS X1, X12, X12
+	VMOVSHDUP X12, X1
+	VADDSS X1, X12, X12
+	HSUM_Y0
+	VADDSS X12, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
