@@ -543,3 +543,48 @@ func (v Value) TypeString() string {
 	}
 	return fmt.Sprintf("arr[%s,%d]", v.elem, v.Len())
 }
+
+// ArrayOfScalars builds an array of element type et from scalar values of
+// that type (as ParseValue returns them).
+func ArrayOfScalars(et ValueType, vals []Value) (Value, error) {
+	for i, v := range vals {
+		if v.typ != et {
+			return Value{}, fmt.Errorf("element %d is a %s, not a %s", i, v.typ, et)
+		}
+	}
+	switch et {
+	case TypeUint8:
+		return Array(collect[uint8](vals))
+	case TypeInt8:
+		return Array(collect[int8](vals))
+	case TypeUint16:
+		return Array(collect[uint16](vals))
+	case TypeInt16:
+		return Array(collect[int16](vals))
+	case TypeUint32:
+		return Array(collect[uint32](vals))
+	case TypeInt32:
+		return Array(collect[int32](vals))
+	case TypeFloat32:
+		return Array(collect[float32](vals))
+	case TypeBool:
+		return Array(collect[bool](vals))
+	case TypeString:
+		return Array(collect[string](vals))
+	case TypeUint64:
+		return Array(collect[uint64](vals))
+	case TypeInt64:
+		return Array(collect[int64](vals))
+	case TypeFloat64:
+		return Array(collect[float64](vals))
+	}
+	return Value{}, fmt.Errorf("cannot make an array of %s from scalars", et)
+}
+
+func collect[T any](vals []Value) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = v.v.(T)
+	}
+	return out
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 )
 
@@ -109,27 +110,29 @@ type KV struct {
 
 // Summary is everything `gguf info --json` prints.
 type Summary struct {
-	Source        string   `json:"source"`
-	Size          int64    `json:"size"` // -1 when unknown (a stream)
-	Version       uint32   `json:"version"`
-	Alignment     uint64   `json:"alignment"`
-	HeaderBytes   int64    `json:"header_bytes"`
-	DataOffset    int64    `json:"data_offset"`
-	DataBytes     int64    `json:"data_bytes"`
-	Architecture  string   `json:"architecture"`
-	Name          string   `json:"name"`
-	Parameters    uint64   `json:"parameters"`
-	FileType      *int64   `json:"file_type"`
-	FileTypeName  string   `json:"file_type_name"`
-	ContextLength *uint64  `json:"context_length"`
-	VocabSize     *uint64  `json:"vocab_size"`
-	TensorCount   int      `json:"tensor_count"`
-	MetadataCount int      `json:"metadata_count"`
-	ByType        []Group  `json:"bytes_by_type"`
-	ByRole        []Group  `json:"bytes_by_role"`
-	Layers        int      `json:"layers"`
-	Metadata      []KV     `json:"metadata"`
-	Tensors       []Tensor `json:"tensors"`
+	Source        string  `json:"source"`
+	Size          int64   `json:"size"` // -1 when unknown (a stream)
+	Version       uint32  `json:"version"`
+	Alignment     uint64  `json:"alignment"`
+	HeaderBytes   int64   `json:"header_bytes"`
+	DataOffset    int64   `json:"data_offset"`
+	DataBytes     int64   `json:"data_bytes"`
+	Architecture  string  `json:"architecture"`
+	Name          string  `json:"name"`
+	Parameters    uint64  `json:"parameters"`
+	FileType      *int64  `json:"file_type"`
+	FileTypeName  string  `json:"file_type_name"`
+	ContextLength *uint64 `json:"context_length"`
+	VocabSize     *uint64 `json:"vocab_size"`
+	TensorCount   int     `json:"tensor_count"`
+	MetadataCount int     `json:"metadata_count"`
+	ByType        []Group `json:"bytes_by_type"`
+	ByRole        []Group `json:"bytes_by_role"`
+	Layers        int     `json:"layers"`
+	// Experts describes MoE expert storage (absent for dense models).
+	Experts  *experts.Info `json:"experts,omitempty"`
+	Metadata []KV          `json:"metadata"`
+	Tensors  []Tensor      `json:"tensors"`
 }
 
 // Summarize describes f, read from source (a file of size bytes, or -1).
@@ -182,6 +185,7 @@ func Summarize(source string, f *gguf.File, size int64) *Summary {
 		maxLayer = max(maxLayer, Layer(t.Name))
 	}
 	s.Layers = maxLayer + 1
+	s.Experts = experts.Describe(f)
 	s.ByType = finish(byType, total)
 	s.ByRole = finish(byRole, total)
 	for _, kv := range md.KVs() {

@@ -1,6 +1,7 @@
-// Package sink writes command outputs safely: a file is written under a
-// temporary name in the same directory, synced and renamed into place only
-// when complete, so a failed or interrupted run never leaves a half file
+// Package sink writes command outputs safely: a file is written as a
+// temporary in the same directory (on Linux an unnamed O_TMPFILE, so even a
+// SIGKILL or power cut leaves nothing behind), synced and moved into place
+// only when complete, so a failed or interrupted run never leaves a half file
 // under the final name and never touches its input, even when the output
 // path is the input path. "-" writes to stdout.
 package sink
@@ -24,6 +25,7 @@ type Output struct {
 	w     io.Writer
 	file  *os.File // the temporary file, nil for stdout
 	final string
+	anon  bool // the temporary has no name yet (Linux O_TMPFILE)
 	once  sync.Once
 	done  bool
 }
@@ -48,11 +50,11 @@ func Create(path string, force bool) (*Output, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory", path)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, anon, err := createTemp(dir, base)
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{w: f, file: f, final: path}
+	o := &Output{w: f, file: f, final: path, anon: anon}
 	live.Store(o, struct{}{})
 	return o, nil
 }
@@ -79,6 +81,17 @@ func (o *Output) Commit() error {
 		o.Abort()
 		return fmt.Errorf("%s: sync: %w", o.final, err)
 	}
+	if o.anon {
+		// Give the unnamed file a name only now, then move it into place.
+		if err := linkTemp(o.file, o.final); err != nil {
+			o.Abort()
+			return fmt.Errorf("%s: %w", o.final, err)
+		}
+		o.file.Close()
+		o.done = true
+		syncDir(o.final)
+		return nil
+	}
 	if err := o.file.Close(); err != nil {
 		o.Abort()
 		return fmt.Errorf("%s: close: %w", o.final, err)
@@ -88,12 +101,31 @@ func (o *Output) Commit() error {
 		return fmt.Errorf("%s: %w", o.final, err)
 	}
 	o.done = true
-	// Sync the directory so the rename itself survives a power cut.
-	if d, err := os.Open(filepath.Dir(o.final)); err == nil {
+	syncDir(o.final)
+	return nil
+}
+
+// syncDir syncs the directory of path so a rename survives a power cut.
+func syncDir(path string) {
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
+}
+
+// createTempNamed is the portable temporary: a hidden name next to the
+// output, readable like a normal output file once renamed.
+func createTempNamed(dir, base string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }
 
 // Abort removes the temporary file. It is safe to call after Commit (it
@@ -104,7 +136,9 @@ func (o *Output) Abort() {
 	}
 	o.once.Do(func() {
 		o.file.Close()
-		os.Remove(o.file.Name())
+		if !o.anon {
+			os.Remove(o.file.Name())
+		}
 		live.Delete(o)
 	})
 }

@@ -20,7 +20,7 @@
 // memory independent of corpus size; Select turns per-corpus counts into a
 // ranked id list (specials, then low ids, then each corpus's most frequent
 // tokens in turn, padded); Coverage reports which tokens of a text a list
-// cannot produce; ReadIDs reads such a list back. ImportHF turns a Hugging
+// cannot produce; headprune.ReadIDs reads such a list back. ImportHF turns a Hugging
 // Face vocab.json + merges.txt into the tokenizer.ggml.* metadata llama.cpp's
 // converter would write, so a head can be chosen before a model is fetched.
 package vocabselect

@@ -1,13 +1,8 @@
 package vocabselect
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"math"
 	"sort"
-	"strconv"
-	"strings"
 )
 
 // Corpus is one corpus's token counts with its share of the head.
@@ -244,60 +239,4 @@ func Coverage(t *Tokenizer, ids []int32, c *Counts, top int) CoverageReport {
 		rep.Top = append(rep.Top, Missing{ID: id, Count: missing[id], Text: string(t.TokenToPiece(id, true))})
 	}
 	return rep
-}
-
-// ReadIDs reads an ids file: one id per line in rank order; blank lines and
-// lines starting with '#' are skipped, and a '#' after an id starts a
-// comment. An id outside [0, vocabSize) or seen before is an error naming
-// its line.
-func ReadIDs(r io.Reader, vocabSize int) ([]int32, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	seen := map[int32]int{}
-	var ids []int32
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
-		if i := strings.IndexByte(s, '#'); i >= 0 {
-			s = s[:i]
-		}
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %q is not a token id", line, s)
-		}
-		if v < 0 || v >= int64(vocabSize) || v > math.MaxInt32 {
-			return nil, fmt.Errorf("line %d: id %d is outside the vocabulary (0..%d)", line, v, vocabSize-1)
-		}
-		id := int32(v)
-		if prev, dup := seen[id]; dup {
-			return nil, fmt.Errorf("line %d: id %d repeats line %d", line, id, prev)
-		}
-		seen[id] = line
-		ids = append(ids, id)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return ids, nil
-}
-
-// WriteIDs writes an ids file: each header line as a "# " comment, then one
-// id per line.
-func WriteIDs(w io.Writer, header []string, ids []int32) error {
-	bw := bufio.NewWriter(w)
-	for _, h := range header {
-		for _, l := range strings.Split(h, "\n") {
-			fmt.Fprintf(bw, "# %s\n", l)
-		}
-	}
-	var b []byte
-	for _, id := range ids {
-		b = strconv.AppendInt(b[:0], int64(id), 10)
-		b = append(b, '\n')
-		bw.Write(b)
-	}
-	return bw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/internal/shared"
 )
 
@@ -43,7 +44,7 @@ func TestSelect(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := WriteIDs(&b, []string{"test header", "two\nlines"}, sel.IDs); err != nil {
+		if err := headprune.WriteIDs(&b, []string{"test header", "two\nlines"}, sel.IDs); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes(), sel
@@ -53,7 +54,7 @@ func TestSelect(t *testing.T) {
 	if !bytes.Equal(file1, file2) {
 		t.Fatal("two runs gave different files")
 	}
-	ids, err := ReadIDs(bytes.NewReader(file1), tok.NumTokens())
+	ids, err := headprune.ReadIDs(bytes.NewReader(file1), tok.NumTokens())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,26 +104,6 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := Select(tok, []Corpus{{Name: "x", Counts: corpora[0].Counts, Budget: 1 << 20}}, opts); err == nil {
 		t.Fatal("budgets over the rows must fail")
-	}
-}
-
-// TestReadIDs checks the ids file format and its errors.
-func TestReadIDs(t *testing.T) {
-	ids, err := ReadIDs(strings.NewReader("# header\n\n5\n 3 # comment\n0\n"), 10)
-	if err != nil || !slices.Equal(ids, []int32{5, 3, 0}) {
-		t.Fatalf("got %v, %v", ids, err)
-	}
-	for _, c := range []struct{ in, want string }{
-		{"1\n2\n1\n", "line 3: id 1 repeats line 1"},
-		{"1\n10\n", "line 2: id 10 is outside"},
-		{"-1\n", "line 1: id -1 is outside"},
-		{"1\nx\n", "line 2: \"x\" is not a token id"},
-		{"99999999999999999999\n", "line 1"},
-	} {
-		_, err := ReadIDs(strings.NewReader(c.in), 10)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: error %v, want %q", c.in, err, c.want)
-		}
 	}
 }
 

@@ -3,12 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"regexp"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/build"
+	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
 )
@@ -31,18 +36,126 @@ func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
 }
 
+// opFlags are the operations of `gguf build`, as given on the command line.
+type opFlags struct {
+	headIDs     string
+	headRows    int
+	headPad     int
+	noSpecials  bool
+	adds        []string
+	replace     bool
+	drops       []string
+	renames     []string
+	sets        []string
+	dels        []string
+	align       uint32
+	expertsLast bool
+}
+
+func (o *opFlags) registerHead(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.headIDs, "head-ids", "", "prune the output head to the ranked ids in FILE (one per line, # comments)")
+	cmd.Flags().IntVar(&o.headRows, "head-rows", 0, "keep the first N ranked ids (default: all in the file)")
+	cmd.Flags().IntVar(&o.headPad, "head-pad", 8, "round the head's rows up to a multiple of M (1: no padding)")
+	cmd.Flags().BoolVar(&o.noSpecials, "head-no-specials", false, "do not force control/special tokens into the head")
+}
+
+func (o *opFlags) register(cmd *cobra.Command) {
+	o.registerHead(cmd)
+	cmd.Flags().StringArrayVar(&o.adds, "add", nil, "add the tensors of another GGUF (SRC or SRC.gguf:REGEX), repeatable")
+	cmd.Flags().BoolVar(&o.replace, "replace", false, "let --add replace tensors of the same name")
+	cmd.Flags().StringArrayVar(&o.drops, "drop", nil, "drop tensors whose name matches REGEX, repeatable")
+	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
+	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set metadata KEY=TYPE:VALUE (TYPE u8..f64, bool, str, arr[T] with @FILE or a,b,c), repeatable")
+	cmd.Flags().StringArrayVar(&o.dels, "del", nil, "delete metadata KEY, repeatable")
+	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two)")
+	cmd.Flags().BoolVar(&o.expertsLast, "experts-last", false, "move every MoE expert tensor (*_exps) after all other tensors")
+}
+
+// options turns the flags into build options, opening --add sources and
+// reading --head-ids. Sources opened are appended to *closers.
+func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (build.Options, error) {
+	opts := build.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+	for _, d := range o.drops {
+		re, err := regexp.Compile(d)
+		if err != nil {
+			return opts, usageError("--drop %q: %v", d, err)
+		}
+		opts.Drops = append(opts.Drops, re)
+	}
+	for _, r := range o.renames {
+		old, nw, ok := strings.Cut(r, "=")
+		if !ok || old == "" || nw == "" {
+			return opts, usageError("--rename %q: want OLD=NEW", r)
+		}
+		opts.Renames = append(opts.Renames, build.Rename{Old: old, New: nw})
+	}
+	for _, s := range o.sets {
+		kv, err := build.ParseSet(s)
+		if err != nil {
+			return opts, usageError("%v", err)
+		}
+		opts.Sets = append(opts.Sets, kv)
+	}
+	for _, a := range o.adds {
+		spec, pattern := a, ""
+		if i := strings.LastIndex(a, ".gguf:"); i >= 0 {
+			spec, pattern = a[:i+5], a[i+6:]
+		}
+		add := build.Add{}
+		if pattern != "" {
+			re, err := regexp.Compile(pattern)
+			if err != nil {
+				return opts, usageError("--add %q: %v", a, err)
+			}
+			add.Pattern = re
+		}
+		src, err := openSource(cmd, spec)
+		if err != nil {
+			return opts, fmt.Errorf("--add: %w", err)
+		}
+		*closers = append(*closers, src)
+		add.Input = planInput(src)
+		opts.Adds = append(opts.Adds, add)
+	}
+	if o.headIDs != "" {
+		f, err := os.Open(o.headIDs)
+		if err != nil {
+			return opts, usageError("--head-ids: %v", err)
+		}
+		defer f.Close()
+		ids, err := headprune.ReadIDs(f, headprune.VocabSize(in.File))
+		if err != nil {
+			return opts, usageError("--head-ids %s: %v", o.headIDs, err)
+		}
+		opts.HeadIDs = ids
+		opts.Head = headprune.Options{Rows: o.headRows, Pad: o.headPad, NoSpecials: o.noSpecials}
+	} else if o.headRows != 0 || o.noSpecials {
+		return opts, usageError("--head-rows and --head-no-specials need --head-ids")
+	}
+	return opts, nil
+}
+
 func newBuildCmd() *cobra.Command {
 	var bf buildFlags
+	var of opFlags
 	cmd := &cobra.Command{
 		Use:   "build SOURCE -o OUT",
-		Short: "Rewrite a GGUF file in one streaming pass",
+		Short: "Rewrite a GGUF file in one streaming pass: prune heads, edit tensors and metadata, experts last",
 		Long: `Reads SOURCE (a path, - for stdin, an https:// URL or hf://owner/repo/file.gguf) and writes a new
 GGUF file in one pass: the header first, with every offset known up front, then the tensor data in
 order. With no operations the output is byte-identical to the input. The output is written to a
-temporary file next to OUT, synced and renamed only when complete; -o - writes to stdout.`,
+temporary file next to OUT, synced and renamed only when complete; -o - writes to stdout.
+
+Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), --experts-last,
+metadata (--del, --set, --align). A pruned head keeps the listed rows of output.weight (or of
+token_embd.weight when the model ties them) byte for byte, in ascending id order, plus an I32
+output_ids.weight that maps each row to its token id; control and special tokens are always kept,
+and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
 		Example: `  gguf build model.gguf -o copy.gguf
-  gguf build model.gguf -o - | adb exec-in 'cat > /data/local/tmp/model.gguf'
-  cat model.gguf | gguf build - -o copy.gguf`,
+  gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/q2b-h65.gguf'
+  gguf build moon-beam.gguf --experts-last -o moon-beam-el.gguf
+  gguf build model.gguf --add mtp.gguf:'^mtp\.' --set general.name=str:with-mtp -o model-mtp.gguf
+  cat model.gguf | gguf build - --drop '^blk\.1[2-9]\.' --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if bf.out == "" && !bf.dryRun {
@@ -53,17 +166,41 @@ temporary file next to OUT, synced and renamed only when complete; -o - writes t
 				return err
 			}
 			defer src.Close()
-			p := plan.Identity(planInput(src))
-			return writePlan(cmd, p, bf)
+			in := planInput(src)
+			var closers []io.Closer
+			defer func() {
+				for _, c := range closers {
+					c.Close()
+				}
+			}()
+			opts, err := of.options(cmd, in, &closers)
+			if err != nil {
+				return err
+			}
+			p, rep, err := build.Plan(in, opts)
+			if err != nil {
+				return err
+			}
+			return writePlan(cmd, p, rep, bf)
 		},
 	}
 	bf.register(cmd)
+	of.register(cmd)
 	return cmd
 }
 
 // writePlan executes p into the output named by bf (or prints it with
 // --dry-run), then prints a one-line summary on stderr.
-func writePlan(cmd *cobra.Command, p *plan.Plan, bf buildFlags) error {
+func writePlan(cmd *cobra.Command, p *plan.Plan, rep *build.Report, bf buildFlags) error {
+	if rep != nil && rep.Head != nil {
+		h := rep.Head
+		verb := "pruned"
+		if rep.Recut {
+			verb = "re-cut"
+		}
+		fmt.Fprintf(stderr, "gguf: head %s to %d rows from %s (%d ranked, %d specials, %d padding)\n",
+			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
+	}
 	if bf.dryRun {
 		return printPlan(stdout, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
@@ -85,6 +86,19 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 	}
 	if s.Layers > 0 {
 		fmt.Fprintf(tw, "layers\t%d\n", s.Layers)
+	}
+	if e := s.Experts; e != nil {
+		fmt.Fprintf(tw, "experts\t%d tensors, %s", e.ExpertTensors, humanize.Bytes(uint64(e.ExpertBytes)))
+		if e.Last {
+			fmt.Fprintf(tw, ", last: the non-expert part ends at byte %d (%s)", e.NonExpertEnd, humanize.Bytes(uint64(e.NonExpertEnd)))
+		} else {
+			fmt.Fprint(tw, ", interleaved with other tensors (gguf build --experts-last moves them after)")
+		}
+		fmt.Fprintln(tw)
+		for _, l := range e.Layers {
+			fmt.Fprintf(tw, "  layer %d\t%d experts, one expert (%s) = %s (%d bytes)\n", l.Layer, l.Experts,
+				strings.Join(l.Tensors, " + "), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
+		}
 	}
 	tw.Flush()
 	if s.TensorCount == 0 {

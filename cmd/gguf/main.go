@@ -53,12 +53,22 @@ func main() {
 }
 
 func run(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// On Ctrl-C, remove outputs in progress even if a write is blocked.
-		<-ctx.Done()
+		// On Ctrl-C or SIGTERM, remove outputs in progress and leave at once,
+		// even if the build is blocked reading a pipe or the network.
+		s := <-sigs
+		cancel()
 		sink.RemoveAll()
+		fmt.Fprintln(os.Stderr, "gguf: interrupted")
+		code := 130
+		if s == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
 	}()
 	rootCmd.SetArgs(args)
 	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -75,10 +85,6 @@ func run(args []string) int {
 		if ee.err == nil {
 			return code
 		}
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(os.Stderr, "gguf: interrupted")
-		return 130
 	}
 	fmt.Fprintln(os.Stderr, "gguf: "+err.Error())
 	return code

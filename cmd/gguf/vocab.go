@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/sink"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -495,7 +496,7 @@ same byte for byte for the same inputs.`,
 				return err
 			}
 			defer abort()
-			if err := vocabselect.WriteIDs(w, header, sel.IDs); err != nil {
+			if err := headprune.WriteIDs(w, header, sel.IDs); err != nil {
 				return err
 			}
 			if err := commit(); err != nil {
@@ -551,7 +552,7 @@ array of {file, tokens, misses, share, top_missing: [{id, count, text}]}.`,
 			if err != nil {
 				return err
 			}
-			ids, err := vocabselect.ReadIDs(idf, tok.NumTokens())
+			ids, err := headprune.ReadIDs(idf, tok.NumTokens())
 			idf.Close()
 			if err != nil {
 				return usageError("%s: %v", f.ids, err)

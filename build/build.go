@@ -1,0 +1,253 @@
+// Package build turns the operations a user asks for (prune the head, add,
+// drop and rename tensors, edit metadata, move experts last, quantize) into
+// one plan.Plan over its inputs. It is what `gguf build` and `gguf recut`
+// call, and what recipes will call: options in, plan out, no I/O beyond
+// reading a small tensor (output_ids) when re-cutting a head.
+package build
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/ggufkit/gguf/experts"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/plan"
+)
+
+// Add takes tensors from another input.
+type Add struct {
+	Input   *plan.Input
+	Pattern *regexp.Regexp // nil: every tensor
+}
+
+// Rename renames one tensor.
+type Rename struct{ Old, New string }
+
+// Options are the operations of one build, applied in this order: drop,
+// rename, add, head pruning, experts last, metadata edits.
+type Options struct {
+	Drops   []*regexp.Regexp
+	Renames []Rename
+	Adds    []Add
+	// Replace lets an added tensor replace one of the same name (in place).
+	Replace bool
+
+	// HeadIDs is the ranked id list of a pruned head (nil: keep the head).
+	HeadIDs []int32
+	Head    headprune.Options
+
+	ExpertsLast bool
+
+	Deletes []string  // metadata keys to remove
+	Sets    []gguf.KV // metadata keys to set (in place if present)
+	Align   uint32    // general.alignment (0: unchanged)
+}
+
+// Report says what a plan does, for summaries.
+type Report struct {
+	Dropped, Renamed, Added, Replaced []string
+	Head                              *headprune.Choice
+	HeadSource                        string
+	Recut                             bool
+	ExpertTensors                     int
+}
+
+// Plan builds the plan of opts over the main input in.
+func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
+	p := plan.Identity(in)
+	rep := &Report{}
+	for _, re := range opts.Drops {
+		n := len(p.Tensors)
+		p.Tensors = slices.DeleteFunc(p.Tensors, func(t plan.Tensor) bool {
+			if re.MatchString(t.Info.Name) {
+				rep.Dropped = append(rep.Dropped, t.Info.Name)
+				return true
+			}
+			return false
+		})
+		if len(p.Tensors) == n {
+			return nil, nil, fmt.Errorf("--drop %q matches no tensor", re)
+		}
+	}
+	for _, rn := range opts.Renames {
+		i := p.Index(rn.Old)
+		if i < 0 {
+			return nil, nil, fmt.Errorf("--rename: no tensor %q", rn.Old)
+		}
+		if p.Index(rn.New) >= 0 {
+			return nil, nil, fmt.Errorf("--rename: tensor %q already exists", rn.New)
+		}
+		p.Tensors[i].Info.Name = rn.New
+		rep.Renamed = append(rep.Renamed, rn.Old+"="+rn.New)
+	}
+	for _, a := range opts.Adds {
+		matched := 0
+		for i := range a.Input.File.Tensors {
+			t := a.Input.File.Tensors[i]
+			if a.Pattern != nil && !a.Pattern.MatchString(t.Name) {
+				continue
+			}
+			matched++
+			nt := plan.Tensor{Info: t, Src: &plan.Copy{In: a.Input, Index: i}}
+			if j := p.Index(t.Name); j >= 0 {
+				if !opts.Replace {
+					return nil, nil, fmt.Errorf("--add %s: tensor %q is already in the model (use --replace to replace it)", a.Input.Name, t.Name)
+				}
+				p.Tensors[j] = nt
+				rep.Replaced = append(rep.Replaced, t.Name)
+				continue
+			}
+			p.Tensors = append(p.Tensors, nt)
+			rep.Added = append(rep.Added, t.Name)
+		}
+		if matched == 0 {
+			return nil, nil, fmt.Errorf("--add %s: no tensor matches %v", a.Input.Name, a.Pattern)
+		}
+	}
+	if opts.HeadIDs != nil {
+		f := in.File
+		vocab := headprune.VocabSize(f)
+		c, err := headprune.Choose(opts.HeadIDs, vocab, headprune.Specials(f.Metadata, vocab), opts.Head)
+		if err != nil {
+			return nil, nil, err
+		}
+		readIDs := func() ([]int32, error) {
+			b, err := tensorBytes(in, headprune.IDsTensor)
+			if err != nil {
+				return nil, err
+			}
+			return headprune.DecodeIDs(b)
+		}
+		if err := headprune.Plan(p, in, c, readIDs); err != nil {
+			return nil, nil, err
+		}
+		rep.Head = c
+		rep.HeadSource = p.Metadata.String(headprune.KeySource)
+		_, rep.Recut = f.Tensor(headprune.IDsTensor)
+	}
+	if opts.ExpertsLast {
+		rep.ExpertTensors = experts.Last(p)
+		if rep.ExpertTensors == 0 {
+			return nil, nil, fmt.Errorf("--experts-last: the model has no expert tensors (*_exps)")
+		}
+	}
+	for _, k := range opts.Deletes {
+		if !p.Metadata.Delete(k) {
+			return nil, nil, fmt.Errorf("--del: no metadata key %q", k)
+		}
+	}
+	for _, kv := range opts.Sets {
+		p.Metadata.Set(kv.Key, kv.Value)
+	}
+	if opts.Align != 0 {
+		p.Metadata.Set(gguf.KeyAlignment, gguf.Uint32(opts.Align))
+	}
+	return p, rep, nil
+}
+
+// tensorBytes reads a small tensor of a random-access input.
+func tensorBytes(in *plan.Input, name string) ([]byte, error) {
+	i := in.File.TensorIndex(name)
+	if i < 0 {
+		return nil, fmt.Errorf("no tensor %q", name)
+	}
+	if in.ReaderAt == nil {
+		return nil, fmt.Errorf("%s: re-cutting a head needs a file, not a stream (it reads %s first)", in.Name, name)
+	}
+	r := in.TensorRange(i)
+	b := make([]byte, r.Len)
+	if _, err := in.ReaderAt.ReadAt(b, r.Off); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// ParseSet parses a --set argument, KEY=TYPE:VALUE. TYPE is a GGUF value
+// type (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str) or arr[TYPE]. An
+// array's VALUE is @FILE (one element per line) or a comma-separated list;
+// a string's VALUE may be @FILE (the file's whole content).
+func ParseSet(spec string) (gguf.KV, error) {
+	key, rest, ok := strings.Cut(spec, "=")
+	typ, val, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || key == "" {
+		return gguf.KV{}, fmt.Errorf("--set %q: want KEY=TYPE:VALUE, e.g. general.name=str:my-model or llama.context_length=u32:512", spec)
+	}
+	if elem, isArr := strings.CutPrefix(typ, "arr["); isArr {
+		et, err := gguf.ParseValueType(strings.TrimSuffix(elem, "]"))
+		if err != nil || !strings.HasSuffix(elem, "]") || et == gguf.TypeArray {
+			return gguf.KV{}, fmt.Errorf("--set %q: bad array type %q (want arr[TYPE])", spec, typ)
+		}
+		var items []string
+		if path, isFile := strings.CutPrefix(val, "@"); isFile {
+			lines, err := readLines(path)
+			if err != nil {
+				return gguf.KV{}, fmt.Errorf("--set %s: %w", key, err)
+			}
+			items = lines
+		} else if val != "" {
+			items = strings.Split(val, ",")
+		}
+		v, err := arrayOf(et, items)
+		if err != nil {
+			return gguf.KV{}, fmt.Errorf("--set %s: %w", key, err)
+		}
+		return gguf.KV{Key: key, Value: v}, nil
+	}
+	t, err := gguf.ParseValueType(typ)
+	if err != nil || t == gguf.TypeArray {
+		return gguf.KV{}, fmt.Errorf("--set %q: unknown type %q", spec, typ)
+	}
+	if path, isFile := strings.CutPrefix(val, "@"); isFile && t == gguf.TypeString {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return gguf.KV{}, fmt.Errorf("--set %s: %w", key, err)
+		}
+		val = string(b)
+	}
+	v, err := gguf.ParseValue(t, val)
+	if err != nil {
+		return gguf.KV{}, fmt.Errorf("--set %s: %w", key, err)
+	}
+	return gguf.KV{Key: key, Value: v}, nil
+}
+
+func readLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return scanLines(f)
+}
+
+func scanLines(r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var out []string
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out, sc.Err()
+}
+
+// arrayOf parses items as an array of type et.
+func arrayOf(et gguf.ValueType, items []string) (gguf.Value, error) {
+	if et == gguf.TypeString {
+		return gguf.Array(items)
+	}
+	vals := make([]gguf.Value, len(items))
+	for i, s := range items {
+		v, err := gguf.ParseValue(et, strings.TrimSpace(s))
+		if err != nil {
+			return gguf.Value{}, fmt.Errorf("element %d: %w", i, err)
+		}
+		vals[i] = v
+	}
+	return gguf.ArrayOfScalars(et, vals)
+}

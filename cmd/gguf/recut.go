@@ -1,0 +1,58 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ggufkit/gguf/build"
+	"github.com/ggufkit/gguf/headprune"
+)
+
+func init() { rootCmd.AddCommand(newRecutCmd()) }
+
+func newRecutCmd() *cobra.Command {
+	var bf buildFlags
+	var of opFlags
+	cmd := &cobra.Command{
+		Use:   "recut BUILT --head-ids FILE -o OUT",
+		Short: "Re-cut the pruned head of an already built file, on the device, in seconds",
+		Long: `Replaces the output head of a file built with --head-ids by a head of other ids, without the original
+model. With a tied embedding the new rows come from token_embd.weight, so any ids work; with an
+untied head only ids already in the head can be kept (the error lists the missing ones). The result
+is byte-identical to 'gguf build ORIGINAL --head-ids FILE' with the same head options.
+Runs on the device: static, no cgo, memory independent of the model size.`,
+		Example: `  gguf recut q2b-h45.gguf --head-ids head-ids-ml60k-p8.txt --head-rows 65672 -o q2b-h65p8.gguf`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if of.headIDs == "" {
+				return usageError("missing --head-ids FILE")
+			}
+			if bf.out == "" && !bf.dryRun {
+				return usageError("missing -o OUT (a path, or - for stdout)")
+			}
+			src, err := openSource(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			if _, pruned := src.File().Tensor(headprune.IDsTensor); !pruned {
+				return usageError("%s has no pruned head (no %s): use 'gguf build --head-ids'", args[0], headprune.IDsTensor)
+			}
+			in := planInput(src)
+			var closers []io.Closer
+			opts, err := of.options(cmd, in, &closers)
+			if err != nil {
+				return err
+			}
+			p, rep, err := build.Plan(in, opts)
+			if err != nil {
+				return err
+			}
+			return writePlan(cmd, p, rep, bf)
+		},
+	}
+	bf.register(cmd)
+	of.registerHead(cmd)
+	return cmd
+}
