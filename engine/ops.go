@@ -54,8 +54,15 @@ func rmsNorm(dst, x, w []float32, eps float32) {
 func softmaxInPlace(x []float32) {
 	mx := negInf
 	for _, v := range x {
-		mx = max(mx, v)
+		if v > mx {
+			mx = v
+		}
 	}
+	softmaxMax(x, mx)
+}
+
+// softmaxMax is softmaxInPlace with the maximum of x already known.
+func softmaxMax(x []float32, mx float32) {
 	var sum float64
 	for i, v := range x {
 		e := expf(v - mx)

@@ -185,6 +185,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		kvo := (h / group) * hd
 		sc := t.scores[w][:p+1]
 		kb := base + kvo
+		mx := negInf
 		if hd%4 == 0 && hd <= 16 {
 			// Tiny heads (stories260K: 8): four accumulators inline, a
 			// call per position would cost more than the dot.
@@ -198,14 +199,22 @@ func (t *attnTask) run(lo, hi, w int) {
 					d2 += q[j+2] * k[j+2]
 					d3 += q[j+3] * k[j+3]
 				}
-				sc[tt] = ((d0 + d1) + (d2 + d3)) * scale
+				v := ((d0 + d1) + (d2 + d3)) * scale
+				sc[tt] = v
+				if v > mx {
+					mx = v
+				}
 			}
 		} else {
 			for tt := range sc {
-				sc[tt] = dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+(tt+1)*kvd]), bytesOf(q)) * scale
+				v := dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+(tt+1)*kvd]), bytesOf(q)) * scale
+				sc[tt] = v
+				if v > mx {
+					mx = v
+				}
 			}
 		}
-		softmaxInPlace(sc)
+		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		vb := t.layer*kvd*s.ctx + kvo*s.ctx
 		for d := range out {
