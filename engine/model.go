@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"unsafe"
 
 	"github.com/ggufkit/gguf/gguf"
 )
@@ -185,8 +184,7 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 
 // alignedCopy copies b into an 8-byte aligned buffer.
 func alignedCopy(b []byte) []byte {
-	words := make([]uint64, (len(b)+7)/8)
-	c := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:len(b)]
+	c := alignedBuf(len(b))
 	copy(c, b)
 	return c
 }

@@ -112,7 +112,10 @@ func argmax(l []float32) int32 {
 // reach ~20, where one float32 ulp is 2e-6. Q8_0: 1e-3: the activations
 // are quantized to 8 bits before every product, and a last-bit difference
 // in an activation occasionally moves one value across a rounding boundary
-// (one q8 step of one element), which shows at ~1e-4 in the logits.
+// (one q8 step of one element), which shows at ~1e-4 in the logits. With
+// the AVX2 kernels, which sum in ggml's x86 order, the Q8_0 logits are
+// bit-identical to llama.cpp's (measured max |diff| 0); the portable Go
+// kernels reach 1.9e-6.
 func TestStories260KLogits(t *testing.T) {
 	for _, c := range []struct {
 		model, ref string
