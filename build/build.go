@@ -30,7 +30,7 @@ type Add struct {
 type Rename struct{ Old, New string }
 
 // Options are the operations of one build, applied in this order: drop,
-// rename, add, head pruning, experts last, metadata edits.
+// rename, add, head pruning, quantization, experts last, metadata edits.
 type Options struct {
 	Drops   []*regexp.Regexp
 	Renames []Rename
@@ -41,6 +41,9 @@ type Options struct {
 	// HeadIDs is the ranked id list of a pruned head (nil: keep the head).
 	HeadIDs []int32
 	Head    headprune.Options
+
+	// Quant quantizes the tensors as llama-quantize would (nil: keep types).
+	Quant *Quantize
 
 	ExpertsLast bool
 
@@ -56,6 +59,7 @@ type Report struct {
 	HeadSource                        string
 	Recut                             bool
 	ExpertTensors                     int
+	Quant                             []Decision
 }
 
 // Plan builds the plan of opts over the main input in.
@@ -130,6 +134,13 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 		rep.Head = c
 		rep.HeadSource = p.Metadata.String(headprune.KeySource)
 		_, rep.Recut = f.Tensor(headprune.IDsTensor)
+	}
+	if opts.Quant != nil {
+		d, err := applyQuantize(p, opts.Quant)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Quant = d
 	}
 	if opts.ExpertsLast {
 		rep.ExpertTensors = experts.Last(p)

@@ -50,6 +50,7 @@ type opFlags struct {
 	dels        []string
 	align       uint32
 	expertsLast bool
+	quant       quantFlags
 }
 
 func (o *opFlags) registerHead(cmd *cobra.Command) {
@@ -69,12 +70,18 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&o.dels, "del", nil, "delete metadata KEY, repeatable")
 	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two)")
 	cmd.Flags().BoolVar(&o.expertsLast, "experts-last", false, "move every MoE expert tensor (*_exps) after all other tensors")
+	o.quant.register(cmd, false)
 }
 
 // options turns the flags into build options, opening --add sources and
 // reading --head-ids. Sources opened are appended to *closers.
 func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (build.Options, error) {
 	opts := build.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+	q, err := o.quant.options()
+	if err != nil {
+		return opts, err
+	}
+	opts.Quant = q
 	for _, d := range o.drops {
 		re, err := regexp.Compile(d)
 		if err != nil {
@@ -146,8 +153,9 @@ GGUF file in one pass: the header first, with every offset known up front, then 
 order. With no operations the output is byte-identical to the input. The output is written to a
 temporary file next to OUT, synced and renamed only when complete; -o - writes to stdout.
 
-Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), --experts-last,
-metadata (--del, --set, --align). A pruned head keeps the listed rows of output.weight (or of
+Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), quantization
+(--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, metadata (--del, --set,
+--align). A pruned head keeps the listed rows of output.weight (or of
 token_embd.weight when the model ties them) byte for byte, in ascending id order, plus an I32
 output_ids.weight that maps each row to its token id; control and special tokens are always kept,
 and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
@@ -202,7 +210,14 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *build.Report, bf buildFlag
 			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
 	}
 	if bf.dryRun {
+		if rep != nil && rep.Quant != nil {
+			printQuantPlan(stdout, rep.Quant)
+			fmt.Fprintln(stdout)
+		}
 		return printPlan(stdout, p)
+	}
+	if rep != nil && rep.Quant != nil && bf.out != "" {
+		printQuantSummary(stderr, rep.Quant)
 	}
 	out, err := sink.Create(bf.out, bf.force)
 	if err != nil {

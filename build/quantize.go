@@ -1,0 +1,166 @@
+package build
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/quant"
+)
+
+// Quantize is the quantization step of a build. It follows llama-quantize
+// so that its output is the same file llama.cpp makes: the same tensor
+// types (quant.Rules), the same bytes (quant's bit-exact codecs), the same
+// tensor order and the same two metadata keys.
+type Quantize struct {
+	Rules *quant.Rules
+	// Threads converting rows (bytes do not depend on it; <1 means 1).
+	Threads int
+}
+
+// Decision is one tensor's quantization, for summaries and --dry-run.
+type Decision struct {
+	Name       string
+	From, To   gguf.Type
+	FromBytes  int64
+	ToBytes    int64
+	Reason     string
+	Fallback   bool
+	Quantized  bool
+	HasImatrix bool
+}
+
+// quantVersion is ggml's GGML_QNT_VERSION, which llama-quantize records.
+const quantVersion = 2
+
+// fileTypes maps a target type to the llama_ftype llama-quantize records in
+// general.file_type (K- and i-quant names mean their default mixes: Q4_K is
+// Q4_K_M, IQ2_S is IQ2_M, MXFP4 is MXFP4_MOE).
+var fileTypes = map[gguf.Type]uint32{
+	gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ4_1: 3, gguf.TypeQ8_0: 7, gguf.TypeQ5_0: 8,
+	gguf.TypeQ5_1: 9, gguf.TypeQ2_K: 10, gguf.TypeQ3_K: 12, gguf.TypeQ4_K: 15, gguf.TypeQ5_K: 17,
+	gguf.TypeQ6_K: 18, gguf.TypeIQ2_XXS: 19, gguf.TypeIQ2_XS: 20, gguf.TypeIQ3_XXS: 23, gguf.TypeIQ1_S: 24,
+	gguf.TypeIQ4_NL: 25, gguf.TypeIQ3_S: 26, gguf.TypeIQ2_S: 29, gguf.TypeIQ4_XS: 30, gguf.TypeIQ1_M: 31,
+	gguf.TypeBF16: 32, gguf.TypeTQ1_0: 36, gguf.TypeTQ2_0: 37, gguf.TypeMXFP4: 38, gguf.TypeNVFP4: 39,
+	gguf.TypeQ1_0: 40, gguf.TypeQ2_0: 41,
+}
+
+var layerNum = regexp.MustCompile(`^blk\.(\d+)\.`)
+
+// sortLikeLlamaCpp orders tensors as llama.cpp's model loader iterates them
+// (weight_name_comparer): by layer number, tensors outside layers first,
+// then by name. llama-quantize writes its output in that order.
+func sortLikeLlamaCpp(p *plan.Plan) {
+	layer := func(name string) int {
+		if m := layerNum.FindStringSubmatch(name); m != nil {
+			n, err := strconv.Atoi(m[1])
+			if err == nil {
+				return n
+			}
+		}
+		return -1
+	}
+	slices.SortStableFunc(p.Tensors, func(a, b plan.Tensor) int {
+		la, lb := layer(a.Info.Name), layer(b.Info.Name)
+		if la != lb {
+			return la - lb
+		}
+		switch {
+		case a.Info.Name < b.Info.Name:
+			return -1
+		case a.Info.Name > b.Info.Name:
+			return 1
+		}
+		return 0
+	})
+}
+
+// applyQuantize rewrites p's tensors to the types q's rules choose.
+func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
+	ft, ok := fileTypes[q.Rules.Default]
+	if !ok {
+		return nil, fmt.Errorf("cannot quantize to %s (llama-quantize has no file type for it)", q.Rules.Default)
+	}
+	sortLikeLlamaCpp(p)
+	// Choose sees the file as it is being built, in the order llama-quantize
+	// visits it (its layer-dependent mixes count tensors as they come).
+	view, err := p.Layout()
+	if err != nil {
+		return nil, err
+	}
+	var out []Decision
+	for i := range p.Tensors {
+		t := &p.Tensors[i]
+		d, err := q.Rules.Choose(view, &view.Tensors[i])
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", t.Info.Name, err)
+		}
+		dec := Decision{Name: t.Info.Name, From: t.Info.Type, To: d.Type, FromBytes: t.Info.Size(),
+			Reason: d.Reason, Fallback: d.Fallback, Quantized: d.Quantize}
+		if d.Quantize {
+			var w []float32
+			if q.Rules.Imatrix != nil {
+				if w, err = q.Rules.Imatrix.TensorWeights(&t.Info); err != nil {
+					return nil, fmt.Errorf("tensor %q: %w", t.Info.Name, err)
+				}
+				dec.HasImatrix = w != nil
+			}
+			tr, err := convert(t, d.Type, w, q.Threads)
+			if err != nil {
+				return nil, err
+			}
+			t.Src = tr
+			t.Info.Type = d.Type
+		}
+		dec.ToBytes = t.Info.Size()
+		out = append(out, dec)
+	}
+	// llama-quantize sets these last, which moves them to the end.
+	p.Metadata.Delete("general.quantization_version")
+	p.Metadata.Set("general.quantization_version", gguf.Uint32(quantVersion))
+	p.Metadata.Delete(gguf.KeyFileType)
+	p.Metadata.Set(gguf.KeyFileType, gguf.Uint32(ft))
+	return out, nil
+}
+
+// convert wraps t's producer in a transform to type to. An expert tensor's
+// importance weights are per expert: rows of expert e use w[e*ne0:(e+1)*ne0].
+func convert(t *plan.Tensor, to gguf.Type, w []float32, threads int) (*plan.Transform, error) {
+	from := t.Info.Type
+	rowLen := int64(t.Info.RowLen())
+	out := gguf.TensorInfo{Dims: t.Info.Dims, Type: to}
+	outRow := out.RowBytes()
+	if outRow == 0 {
+		return nil, fmt.Errorf("tensor %q: %d elements per row do not fit %s", t.Info.Name, rowLen, to)
+	}
+	rowsPerExpert := int64(t.Info.NumRows())
+	if len(w) > int(rowLen) && len(t.Info.Dims) >= 2 {
+		rowsPerExpert = int64(t.Info.Dims[1])
+	}
+	chunk := max(1, min(rowsPerExpert, (16<<20)/max(t.Info.RowBytes(), 1)))
+	tr := &plan.Transform{
+		Inner: t.Src, InRowBytes: t.Info.RowBytes(), OutRowBytes: outRow, ChunkRows: chunk,
+		Note: "quantize " + from.String() + " to " + to.String(),
+	}
+	tr.Fn = func(dst, src []byte, first int64) error {
+		inRow, n := tr.InRowBytes, int64(len(src))/tr.InRowBytes
+		for done := int64(0); done < n; {
+			row := first + done
+			k := min(n-done, rowsPerExpert-row%rowsPerExpert) // stay inside one expert
+			var ew []float32
+			if w != nil {
+				e := row / rowsPerExpert
+				ew = w[e*rowLen : (e+1)*rowLen]
+			}
+			if err := quant.ConvertTensor(dst[done*outRow:(done+k)*outRow], src[done*inRow:(done+k)*inRow], from, to, int(rowLen), ew, threads); err != nil {
+				return err
+			}
+			done += k
+		}
+		return nil
+	}
+	return tr, nil
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/ggufkit/gguf/build"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/quant"
+)
+
+func init() { rootCmd.AddCommand(newQuantizeCmd()) }
+
+// quantFlags are llama-quantize's options, shared by `gguf quantize` and
+// `gguf build`.
+type quantFlags struct {
+	typ             string
+	pure            bool
+	tensorTypes     []string
+	outputType      string
+	embdType        string
+	imatrix         string
+	allowRequantize bool
+	keep            []string
+	threads         int
+}
+
+func (q *quantFlags) register(cmd *cobra.Command, typeRequired bool) {
+	what := "quantize to TYPE as llama-quantize does (Q4_K, q8_0, tq1_0...; K/i-quant names mean their default mixes)"
+	if !typeRequired {
+		what = "quantize to TYPE (see 'gguf quantize --help')"
+	}
+	cmd.Flags().StringVar(&q.typ, "type", "", what)
+	cmd.Flags().BoolVar(&q.pure, "pure", false, "one type for every quantizable tensor (no per-tensor mix)")
+	cmd.Flags().StringArrayVar(&q.tensorTypes, "tensor-type", nil, "REGEX=TYPE for tensors whose name matches anywhere; first match wins; repeatable")
+	cmd.Flags().StringVar(&q.outputType, "output-type", "", "type of output.weight")
+	cmd.Flags().StringVar(&q.embdType, "embd-type", "", "type of token_embd.weight")
+	cmd.Flags().StringVar(&q.imatrix, "imatrix", "", "importance matrix file (llama-imatrix GGUF or legacy .dat)")
+	cmd.Flags().BoolVar(&q.allowRequantize, "allow-requantize", false, "quantize tensors that are already quantized (dequantize, then quantize)")
+	cmd.Flags().StringSliceVar(&q.keep, "keep", nil, "leave tensors of these types as they are (comma-separated)")
+	cmd.Flags().IntVarP(&q.threads, "threads", "t", runtime.NumCPU(), "threads converting rows (the bytes do not depend on it)")
+}
+
+// options returns the quantization step, or nil when no --type was given.
+func (q *quantFlags) options() (*build.Quantize, error) {
+	if q.typ == "" {
+		if q.pure || len(q.tensorTypes) > 0 || q.outputType != "" || q.embdType != "" || q.imatrix != "" || q.allowRequantize || len(q.keep) > 0 {
+			return nil, usageError("quantization options need --type")
+		}
+		return nil, nil
+	}
+	parse := func(flag, s string) (gguf.Type, error) {
+		t, err := gguf.ParseType(s)
+		if err != nil {
+			return 0, usageError("%s: %v", flag, err)
+		}
+		return t, nil
+	}
+	def, err := parse("--type", q.typ)
+	if err != nil {
+		return nil, err
+	}
+	r := &quant.Rules{Default: def, Pure: q.pure, AllowRequantize: q.allowRequantize}
+	for _, tt := range q.tensorTypes {
+		pat, typ, ok := strings.Cut(tt, "=")
+		if !ok {
+			return nil, usageError("--tensor-type %q: want REGEX=TYPE", tt)
+		}
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, usageError("--tensor-type %q: %v", tt, err)
+		}
+		t, err := parse("--tensor-type", typ)
+		if err != nil {
+			return nil, err
+		}
+		r.TensorTypes = append(r.TensorTypes, quant.TensorTypeRule{Regex: re, Type: t})
+	}
+	if q.outputType != "" {
+		t, err := parse("--output-type", q.outputType)
+		if err != nil {
+			return nil, err
+		}
+		r.OutputType = &t
+	}
+	if q.embdType != "" {
+		t, err := parse("--embd-type", q.embdType)
+		if err != nil {
+			return nil, err
+		}
+		r.EmbdType = &t
+	}
+	for _, k := range q.keep {
+		t, err := parse("--keep", k)
+		if err != nil {
+			return nil, err
+		}
+		r.Keep = append(r.Keep, t)
+	}
+	if q.imatrix != "" {
+		f, err := os.Open(q.imatrix)
+		if err != nil {
+			return nil, usageError("--imatrix: %v", err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if r.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
+			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
+		}
+	}
+	return &build.Quantize{Rules: r, Threads: max(1, q.threads)}, nil
+}
+
+func newQuantizeCmd() *cobra.Command {
+	var bf buildFlags
+	var qf quantFlags
+	cmd := &cobra.Command{
+		Use:   "quantize IN OUT --type TYPE",
+		Short: "Quantize a model, producing the same bytes as llama.cpp's llama-quantize",
+		Long: `Quantizes IN (a path, -, an https:// URL or hf://...) to OUT (a path or -) in one streaming pass,
+making the same file llama-quantize makes with the same options: the same per-tensor types (2-D
+weights only; norms, biases, 1-D tensors, output_ids and position tensors stay; rows that do not fit
+a type's block size fall back to a compatible type), the same bytes (bit-exact ggml quantizers), the
+same tensor order and metadata. Memory holds a few rows per thread and one 16 MiB chunk of a tensor,
+whatever the model size.`,
+		Example: `  gguf quantize stories260K-f32.gguf out.gguf --type Q8_0 --tensor-type ffn_down=F16
+  gguf quantize model-BF16.gguf model-Q4_K.gguf --type Q4_K --imatrix imatrix.gguf
+  gguf quantize moon-beam-Q4_K_M.gguf mb-q2.gguf --type Q2_K --tensor-type '_exps=Q2_K' --allow-requantize
+  gguf quantize model.gguf --type Q4_0 --dry-run -`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q, err := qf.options()
+			if err != nil {
+				return err
+			}
+			if q == nil {
+				return usageError("missing --type TYPE")
+			}
+			bf.out = args[1]
+			src, err := openSource(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			p, rep, err := build.Plan(planInput(src), build.Options{Quant: q})
+			if err != nil {
+				return err
+			}
+			if bf.dryRun {
+				printQuantPlan(stdout, rep.Quant)
+				return nil
+			}
+			return writePlan(cmd, p, rep, bf)
+		},
+	}
+	cmd.Flags().BoolVar(&bf.force, "force", false, "write binary output to a terminal")
+	cmd.Flags().BoolVarP(&bf.quiet, "quiet", "q", false, "no progress bar")
+	cmd.Flags().BoolVar(&bf.dryRun, "dry-run", false, "print each tensor's old and new type and size, write nothing")
+	qf.register(cmd, true)
+	return cmd
+}
+
+// printQuantPlan prints the quantization plan: each tensor's old and new
+// type and size, and the totals.
+func printQuantPlan(w io.Writer, ds []build.Decision) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "name\ttype\t\tbytes\t\twhy")
+	var from, to int64
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%s\t-> %s\t%d\t-> %d\t%s\n", d.Name, d.From, d.To, d.FromBytes, d.ToBytes, d.Reason)
+		from += d.FromBytes
+		to += d.ToBytes
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d tensors: %s -> %s of tensor data\n", len(ds), humanize.Bytes(uint64(from)), humanize.Bytes(uint64(to)))
+}
+
+// printQuantSummary prints, on stderr, why tensors got their types:
+// overrides, defaults and fallbacks, one line per distinct decision.
+func printQuantSummary(w io.Writer, ds []build.Decision) {
+	type key struct {
+		from, to gguf.Type
+		why      string
+	}
+	counts := map[key]int{}
+	var order []key
+	var from, to int64
+	for _, d := range ds {
+		k := key{d.From, d.To, d.Reason}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+		from += d.FromBytes
+		to += d.ToBytes
+	}
+	for _, k := range order {
+		fmt.Fprintf(w, "gguf: %3d tensors %s -> %s: %s\n", counts[k], k.from, k.to, k.why)
+	}
+	fmt.Fprintf(w, "gguf: quantized tensor data %s -> %s\n", humanize.Bytes(uint64(from)), humanize.Bytes(uint64(to)))
+}
