@@ -53,6 +53,8 @@ type Diff struct {
 	DataCompared bool `json:"data_compared"`
 	// TensorOrderDiffers is informational: the same tensors in another order.
 	TensorOrderDiffers bool `json:"tensor_order_differs"`
+	// Numeric holds value differences (gguf diff --numeric).
+	Numeric []NumericDiff `json:"numeric,omitempty"`
 }
 
 // Compare compares the headers of a and b and, when dataA and dataB are

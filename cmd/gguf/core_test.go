@@ -213,6 +213,29 @@ func TestDiffCLI(t *testing.T) {
 		t.Errorf("flipped data byte: exit %d\n%s", r.code, r.stdout)
 	}
 	checkOneLineError(t, runGGUF(t, nil, "diff", f32, filepath.Join(dir, "nope.gguf")), 2, "nope.gguf")
+
+	// --numeric: Q8_0 rounds each value to within half a step of its block
+	// scale (max |x| / 127), so the error is above 0 and below max|x|/254.
+	r = runGGUF(t, nil, "diff", "--numeric", "--json", f32, q8)
+	var nd inspect.Diff
+	if err := json.Unmarshal(r.stdout, &nd); err != nil {
+		t.Fatal(err)
+	}
+	if len(nd.Numeric) != 48 {
+		t.Fatalf("%d numeric rows", len(nd.Numeric))
+	}
+	for _, n := range nd.Numeric {
+		switch n.BType {
+		case "F32":
+			if n.MaxAbs != 0 {
+				t.Errorf("%s: unchanged F32 differs by %g", n.Name, n.MaxAbs)
+			}
+		case "Q8_0":
+			if n.MaxAbs <= 0 || n.RMSE <= 0 || n.MaxAbs > 4*n.RMS/254*8 {
+				t.Errorf("%s: Q8_0 error %g (rmse %g, rms %g)", n.Name, n.MaxAbs, n.RMSE, n.RMS)
+			}
+		}
+	}
 }
 
 // TestInfoText: the human summary names what matters.

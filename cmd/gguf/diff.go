@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +16,7 @@ import (
 func init() { rootCmd.AddCommand(newDiffCmd()) }
 
 func newDiffCmd() *cobra.Command {
-	var asJSON, noData bool
+	var asJSON, noData, numeric bool
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Compare two GGUF files: metadata, tensor table and tensor data",
@@ -23,6 +24,7 @@ func newDiffCmd() *cobra.Command {
 type, shape and offset changes) and the data of every tensor both files have (sha256 per tensor).
 Exit status: 0 when metadata and tensors are the same, 1 when they differ, 2 on error.`,
 		Example: `  gguf diff original.gguf pruned.gguf
+  gguf diff --numeric model-F32.gguf model-Q4_K.gguf | sort -k4 -g | tail
   gguf diff --json a.gguf hf://owner/repo/a.gguf | jq .tensors_changed`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,6 +46,14 @@ Exit status: 0 when metadata and tensors are the same, 1 when they differ, 2 on 
 			if err != nil {
 				return err
 			}
+			if numeric {
+				if a.Reader == nil || b.Reader == nil {
+					return usageError("--numeric needs files or remote sources, not stdin")
+				}
+				if d.Numeric, err = inspect.CompareNumeric(a.File(), tensorData(a), b.File(), tensorData(b)); err != nil {
+					return err
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
@@ -61,6 +71,7 @@ Exit status: 0 when metadata and tensors are the same, 1 when they differ, 2 on 
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the differences as JSON")
 	cmd.Flags().BoolVar(&noData, "no-data", false, "compare headers only, do not read tensor data")
+	cmd.Flags().BoolVar(&numeric, "numeric", false, "also dequantize both files' tensors and report max abs error and RMSE per tensor")
 	return cmd
 }
 
@@ -121,6 +132,14 @@ func printDiff(w io.Writer, d *inspect.Diff) {
 			}
 		}
 		fmt.Fprintf(w, "~ tensor %s: %s\n", c.Name, strings.Join(parts, ", "))
+	}
+	if len(d.Numeric) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "numeric\ttypes\tmax abs error\tRMSE\tRMS of a")
+		for _, n := range d.Numeric {
+			fmt.Fprintf(tw, "%s\t%s -> %s\t%.6g\t%.6g\t%.6g\n", n.Name, n.AType, n.BType, n.MaxAbs, n.RMSE, n.RMS)
+		}
+		tw.Flush()
 	}
 	if d.KeyOrderDiffers {
 		fmt.Fprintln(w, "note: metadata keys are in a different order")
