@@ -176,8 +176,13 @@ func min32i(a, b int32) int32 { return min(a, b) }
 // default and in testing max == min versus max <= min, which agree for every
 // input (max < min cannot happen). It returns the scale and the negated
 // min, as ggml stores it.
+//
+// The candidate scales are independent until the comparison of their
+// errors, so they are evaluated two at a time: six running sums instead of
+// three keep the floating-point units busy while each sum still adds its
+// terms in ggml's order. The comparisons then run in ggml's order too.
 func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
-	x, L, Laux = x[:n], L[:n], Laux[:n]
+	x, L = x[:n], L[:n]
 	// nil weights mean x^2; computed once (n is at most 32 in ggml's callers).
 	var wbuf [32]float32
 	ws := weights
@@ -215,9 +220,15 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	fnmax := float32(nmax)
 	iscale := fnmax / (max - min)
 	scale = 1 / iscale
+	// x[i]-min is the same float subtraction at every candidate scale.
+	var xmBuf [32]float32
+	xm := xmBuf[:n]
+	for i := range xm {
+		xm[i] = x[i] - min
+	}
 	var bestMad float32
 	for i := 0; i < n; i++ {
-		l := nearestInt(iscale * (x[i] - min))
+		l := nearestInt(iscale * xm[i])
 		L[i] = uint8(max32i(0, min32i(int32(nmax), l)))
 		diff := float32(scale*float32(L[i])) + min - x[i]
 		if useMad {
@@ -230,44 +241,124 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	if nstep < 1 {
 		return scale, -min
 	}
-	for is := 0; is <= nstep; is++ {
-		iscale = (rmin + float32(rdelta*float32(is)) + fnmax) / (max - min)
-		var sumL, sumL2, sumXL float32
-		for i := 0; i < n; i++ {
-			l := max32i(0, min32i(int32(nmax), nearestInt(iscale*(x[i]-min))))
-			Laux[i] = uint8(l)
-			w := ws[i]
-			fl := float32(l)
-			sumL += float32(w * fl)
-			sumL2 += float32(w * fl * fl)
-			sumXL += float32(w * fl * x[i])
+	var lq [2][32]uint8
+	var lf [2][32]float32
+	for is := 0; is <= nstep; {
+		// Steps is and is+1 (the latter only when is < nstep) at the
+		// current min. ggml moves min to the winner's min, which changes
+		// the next step's levels: step is+1 is only kept when step is did
+		// not move it.
+		var f [2]qkxFit
+		iscale0 := (rmin + float32(rdelta*float32(is)) + fnmax) / (max - min)
+		iscale1 := (rmin + float32(rdelta*float32(is+1)) + fnmax) / (max - min)
+		sL0, sL20, sXL0, sL1, sL21, sXL1 := qkxSums2(xm, x, ws, int32(nmax), iscale0, iscale1, &lq, &lf)
+		f[0].fit(sumW, sumX, sL0, sL20, sXL0)
+		if is < nstep {
+			f[1].fit(sumW, sumX, sL1, sL21, sXL1)
 		}
-		D := float32(sumW*sumL2) - float32(sumL*sumL)
-		if D > 0 {
-			thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / D
-			thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
-			if thisMin > 0 {
-				thisMin = 0
-				thisScale = sumXL / sumL2
-			}
-			var mad float32
-			for i := 0; i < n; i++ {
-				diff := float32(thisScale*float32(Laux[i])) + thisMin - x[i]
-				if useMad {
-					diff = abs32(diff)
-				} else {
-					diff *= diff
+		next := is + 2
+		if f[0].ok || f[1].ok {
+			mad0, mad1 := qkxMads2(x, ws, &lf, &f, useMad)
+			if f[0].ok && mad0 < bestMad {
+				copy(L, lq[0][:n])
+				bestMad = mad0
+				scale = f[0].scale
+				moved := f[0].min != min
+				min = f[0].min
+				if moved {
+					for i := range xm {
+						xm[i] = x[i] - min
+					}
+					f[1].ok = false
+					next = is + 1
 				}
-				mad += float32(ws[i] * diff)
 			}
-			if mad < bestMad {
-				copy(L[:n], Laux[:n])
-				bestMad = mad
-				scale, min = thisScale, thisMin
+			if f[1].ok && mad1 < bestMad {
+				copy(L, lq[1][:n])
+				bestMad = mad1
+				scale = f[1].scale
+				moved := f[1].min != min
+				min = f[1].min
+				if moved {
+					for i := range xm {
+						xm[i] = x[i] - min
+					}
+				}
 			}
 		}
+		is = next
 	}
 	return scale, -min
+}
+
+// qkxSums2 computes the levels of two candidate scales and, for each, the
+// weighted sums of l, l^2 and l*x in index order. It is a function of its
+// own so that its twelve live floats stay in registers.
+func qkxSums2(xm, x, ws []float32, nmax int32, iscale0, iscale1 float32, lq *[2][32]uint8, lf *[2][32]float32) (sL0, sL20, sXL0, sL1, sL21, sXL1 float32) {
+	n := len(xm)
+	x, ws = x[:n], ws[:n]
+	q0, q1 := lq[0][:n], lq[1][:n]
+	f0, f1 := lf[0][:n], lf[1][:n]
+	for i, v := range xm {
+		l0 := max(0, min(nmax, nearestInt(iscale0*v)))
+		l1 := max(0, min(nmax, nearestInt(iscale1*v)))
+		q0[i], q1[i] = uint8(l0), uint8(l1)
+		w := ws[i]
+		fl0, fl1 := float32(l0), float32(l1)
+		f0[i], f1[i] = fl0, fl1
+		wl0, wl1 := float32(w*fl0), float32(w*fl1)
+		sL0 += wl0
+		sL1 += wl1
+		sL20 += float32(wl0 * fl0)
+		sL21 += float32(wl1 * fl1)
+		sXL0 += float32(wl0 * x[i])
+		sXL1 += float32(wl1 * x[i])
+	}
+	return
+}
+
+// qkxMads2 returns the weighted error (absolute with useMad, else squared)
+// of the two candidates' levels at their fitted scale and min.
+func qkxMads2(x, ws []float32, lf *[2][32]float32, f *[2]qkxFit, useMad bool) (mad0, mad1 float32) {
+	n := len(x)
+	ws = ws[:n]
+	f0, f1 := lf[0][:n], lf[1][:n]
+	s0, m0, s1, m1 := f[0].scale, f[0].min, f[1].scale, f[1].min
+	if useMad {
+		for i, v := range x {
+			mad0 += float32(ws[i] * abs32(float32(s0*f0[i])+m0-v))
+			mad1 += float32(ws[i] * abs32(float32(s1*f1[i])+m1-v))
+		}
+		return
+	}
+	for i, v := range x {
+		d0 := float32(s0*f0[i]) + m0 - v
+		d1 := float32(s1*f1[i]) + m1 - v
+		mad0 += float32(ws[i] * float32(d0*d0))
+		mad1 += float32(ws[i] * float32(d1*d1))
+	}
+	return
+}
+
+// qkxFit is one candidate of makeQkxQuants: the least-squares scale and
+// min for its levels (ok is ggml's D > 0).
+type qkxFit struct {
+	scale, min float32
+	ok         bool
+}
+
+func (f *qkxFit) fit(sumW, sumX, sumL, sumL2, sumXL float32) {
+	D := float32(sumW*sumL2) - float32(sumL*sumL)
+	if !(D > 0) {
+		return
+	}
+	f.ok = true
+	f.scale = (float32(sumW*sumXL) - float32(sumX*sumL)) / D
+	f.min = (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
+	if f.min > 0 {
+		f.min = 0
+		f.scale = sumXL / sumL2
+	}
 }
 
 // makeQpQuants is ggml's make_qp_quants: a scale for non-negative values
