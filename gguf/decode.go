@@ -34,11 +34,25 @@ type byteSource interface {
 // decoder reads a GGUF header from a byteSource.
 type decoder struct {
 	src byteSource
-	// estimate of header bytes still to come, kept up to date while decoding
-	// big arrays so window-reading sources can fetch the rest in few reads.
+	// What is known of the header bytes still to come, kept up to date so
+	// that window-reading sources can fetch the rest in few reads.
 	strBytes, strCount int64 // string bytes and strings seen, for averages
-	tensorsLeft        int64
+	kvLeft             int64 // metadata entries after the current one
+	tensorsLeft        int64 // tensor infos not yet finished
+	infoStart          int64 // file offset of the first tensor info
+	infosDone          int64 // tensor infos finished
+	infoEnd            int64 // file offset just after the last finished one
 }
+
+// Estimates for parts of a header not yet seen. A metadata entry is usually a
+// key of 20-40 bytes and a number; the rare big ones (tokenizer arrays)
+// cannot be foreseen and are estimated from their count once met. A tensor
+// info is a name of ~24 bytes with its length, 2 dimensions, type and offset;
+// once some are decoded their measured average replaces the guess.
+const (
+	kvGuess         = 64
+	tensorInfoGuess = 64
+)
 
 // errAt wraps a problem as a FormatError at offset off.
 func errAt(off int64, sentinel error, format string, args ...any) error {
@@ -52,10 +66,15 @@ func (d *decoder) avgString() int64 {
 	return 8 + d.strBytes/d.strCount + 1
 }
 
-// restHint estimates the header bytes after the current item: remaining
-// tensor infos at ~(name + 40) bytes each plus a small allowance for keys.
+// restHint estimates the header bytes after the current item: the metadata
+// entries left at a typical size and the tensor infos left at the average
+// size of those decoded so far.
 func (d *decoder) restHint() int64 {
-	return d.tensorsLeft*(d.avgString()+40) + 4096
+	per := int64(tensorInfoGuess)
+	if d.infosDone > 0 {
+		per = (d.infoEnd-d.infoStart)/d.infosDone + 1
+	}
+	return d.kvLeft*kvGuess + d.tensorsLeft*per
 }
 
 func (d *decoder) take(n, hint int64) ([]byte, error) {
@@ -358,11 +377,20 @@ func (d *decoder) stringArray(key string, n uint64) (Value, error) {
 	out := make([]string, 0, capFor(n))
 	ws, _ := d.src.(*windowSource)
 	var hint int64
+	// The strings still to come are estimated at the average length of this
+	// array's strings so far (other strings, such as keys, say little).
+	var arrBytes, arrCount int64
+	avg := func() int64 {
+		if arrCount < 16 {
+			return d.avgString()
+		}
+		return 8 + arrBytes/arrCount + 1
+	}
 	for i := uint64(0); i < n; i++ {
 		if ws != nil {
 			// Fast path: whole strings straight from the window.
 			buf := ws.buf[ws.off:]
-			k := int64(0)
+			k, kb := int64(0), int64(0)
 			for i < n && len(buf) >= 8 {
 				l := binary.LittleEndian.Uint64(buf)
 				if l > uint64(len(buf)-8) {
@@ -370,19 +398,23 @@ func (d *decoder) stringArray(key string, n uint64) (Value, error) {
 				}
 				out = append(out, unsafe.String(unsafe.SliceData(buf[8:]), int(l)))
 				buf = buf[8+l:]
-				d.strBytes += int64(l)
+				kb += int64(l)
 				k++
 				i++
 			}
-			d.strCount += k
+			d.strBytes, d.strCount = d.strBytes+kb, d.strCount+k
+			arrBytes, arrCount = arrBytes+kb, arrCount+k
 			ws.off = len(ws.buf) - len(buf)
 			if i == n {
 				break
 			}
 		}
 		if i%4096 == 0 || ws != nil {
-			// The strings still to come at the average length seen so far.
-			hint = int64(n-i)*d.avgString() + d.restHint()
+			hi, lo := bits.Mul64(n-i, uint64(avg()))
+			hint = int64(min(lo, 1<<62)) + d.restHint()
+			if hi != 0 {
+				hint = 1 << 62
+			}
 		}
 		at := d.src.pos()
 		b, err := d.take(8, hint)
@@ -402,8 +434,8 @@ func (d *decoder) stringArray(key string, n uint64) (Value, error) {
 		} else {
 			out = append(out, string(b)) // a stream's buffer is reused: copy
 		}
-		d.strBytes += int64(l)
-		d.strCount++
+		d.strBytes, d.strCount = d.strBytes+int64(l), d.strCount+1
+		arrBytes, arrCount = arrBytes+int64(l), arrCount+1
 	}
 	return Value{typ: TypeArray, elem: TypeString, v: out}, nil
 }
@@ -450,7 +482,7 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	if err := d.checkCount(16, "metadata key count", nKV, 13); err != nil {
 		return nil, err
 	}
-	d.tensorsLeft = int64(nTensors)
+	d.tensorsLeft, d.kvLeft = int64(nTensors), int64(nKV)
 
 	f := &File{Version: version, Metadata: &Metadata{}}
 	md := f.Metadata
@@ -458,6 +490,7 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	md.index = make(map[string]int, capFor(nKV))
 	for i := uint64(0); i < nKV; i++ {
 		at := src.pos()
+		d.kvLeft = int64(nKV - i - 1)
 		key, err := d.str(fmt.Sprintf("key %d", i))
 		if err != nil {
 			return nil, err
@@ -492,9 +525,11 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	f.Tensors = make([]TensorInfo, 0, capFor(nTensors))
 	f.infoOffsets = make([]int64, 0, capFor(nTensors))
 	names := make(map[string]int, capFor(nTensors))
+	d.kvLeft, d.infoStart = 0, src.pos()
 	for i := uint64(0); i < nTensors; i++ {
 		at := src.pos()
 		d.tensorsLeft = int64(nTensors - i)
+		d.infosDone, d.infoEnd = int64(i), at
 		name, err := d.str(fmt.Sprintf("tensor %d name", i))
 		if err != nil {
 			return nil, err
