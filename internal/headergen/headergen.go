@@ -46,10 +46,14 @@ type Spec struct {
 // big arrays in a row, tens of thousands of tensors, long strings).
 func Specs() []Spec {
 	str := gguf.TypeString
-	tokens := func(n, lo, hi int) Array { return Array{Key: "tokenizer.ggml.tokens", N: n, Elem: str, MinLen: lo, MaxLen: hi} }
+	tokens := func(n, lo, hi int) Array {
+		return Array{Key: "tokenizer.ggml.tokens", N: n, Elem: str, MinLen: lo, MaxLen: hi}
+	}
 	f32s := func(key string, n int) Array { return Array{Key: key, N: n, Elem: gguf.TypeFloat32} }
 	i32s := func(key string, n int) Array { return Array{Key: key, N: n, Elem: gguf.TypeInt32} }
-	merges := func(n, lo, hi int) Array { return Array{Key: "tokenizer.ggml.merges", N: n, Elem: str, MinLen: lo, MaxLen: hi} }
+	merges := func(n, lo, hi int) Array {
+		return Array{Key: "tokenizer.ggml.merges", N: n, Elem: str, MinLen: lo, MaxLen: hi}
+	}
 	return []Spec{
 		{Name: "tiny", Tensors: 1, NameLen: 12},
 		{Name: "stories", Arrays: []Array{tokens(512, 1, 8), f32s("tokenizer.ggml.scores", 512), i32s("tokenizer.ggml.token_type", 512)}, Tensors: 48, NameLen: 20},
