@@ -17,90 +17,102 @@ const qkK = 256
 // below it is treated as all zero.
 const groupMaxEps = float32(1e-15)
 
-// makeQxQuants is ggml's make_qx_quants: a symmetric scale for n values with
-// levels -nmax..nmax-1 (stored in L offset by nmax), refined by a weighted
-// least-squares search over 18 candidate scales.
-func makeQxQuants(n, nmax int, x []float32, L []int8, rmseType int, qw []float32) float32 {
+// makeQxQuants is ggml's make_qx_quants with rmse_type 1 (the only one its
+// quantizers use): a symmetric scale for n values with levels -nmax..nmax-1
+// (stored in L offset by nmax), refined by a weighted least-squares search
+// over 18 candidate scales. The weights are qw, or x^2 when qw is nil.
+//
+// The candidates do not depend on each other, so three are evaluated per
+// pass (more independent running sums for the floating-point units, each
+// still adding in ggml's order) and then compared in ggml's order.
+func makeQxQuants(n, nmax int, x []float32, L []int8, qw []float32) float32 {
 	x, L = x[:n], L[:n]
-	amax, max := absMaxSigned(x[:n])
+	amax, max := absMaxSigned(x)
 	if amax < groupMaxEps {
-		clear(L[:n])
+		clear(L)
 		return 0
+	}
+	// The weights and the products w*x, computed once (n is at most 32 in
+	// ggml's callers); ggml's w*x[i]*l rounds w*x[i] first.
+	var wbuf, wxbuf [32]float32
+	ws, wx := wbuf[:n], wxbuf[:n]
+	for i, v := range x {
+		w := v * v
+		if qw != nil {
+			w = qw[i]
+		}
+		ws[i], wx[i] = w, float32(w*v)
 	}
 	fnmax := float32(nmax)
 	iscale := -fnmax / max
-	if rmseType == 0 {
-		for i := 0; i < n; i++ {
-			l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
-			L[i] = int8(nmax + l)
-		}
-		return 1 / iscale
-	}
-	returnEarly := false
-	if rmseType < 0 {
-		rmseType = -rmseType
-		returnEarly = true
-	}
-	// The weights, computed once (n is at most 32 in ggml's callers).
-	var wbuf [32]float32
-	ws := wbuf[:n]
-	for i := range ws {
-		switch {
-		case qw != nil:
-			ws[i] = qw[i]
-		case rmseType == 1:
-			ws[i] = x[i] * x[i]
-		case rmseType == 2:
-			ws[i] = 1
-		case rmseType == 3:
-			ws[i] = abs32(x[i])
-		default:
-			ws[i] = sqrtf(abs32(x[i]))
-		}
-	}
 	var sumlx, suml2 float32
-	for i := 0; i < n; i++ {
-		l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
+	for i, v := range x {
+		l := clampInt(int(nearestInt(iscale*v)), -nmax, nmax-1)
 		L[i] = int8(l + nmax)
-		w := ws[i]
 		fl := float32(l)
-		sumlx += float32(w * x[i] * fl)
-		suml2 += float32(w * fl * fl)
+		sumlx += float32(wx[i] * fl)
+		suml2 += float32(float32(ws[i]*fl) * fl)
 	}
 	var scale float32
 	if suml2 != 0 {
 		scale = sumlx / suml2
 	}
-	if returnEarly {
-		if suml2 > 0 {
-			return 0.5 * (scale + 1/iscale)
-		}
-		return 1 / iscale
-	}
 	best := scale * sumlx
-	for is := -9; is <= 9; is++ {
-		if is == 0 {
-			continue
+	var lf [3][32]float32
+	for _, is := range [6]int{-9, -6, -3, 1, 4, 7} {
+		var isc [3]float32
+		for k := range isc {
+			isc[k] = -(fnmax + float32(0.1*float32(is+k))) / max
 		}
-		iscale = -(fnmax + float32(0.1*float32(is))) / max
-		sumlx, suml2 = 0, 0
-		for i := 0; i < n; i++ {
-			l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
-			w := ws[i]
-			fl := float32(l)
-			sumlx += float32(w * x[i] * fl)
-			suml2 += float32(w * fl * fl)
-		}
-		if suml2 > 0 && sumlx*sumlx > best*suml2 {
-			for i := 0; i < n; i++ {
-				l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
-				L[i] = int8(nmax + l)
+		var sums [6]float32
+		sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = qxSums3(x, ws, wx, fnmax, isc[0], isc[1], isc[2], &lf)
+		for k := range isc {
+			sumlx, suml2 := sums[2*k], sums[2*k+1]
+			if suml2 > 0 && sumlx*sumlx > best*suml2 {
+				for i, l := range lf[k][:n] {
+					L[i] = int8(int(l) + nmax)
+				}
+				scale = sumlx / suml2
+				best = scale * sumlx
 			}
-			scale = sumlx / suml2
-			best = scale * sumlx
 		}
 	}
 	return scale
+}
+
+// qxSums3 computes, for three candidate scales of makeQxQuants, the levels
+// (into lf) and the weighted sums of l*x and l^2 in index order. Its own
+// function so that the running sums stay in registers.
+func qxSums3(x, ws, wx []float32, fnmax, is0, is1, is2 float32, lf *[3][32]float32) (lx0, l20, lx1, l21, lx2, l22 float32) {
+	n := len(x)
+	ws, wx = ws[:n], wx[:n]
+	f0, f1, f2 := lf[0][:n], lf[1][:n], lf[2][:n]
+	lo, hi := -fnmax, fnmax-1
+	for i, v := range x {
+		l0, l1, l2 := levelOf(is0*v, lo, hi), levelOf(is1*v, lo, hi), levelOf(is2*v, lo, hi)
+		f0[i], f1[i], f2[i] = l0, l1, l2
+		w, c := ws[i], wx[i]
+		lx0 += float32(c * l0)
+		lx1 += float32(c * l1)
+		lx2 += float32(c * l2)
+		l20 += float32(float32(w*l0) * l0)
+		l21 += float32(float32(w*l1) * l1)
+		l22 += float32(float32(w*l2) * l2)
+	}
+	return
+}
+
+// levelOf is ggml's MAX(lo, MIN(hi, nearest_int(v))) as a float, for
+// integer bounds within +-2^22. Adding and subtracting 1.5*2^23 rounds v to
+// the nearest integer (ties to even, as nearest_int) while staying in the
+// float unit; a result outside [lo, hi] (clamped, huge, infinite or NaN)
+// takes the integer path, which reproduces nearest_int's bit trick exactly.
+func levelOf(v, lo, hi float32) float32 {
+	r := float32(v+12582912) - 12582912
+	if r >= lo && r <= hi {
+		return r
+	}
+	return float32(max(int32(lo), min(int32(hi), nearestInt(v))))
 }
 
 // sum32 adds up v in order, in float32.
@@ -241,7 +253,6 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	if nstep < 1 {
 		return scale, -min
 	}
-	var lq [2][32]uint8
 	var lf [2][32]float32
 	for is := 0; is <= nstep; {
 		// Steps is and is+1 (the latter only when is < nstep) at the
@@ -251,7 +262,7 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 		var f [2]qkxFit
 		iscale0 := (rmin + float32(rdelta*float32(is)) + fnmax) / (max - min)
 		iscale1 := (rmin + float32(rdelta*float32(is+1)) + fnmax) / (max - min)
-		sL0, sL20, sXL0, sL1, sL21, sXL1 := qkxSums2(xm, x, ws, int32(nmax), iscale0, iscale1, &lq, &lf)
+		sL0, sL20, sXL0, sL1, sL21, sXL1 := qkxSums2(xm, x, ws, fnmax, iscale0, iscale1, &lf)
 		f[0].fit(sumW, sumX, sL0, sL20, sXL0)
 		if is < nstep {
 			f[1].fit(sumW, sumX, sL1, sL21, sXL1)
@@ -260,7 +271,9 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 		if f[0].ok || f[1].ok {
 			mad0, mad1 := qkxMads2(x, ws, &lf, &f, useMad)
 			if f[0].ok && mad0 < bestMad {
-				copy(L, lq[0][:n])
+				for i, l := range lf[0][:n] {
+					L[i] = uint8(l)
+				}
 				bestMad = mad0
 				scale = f[0].scale
 				moved := f[0].min != min
@@ -274,7 +287,9 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 				}
 			}
 			if f[1].ok && mad1 < bestMad {
-				copy(L, lq[1][:n])
+				for i, l := range lf[1][:n] {
+					L[i] = uint8(l)
+				}
 				bestMad = mad1
 				scale = f[1].scale
 				moved := f[1].min != min
@@ -291,21 +306,17 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	return scale, -min
 }
 
-// qkxSums2 computes the levels of two candidate scales and, for each, the
-// weighted sums of l, l^2 and l*x in index order. It is a function of its
+// qkxSums2 computes the levels of two candidate scales (into lf) and, for
+// each, the weighted sums of l, l^2 and l*x in index order. It is a function of its
 // own so that its twelve live floats stay in registers.
-func qkxSums2(xm, x, ws []float32, nmax int32, iscale0, iscale1 float32, lq *[2][32]uint8, lf *[2][32]float32) (sL0, sL20, sXL0, sL1, sL21, sXL1 float32) {
+func qkxSums2(xm, x, ws []float32, fnmax, iscale0, iscale1 float32, lf *[2][32]float32) (sL0, sL20, sXL0, sL1, sL21, sXL1 float32) {
 	n := len(xm)
 	x, ws = x[:n], ws[:n]
-	q0, q1 := lq[0][:n], lq[1][:n]
 	f0, f1 := lf[0][:n], lf[1][:n]
 	for i, v := range xm {
-		l0 := max(0, min(nmax, nearestInt(iscale0*v)))
-		l1 := max(0, min(nmax, nearestInt(iscale1*v)))
-		q0[i], q1[i] = uint8(l0), uint8(l1)
-		w := ws[i]
-		fl0, fl1 := float32(l0), float32(l1)
+		fl0, fl1 := levelOf(iscale0*v, 0, fnmax), levelOf(iscale1*v, 0, fnmax)
 		f0[i], f1[i] = fl0, fl1
+		w := ws[i]
 		wl0, wl1 := float32(w*fl0), float32(w*fl1)
 		sL0 += wl0
 		sL1 += wl1
@@ -689,13 +700,13 @@ func quantizeQ3KImat(y []byte, x, qw []float32) {
 		for j := 0; j < 16; j++ {
 			iqWeights(weight[:], x[16*j:], qw[16*j:], sigma2)
 			sw[j] = sum32(weight[:])
-			scales[j] = makeQxQuants(16, 4, x[16*j:], L[16*j:], 1, weight[:])
+			scales[j] = makeQxQuants(16, 4, x[16*j:], L[16*j:], weight[:])
 		}
 		s := b[96:108]
 		for j := range s {
 			s[j] = 0
 		}
-		dBlock := makeQxQuants(16, 32, scales[:], Ls[:], 1, sw[:])
+		dBlock := makeQxQuants(16, 32, scales[:], Ls[:], sw[:])
 		for j := 0; j < 16; j++ {
 			packQ3KScale(s, j, int(Ls[j]))
 		}
@@ -984,7 +995,7 @@ func quantizeQ6K(y []byte, x, qw []float32) {
 			if qw != nil {
 				q = qw[16*ib:]
 			}
-			scale := makeQxQuants(16, 32, x[16*ib:], L[16*ib:], 1, q)
+			scale := makeQxQuants(16, 32, x[16*ib:], L[16*ib:], q)
 			scales[ib] = scale
 			if a := abs32(scale); a > maxAbsScale {
 				maxAbsScale, maxScale = a, scale

@@ -352,7 +352,7 @@ func quantizeLegacyImat(y []byte, x, qw []float32, bits int, withMin bool) {
 			putF16(y, d)
 			putF16(y[2:], -min)
 		} else {
-			putF16(y, makeQxQuants(32, 1<<(bits-1), xb, Ls[:], 1, weight[:]))
+			putF16(y, makeQxQuants(32, 1<<(bits-1), xb, Ls[:], weight[:]))
 			for j, l := range Ls {
 				L[j] = uint8(l)
 			}
