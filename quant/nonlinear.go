@@ -1,5 +1,7 @@
 package quant
 
+import "math"
+
 // Non-linear 4-bit codebooks (IQ4_NL, IQ4_XS), the FP4 types (MXFP4,
 // NVFP4) and the ternary types (TQ1_0, TQ2_0).
 
@@ -9,28 +11,43 @@ var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
 // kvaluesMXFP4 is ggml's kvalues_mxfp4: the E2M1 values doubled.
 var kvaluesMXFP4 = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
-// bestIndexInt8 is ggml's best_index_int8 for a sorted table of 16 values:
-// the nearest entry by binary search, ties going up.
-func bestIndexInt8(val *[16]int8, x float32) int {
-	if x <= float32(val[0]) {
-		return 0
-	}
-	if x >= float32(val[15]) {
-		return 15
-	}
-	ml, mu := 0, 15
-	for mu-ml > 1 {
-		mav := (ml + mu) / 2
-		if x < float32(val[mav]) {
-			mu = mav
-		} else {
-			ml = mav
+// iq4nlAtMost[f+127] is how many codebook values are <= f, for the integer
+// parts f = -127..112 of the values bestIndexIQ4NL searches between (256
+// entries so that a uint8 index needs no bounds check).
+var iq4nlAtMost = func() (t [256]uint8) {
+	for j := range 240 {
+		for _, v := range kvaluesIQ4NL {
+			if int(v) <= j-127 {
+				t[j]++
+			}
 		}
 	}
-	if x-float32(val[mu-1]) < float32(val[mu])-x {
-		return mu - 1
+	return t
+}()
+
+// bestIndexIQ4NL is ggml's best_index_int8 over kvalues_iq4nl: the nearest
+// codebook entry, ties going up; 0 at or below the first entry, 15 at or
+// above the last and for NaN (where ggml's binary search ends). The binary
+// search finds the first entry above x; as the entries are integers, that
+// is the count of entries <= floor(x), read from a table instead of taking
+// four unpredictable branches. x is clamped into the table first: the final
+// comparison then still picks entry 0 below -127 and entry 15 above 112 or
+// for NaN, and it compiles to a flag (SETcc) rather than a branch.
+func bestIndexIQ4NL(x float32) int {
+	c := x
+	if !(c <= 112) {
+		c = 112
 	}
-	return mu
+	if c < -127 {
+		c = -127
+	}
+	mu := int(iq4nlAtMost[uint8(int(math.Floor(float64(c)))+127)])
+	lo, hi := float32(kvaluesIQ4NL[(mu-1)&15]), float32(kvaluesIQ4NL[mu&15])
+	d := 0
+	if hi-x > x-lo {
+		d = 1
+	}
+	return mu - d
 }
 
 // quantizeIQ4NLImpl is ggml's quantize_row_iq4_nl_impl for the 16-value
@@ -79,7 +96,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 		id := 1 / d
 		var sumqx, sumq2 float32
 		for j := 0; j < 32; j++ {
-			l := bestIndexInt8(values, id*xb[j])
+			l := bestIndexIQ4NL(id*xb[j])
 			Lb[j] = uint8(l)
 			q := float32(values[l])
 			w := weight[j]
@@ -95,7 +112,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 			id = float32(itry+int(values[0])) / max
 			sumqx, sumq2 = 0, 0
 			for j := 0; j < 32; j++ {
-				q := float32(values[bestIndexInt8(values, id*xb[j])])
+				q := float32(values[bestIndexIQ4NL(id*xb[j])])
 				w := weight[j]
 				sumqx += float32(w * q * xb[j])
 				sumq2 += float32(w * q * q)
@@ -129,7 +146,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 			}
 			xb, Lb := x[32*ib:], L[32*ib:]
 			for j := 0; j < 32; j++ {
-				Lb[j] = uint8(bestIndexInt8(values, idl*xb[j]))
+				Lb[j] = uint8(bestIndexIQ4NL(idl*xb[j]))
 			}
 			l += 32
 			lLow, lHigh := uint8(l&0xf), uint16(l>>4)
@@ -149,7 +166,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 				id = 1 / scales[0]
 			}
 			for j := 0; j < sbs; j++ {
-				L[j] = uint8(bestIndexInt8(values, id*x[j]))
+				L[j] = uint8(bestIndexIQ4NL(id*x[j]))
 			}
 		}
 	}
