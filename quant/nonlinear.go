@@ -96,7 +96,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 		id := 1 / d
 		var sumqx, sumq2 float32
 		for j := 0; j < 32; j++ {
-			l := bestIndexIQ4NL(id*xb[j])
+			l := bestIndexIQ4NL(id * xb[j])
 			Lb[j] = uint8(l)
 			q := float32(values[l])
 			w := weight[j]
@@ -146,7 +146,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 			}
 			xb, Lb := x[32*ib:], L[32*ib:]
 			for j := 0; j < 32; j++ {
-				Lb[j] = uint8(bestIndexIQ4NL(idl*xb[j]))
+				Lb[j] = uint8(bestIndexIQ4NL(idl * xb[j]))
 			}
 			l += 32
 			lLow, lHigh := uint8(l&0xf), uint16(l>>4)
@@ -166,7 +166,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 				id = 1 / scales[0]
 			}
 			for j := 0; j < sbs; j++ {
-				L[j] = uint8(bestIndexIQ4NL(id*x[j]))
+				L[j] = uint8(bestIndexIQ4NL(id * x[j]))
 			}
 		}
 	}
