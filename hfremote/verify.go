@@ -18,16 +18,42 @@ import (
 // that copies to a temporary output and publishes it only on success
 // (io.Copy, then commit) never publishes a corrupt file.
 func (f *File) VerifyingReader(ctx context.Context, opt RangeOptions) io.ReadCloser {
-	v := &verifier{f: f, rc: f.Ranges(ctx, []Range{{0, f.size}}, opt)}
-	switch {
-	case f.sha256 != "":
-		v.h, v.want, v.algo = sha256.New(), f.sha256, "sha256"
-	case f.gitSHA1 != "":
+	return f.VerifyingReaderFrom(ctx, nil, opt)
+}
+
+// VerifyingReaderFrom is VerifyingReader for a caller that already holds
+// the file's first len(prefix) bytes (a header it has decoded): they enter
+// the check but are not fetched again, and the reader returns only the
+// bytes after them.
+func (f *File) VerifyingReaderFrom(ctx context.Context, prefix []byte, opt RangeOptions) io.ReadCloser {
+	from := min(int64(len(prefix)), f.size)
+	v := &verifier{f: f, rc: f.Ranges(ctx, []Range{{from, f.size - from}}, opt), n: from}
+	switch v.algo, v.want = f.Checksum(); v.algo {
+	case "sha256":
+		v.h = sha256.New()
+	case "git-sha1":
 		// git hashes "blob <size>\0" followed by the content.
-		v.h, v.want, v.algo = sha1.New(), f.gitSHA1, "git blob sha1"
+		v.h = sha1.New()
 		fmt.Fprintf(v.h, "blob %d\x00", f.size)
 	}
+	if v.h != nil {
+		v.h.Write(prefix[:from])
+	}
 	return v
+}
+
+// Checksum says what VerifyingReader checks the file against: "sha256" and
+// the hex digest the Hub published for an LFS file (X-Linked-Etag),
+// "git-sha1" and the blob id of a file the Hub stores in git, or "" when
+// there is nothing but the length to check (plain URLs).
+func (f *File) Checksum() (algo, hexDigest string) {
+	switch {
+	case f.sha256 != "":
+		return "sha256", f.sha256
+	case f.gitSHA1 != "":
+		return "git-sha1", f.gitSHA1
+	}
+	return "", ""
 }
 
 type verifier struct {
