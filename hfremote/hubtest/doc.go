@@ -47,8 +47,6 @@
 // host name "localhost", still a different host by name. Stats.CDNAuthorization
 // counts CDN requests that carried an Authorization header.
 //
-// # Faults
-//
 // # From a command
 //
 // An offline demo serves a folder of models and points the client at it:
