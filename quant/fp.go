@@ -44,30 +44,21 @@ func fp16ToFP32(h uint16) float32 {
 // ggml_compute_fp32_to_fp16 (the FP16 library trick ggml-base uses for every
 // quantizer): round to nearest even, overflow to infinity, subnormals kept,
 // and every NaN becomes 0x7E00 with the input's sign.
+//
+// It is one expression on purpose: at this size the compiler inlines it
+// (the F16 conversion and every block scale go through it) and turns both
+// selections into conditional moves.
 func FP32ToFP16(f float32) uint16 {
-	const (
-		scaleToInf  = float32(0x1p+112)
-		scaleToZero = float32(0x1p-110)
-	)
-	// Each product is rounded on its own (the explicit conversions forbid a
-	// fused multiply-add), as in the C code.
-	base := float32(float32(abs32(f)*scaleToInf) * scaleToZero)
 	w := math.Float32bits(f)
-	shl1w := w + w
-	sign := w & 0x80000000
-	bias := shl1w & 0xff000000
-	if bias < 0x71000000 {
-		bias = 0x71000000
+	// |f|*2^112*2^-110 (each product rounded on its own: the explicit
+	// conversions forbid a fused multiply-add, as in the C code) plus a
+	// power of two that makes the float addition round to ten mantissa bits.
+	bits := math.Float32bits(math.Float32frombits(max(w<<1&0xff000000, 0x71000000)>>1+0x07800000) + float32(float32(math.Float32frombits(w&0x7fffffff)*0x1p+112)*0x1p-110))
+	h := bits>>13&0x7c00 + bits&0x0fff
+	if f != f { // NaN
+		h = 0x7e00
 	}
-	base = math.Float32frombits((bias>>1)+0x07800000) + base
-	bits := math.Float32bits(base)
-	expBits := (bits >> 13) & 0x00007c00
-	mantBits := bits & 0x00000fff
-	nonsign := expBits + mantBits
-	if shl1w > 0xff000000 {
-		nonsign = 0x7e00
-	}
-	return uint16(sign>>16) | uint16(nonsign)
+	return uint16(w>>16&0x8000 | h)
 }
 
 // BF16ToFP32 converts a bfloat16 to float32 (ggml_compute_bf16_to_fp32: the
