@@ -1,35 +1,69 @@
-// Package source opens the SOURCE argument every command accepts: a local
-// path, "-" for stdin, and (with the remote package) https:// URLs and
-// hf://owner/repo[@rev]/file Hub paths, as a GGUF reader.
-//
-// Random-access sources (files, remote files) give a *gguf.Reader; stdin
-// gives a *gguf.StreamReader that can be read once, front to back.
 package source
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/split"
 )
 
 // Options configure how sources are opened.
 type Options struct {
 	// Stdin is read for the source "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Token authenticates to the Hub; "" means the environment's (see
+	// hfremote.TokenFromEnv). It overrides Remote.Token.
+	Token string
+	// Concurrency is the number of range requests a remote file keeps in
+	// flight during a build; 0 means hfremote's default (4).
+	Concurrency int
+	// Stats, if set, also receives the counts of every remote file opened,
+	// to total a run over several sources.
+	Stats *hfremote.Stats
+	// Remote is the base of the options remote files are opened with
+	// (endpoint, HTTP client, retries); Token, Concurrency and Stats above
+	// take precedence.
+	Remote hfremote.Options
+}
+
+func (o Options) remote() hfremote.Options {
+	r := o.Remote
+	if o.Token != "" {
+		r.Token, r.Anonymous = o.Token, false
+	}
+	if o.Concurrency > 0 {
+		r.Concurrency = o.Concurrency
+	}
+	if o.Stats != nil {
+		r.Stats = o.Stats
+	}
+	return r
 }
 
 // Source is an opened GGUF source.
 type Source struct {
 	// Name is the source as the user wrote it.
 	Name string
-	// Reader is set for random-access sources.
+	// Reader is set for random-access sources: files, remote files and
+	// split models (whose Reader reads the merged file).
 	Reader *gguf.Reader
 	// Stream is set for sequential sources (stdin).
 	Stream *gguf.StreamReader
-	closer io.Closer
+
+	mu      sync.Mutex
+	closers []io.Closer
+	remotes []*remoteFile
+	files   int
 }
 
 // File returns the decoded header.
@@ -41,6 +75,7 @@ func (s *Source) File() *gguf.File {
 }
 
 // Size returns the size of the source file, or -1 when unknown (a stream).
+// For a split model it is the size of the merged file.
 func (s *Source) Size() int64 {
 	if s.Reader != nil {
 		return s.Reader.Size()
@@ -48,15 +83,70 @@ func (s *Source) Size() int64 {
 	return -1
 }
 
+// Files returns the number of files the model is stored in: 1, or the
+// number of files of a split model.
+func (s *Source) Files() int { return max(s.files, 1) }
+
+// Remote reports whether the source is read over the network.
+func (s *Source) Remote() bool { return len(s.remotes) > 0 }
+
 // Close releases the source.
 func (s *Source) Close() error {
-	if s.closer != nil {
-		return s.closer.Close()
+	var first error
+	for _, c := range s.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
-	return nil
+	s.closers = nil
+	return first
 }
 
-// Open opens spec and decodes its GGUF header.
+// Stats are the costs of reading a remote source so far.
+type Stats struct {
+	hfremote.StatsSnapshot
+	// Files is the number of remote files read (every file of a split
+	// model counts).
+	Files int
+	// Verified is how many of them a build read whole and found equal to
+	// the checksum the Hub published.
+	Verified int
+}
+
+// String formats the counts in one line, for --stats.
+func (s Stats) String() string {
+	files := ""
+	if s.Files > 1 {
+		files = fmt.Sprintf("%d files, ", s.Files)
+	}
+	verified := ""
+	if s.Verified > 0 {
+		verified = fmt.Sprintf(", %d verified against the Hub's sha256", s.Verified)
+	}
+	return files + s.StatsSnapshot.String() + verified
+}
+
+// Stats returns what reading the source has cost; zero for a local source.
+func (s *Source) Stats() Stats {
+	var st Stats
+	for _, r := range s.remotes {
+		f := r.f.Stats()
+		st.Requests += f.Requests
+		st.HubRequests += f.HubRequests
+		st.Bytes += f.Bytes
+		st.WastedBytes += f.WastedBytes
+		st.Retries += f.Retries
+		st.ReResolves += f.ReResolves
+		st.Files++
+		if r.Verified() != "" {
+			st.Verified++
+		}
+	}
+	return st
+}
+
+// Open opens spec and decodes its GGUF header (see the package doc for the
+// forms of spec).
 func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
 	if spec == "-" {
 		in := opts.Stdin
@@ -69,23 +159,157 @@ func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
 		}
 		return &Source{Name: spec, Stream: sr}, nil
 	}
-	f, err := os.Open(spec)
+	s := &Source{Name: spec}
+	var first *gguf.Reader
+	var err error
+	var sibling func(name string) (split.Shard, error)
+	if hfremote.IsRemote(spec) {
+		first, sibling, err = s.openRemote(ctx, spec, opts.remote())
+	} else {
+		first, sibling, err = s.openLocal(spec)
+	}
+	if err == nil {
+		err = s.openModel(first, sibling)
+	}
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
-	st, err := f.Stat()
+	return s, nil
+}
+
+// track records what Close must close (and, for remote files, what Stats
+// counts); the files of a split model are opened concurrently.
+func (s *Source) track(c io.Closer, rf *remoteFile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closers = append(s.closers, c)
+	if rf != nil {
+		s.remotes = append(s.remotes, rf)
+	}
+}
+
+func shard(name string, r *gguf.Reader) split.Shard {
+	return split.Shard{Name: name, R: r.ReaderAt(), File: r.File}
+}
+
+// openLocal opens a local file; sibling opens another file of a split
+// model, named relative to it.
+func (s *Source) openLocal(spec string) (*gguf.Reader, func(string) (split.Shard, error), error) {
+	open := func(p string) (*gguf.Reader, error) {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		s.track(f, nil)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory, not a GGUF file", p)
+		}
+		r, err := gguf.NewReader(f, st.Size())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		return r, nil
+	}
+	first, err := open(spec)
+	dir := filepath.Dir(spec)
+	return first, func(name string) (split.Shard, error) {
+		p := filepath.Join(dir, name)
+		r, err := open(p)
+		if err != nil {
+			return split.Shard{}, err
+		}
+		return shard(p, r), nil
+	}, err
+}
+
+// openRemote opens a remote file; sibling opens another file of its repo
+// (or next to its URL) at the same pinned commit.
+func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options) (*gguf.Reader, func(string) (split.Shard, error), error) {
+	ropt := hfremote.RangeOptions{Concurrency: o.Concurrency}
+	decode := func(f *hfremote.File) (*gguf.Reader, error) {
+		rf := newRemoteFile(ctx, f, ropt)
+		s.track(rf, rf)
+		r, err := gguf.NewReader(rf, f.Size())
+		rf.headerDone()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return r, nil
+	}
+	f, err := hfremote.Open(ctx, spec, o)
 	if err != nil {
-		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if st.IsDir() {
-		f.Close()
-		return nil, fmt.Errorf("%s: is a directory, not a GGUF file", spec)
-	}
-	r, err := gguf.NewReader(f, st.Size())
+	first, err := decode(f)
+	return first, func(name string) (split.Shard, error) {
+		g, err := f.OpenSibling(ctx, name)
+		if err != nil {
+			return split.Shard{}, err
+		}
+		r, err := decode(g)
+		if err != nil {
+			return split.Shard{}, err
+		}
+		return shard(g.Name(), r), nil
+	}, err
+}
+
+// openModel sets the source's reader: the file itself, or, for the first
+// file of a split model, the merged model over all its files.
+func (s *Source) openModel(first *gguf.Reader, sibling func(string) (split.Shard, error)) error {
+	info, isSplit, err := split.ReadInfo(first.Metadata)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", spec, err)
+		return fmt.Errorf("%s: %w", s.Name, err)
 	}
-	return &Source{Name: spec, Reader: r, closer: f}, nil
+	if !isSplit {
+		s.files, s.Reader = 1, first
+		return nil
+	}
+	prefix, no, count, named := split.ParseName(fileName(s.Name))
+	switch {
+	case info.No != 0 && named:
+		return fmt.Errorf("%s is file %d of %d of a split model: open the first one, %s", s.Name, info.No+1, info.Count, split.Name(prefix, 0, count))
+	case info.No != 0:
+		return fmt.Errorf("%s is file %d of %d of a split model: open the first one", s.Name, info.No+1, info.Count)
+	case !named || no != 0 || count != info.Count:
+		return fmt.Errorf("%s is file 1 of %d of a split model, but its name is not PREFIX-00001-of-%05d.gguf, so the others cannot be found", s.Name, info.Count, info.Count)
+	}
+	shards := make([]split.Shard, info.Count)
+	shards[0] = shard(s.Name, first)
+	// The other files' headers are small (split keys and tensor infos):
+	// open a few at once, each a resolve and one read when remote.
+	var g errgroup.Group
+	g.SetLimit(4)
+	for k := 1; k < info.Count; k++ {
+		g.Go(func() (err error) {
+			shards[k], err = sibling(split.Name(prefix, k, count))
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	m, err := split.Merge(shards)
+	if err != nil {
+		return err
+	}
+	s.files = info.Count
+	s.Reader, err = gguf.NewReader(m, m.Size())
+	return err
+}
+
+// fileName is the last element of a path or URL, without a query.
+func fileName(spec string) string {
+	if hfremote.IsRemote(spec) {
+		if u, err := url.Parse(spec); err == nil && u.Path != "" {
+			return path.Base(u.Path)
+		}
+		return path.Base(spec)
+	}
+	return filepath.Base(spec)
 }
