@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 	}
 	res := &Result{Layout: layout, Read: map[string]int64{}}
 	total := layout.FileSize()
-	cw := &progressWriter{w: w, total: total, fn: opts.Progress}
+	cw := newProgressWriter(w, total, opts.Progress)
 	gw, err := gguf.NewWriterLayout(cw, layout)
 	if err != nil {
 		return nil, err
@@ -102,6 +103,9 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 	if err := gw.Close(); err != nil {
 		return nil, err
 	}
+	if err := cw.Flush(); err != nil {
+		return nil, err
+	}
 	for in, f := range fetchers {
 		res.Read[in.Name] += f.consumed()
 		if s, ok := f.(*streamFetcher); ok {
@@ -115,14 +119,22 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 	return res, nil
 }
 
-// progressWriter counts bytes and reports progress about every MiB. It
-// forwards ReadFrom so kernel copies still work through it.
+// progressWriter buffers small writes (rows, padding) into 1 MiB writes,
+// counts bytes and reports progress about every MiB. ReadFrom flushes and
+// hands the reader to the destination, so kernel copies still work.
 type progressWriter struct {
 	w     io.Writer
+	buf   *bufio.Writer
 	n     int64
 	last  int64
 	total int64
 	fn    func(int64, int64)
+	// copyBuf serves ReadFrom of non-file readers.
+	copyBuf []byte
+}
+
+func newProgressWriter(w io.Writer, total int64, fn func(int64, int64)) *progressWriter {
+	return &progressWriter{w: w, buf: bufio.NewWriterSize(w, 1<<20), total: total, fn: fn}
 }
 
 func (p *progressWriter) tick() {
@@ -133,13 +145,24 @@ func (p *progressWriter) tick() {
 }
 
 func (p *progressWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
+	n, err := p.buf.Write(b)
 	p.n += int64(n)
 	p.tick()
 	return n, err
 }
 
 func (p *progressWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !fromFile(r) {
+		// Only a file source gains from the destination's ReadFrom (a kernel
+		// copy); anything else goes through the buffer, with no allocation.
+		if p.copyBuf == nil {
+			p.copyBuf = make([]byte, 256<<10)
+		}
+		return io.CopyBuffer(struct{ io.Writer }{p}, r, p.copyBuf)
+	}
+	if err := p.buf.Flush(); err != nil {
+		return 0, err
+	}
 	var n int64
 	var err error
 	if rf, ok := p.w.(io.ReaderFrom); ok {
@@ -151,6 +174,19 @@ func (p *progressWriter) ReadFrom(r io.Reader) (int64, error) {
 	p.tick()
 	return n, err
 }
+
+// fromFile reports whether r reads a file directly, the case a destination
+// file's ReadFrom turns into copy_file_range.
+func fromFile(r io.Reader) bool {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	_, ok := r.(*os.File)
+	return ok
+}
+
+// Flush writes out what is buffered.
+func (p *progressWriter) Flush() error { return p.buf.Flush() }
 
 // fetcher delivers an input's ranges in order.
 type fetcher interface {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -138,38 +139,105 @@ type Rows struct {
 	Rows  []int64
 }
 
-// Input implements Producer.
-func (r *Rows) Input() *Input { return r.In }
+// RowsGap is the largest gap between two selected rows that is read
+// through rather than skipped: one sequential read of a span costs less
+// than a seek, a syscall or a request per row (a head keeping every other
+// row of a 4 KiB-row embedding reads it in one pass).
+const RowsGap = 256 << 10
 
-// Ranges implements Producer. Runs of consecutive rows are one range.
-func (r *Rows) Ranges() []Range {
+// span is one range read for Rows, and the rows it holds.
+type span struct {
+	r    Range
+	rows []int64 // offsets of the selected rows, relative to r.Off
+}
+
+func (r *Rows) spans() []span {
 	t := &r.In.File.Tensors[r.Index]
 	base := r.In.TensorRange(r.Index).Off
 	rb := t.RowBytes()
-	var out []Range
+	var out []span
 	for _, row := range r.Rows {
 		off := base + row*rb
-		if n := len(out); n > 0 && out[n-1].End() == off {
-			out[n-1].Len += rb
-			continue
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if end := last.r.End(); off >= end && off-end <= RowsGap {
+				last.rows = append(last.rows, off-last.r.Off)
+				last.r.Len = off + rb - last.r.Off
+				continue
+			}
 		}
-		out = append(out, Range{off, rb})
+		out = append(out, span{r: Range{off, rb}, rows: []int64{0}})
+	}
+	return out
+}
+
+// Input implements Producer.
+func (r *Rows) Input() *Input { return r.In }
+
+// Ranges implements Producer: selected rows close to each other share one
+// range (see RowsGap).
+func (r *Rows) Ranges() []Range {
+	sp := r.spans()
+	out := make([]Range, len(sp))
+	for i, s := range sp {
+		out[i] = s.r
 	}
 	return out
 }
 
 // Produce implements Producer.
 func (r *Rows) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
-	for range r.Ranges() {
+	rb := r.In.File.Tensors[r.Index].RowBytes()
+	var br *bufio.Reader
+	for _, s := range r.spans() {
 		rd, err := next()
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(w, rd); err != nil {
+		if len(s.rows) == 1 && s.r.Len == rb {
+			if _, err := io.Copy(w, rd); err != nil {
+				return err
+			}
+			continue
+		}
+		if br == nil {
+			br = bufio.NewReaderSize(rd, 1<<20)
+		} else {
+			br.Reset(rd)
+		}
+		pos := int64(0)
+		for _, off := range s.rows {
+			if _, err := br.Discard(int(off - pos)); err != nil {
+				return err
+			}
+			if err := copyRow(w, br, rb); err != nil {
+				return err
+			}
+			pos = off + rb
+		}
+		if _, err := br.Discard(int(s.r.Len - pos)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyRow copies n bytes from br to w, straight from br's buffer when the
+// row fits in it (no allocation, one Write).
+func copyRow(w io.Writer, br *bufio.Reader, n int64) error {
+	if n <= int64(br.Size()) {
+		b, err := br.Peek(int(n))
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		_, err = br.Discard(int(n))
+		return err
+	}
+	_, err := io.CopyN(w, br, n)
+	return err
 }
 
 // Describe implements Producer.

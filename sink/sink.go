@@ -22,12 +22,14 @@ var ErrTerminal = errors.New("refusing to write binary data to a terminal (redir
 
 // Output is a destination being written.
 type Output struct {
-	w     io.Writer
-	file  *os.File // the temporary file, nil for stdout
-	final string
-	anon  bool // the temporary has no name yet (Linux O_TMPFILE)
-	once  sync.Once
-	done  bool
+	w       io.Writer
+	file    *os.File // the temporary file, nil for stdout
+	final   string
+	anon    bool  // the temporary has no name yet (Linux O_TMPFILE)
+	size    int64 // bytes written
+	started int64 // bytes whose writeback has been started
+	once    sync.Once
+	done    bool
 }
 
 // live holds the temporaries in progress, so an interrupt handler can remove
@@ -60,7 +62,27 @@ func Create(path string, force bool) (*Output, error) {
 }
 
 // Write writes to the output.
-func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
+func (o *Output) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	o.wrote(int64(n))
+	return n, err
+}
+
+// writebackChunk is how much written data may wait in the page cache before
+// its write to disk is started. Starting writeback as the file grows
+// overlaps the disk with the rest of the build, so the final fsync finds
+// little left to do (a plain copy followed by sync writes everything at the
+// end instead).
+const writebackChunk = 32 << 20
+
+// wrote records n more bytes and starts writeback of full chunks.
+func (o *Output) wrote(n int64) {
+	o.size += n
+	if o.file != nil && o.size-o.started >= writebackChunk {
+		startWriteback(o.file, o.started, o.size-o.started)
+		o.started = o.size
+	}
+}
 
 // Name returns the final path, or "-" for stdout.
 func (o *Output) Name() string {
@@ -154,8 +176,13 @@ func RemoveAll() {
 // ReadFrom lets the kernel copy file-to-file (copy_file_range) or
 // file-to-pipe when the source allows it.
 func (o *Output) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	var err error
 	if rf, ok := o.w.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(struct{ io.Writer }{o.w}, r)
 	}
-	return io.Copy(struct{ io.Writer }{o.w}, r)
+	o.wrote(n)
+	return n, err
 }

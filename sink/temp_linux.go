@@ -41,3 +41,9 @@ func linkTemp(f *os.File, final string) error {
 		return nil
 	}
 }
+
+// startWriteback asks the kernel to start writing a range of f to disk,
+// without waiting for it.
+func startWriteback(f *os.File, off, n int64) {
+	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}

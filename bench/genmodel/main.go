@@ -1,0 +1,51 @@
+// Command genmodel writes a large synthetic llama-shaped GGUF model for
+// benchmarks (for example the 1 GiB head-pruning run of bench/build-1g.sh),
+// streaming its deterministic data so it needs no memory of its own.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
+)
+
+func main() {
+	out := flag.String("o", "", "output file")
+	layers := flag.Int("layers", 10, "blocks")
+	embd := flag.Int("embd", 2048, "embedding width")
+	ff := flag.Int("ff", 5632, "feed-forward width")
+	vocab := flag.Int("vocab", 131072, "vocabulary size")
+	tied := flag.Bool("tied", true, "tie the output head to token_embd (no output.weight)")
+	wtype := flag.String("type", "Q8_0", "type of the layer matrices")
+	htype := flag.String("head-type", "F16", "type of token_embd / output")
+	flag.Parse()
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
+		os.Exit(2)
+	}
+	wt, err := gguf.ParseType(*wtype)
+	check(err)
+	ht, err := gguf.ParseType(*htype)
+	check(err)
+	m := fixture.Model{Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: 16, KVHeads: 8,
+		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: 42}
+	f, err := os.Create(*out)
+	check(err)
+	w := bufio.NewWriterSize(f, 4<<20)
+	n, err := m.WriteTo(w)
+	check(err)
+	check(w.Flush())
+	check(f.Close())
+	fmt.Fprintf(os.Stderr, "genmodel: wrote %s (%d bytes)\n", *out, n)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "genmodel:", err)
+		os.Exit(1)
+	}
+}
