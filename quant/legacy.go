@@ -17,12 +17,51 @@ func getF16(b []byte) float32    { return FP16ToFP32(le.Uint16(b)) }
 // absMaxSigned returns the element of largest magnitude (the first one on
 // ties, NaNs never win), as the ggml loops "if (amax < fabsf(v))" do.
 func absMaxSigned(x []float32) (amax, max float32) {
+	amax, max, _ = absMaxSignedNaN(x)
+	return amax, max
+}
+
+// absMaxSignedNaN is absMaxSigned that also reports whether x holds a NaN.
+// For non-negative floats the order of the bit patterns is the order of the
+// values, so the loop runs on integers, where the selections are
+// conditional moves rather than unpredictable branches.
+func absMaxSignedNaN(x []float32) (amax, max float32, nan bool) {
+	var ab, mb uint32
 	for _, v := range x {
-		if a := abs32(v); amax < a {
-			amax, max = a, v
+		b := math.Float32bits(v)
+		a := b & 0x7fffffff
+		if a > 0x7f800000 {
+			a, nan = 0, true
+		}
+		if a > ab {
+			ab, mb = a, b
 		}
 	}
-	return amax, max
+	return math.Float32frombits(ab), math.Float32frombits(mb), nan
+}
+
+// absMax is ggml's "amax = MAX(amax, fabsf(v))" from amax = 0. On NaN the C
+// macro is order-dependent (a NaN replaces amax, the next value replaces
+// the NaN), so such input takes the literal loop; otherwise it is the
+// largest magnitude, found on the integer bit patterns without branches.
+func absMax(x []float32) float32 {
+	var ab uint32
+	nan := false
+	for _, v := range x {
+		a := math.Float32bits(v) & 0x7fffffff
+		if a > 0x7f800000 {
+			nan = true
+		}
+		ab = max(ab, a)
+	}
+	if !nan {
+		return math.Float32frombits(ab)
+	}
+	var amax float32
+	for _, v := range x {
+		amax = maxC(amax, abs32(v))
+	}
+	return amax
 }
 
 // minScale stores the scale (max-min)/nmax and the min of a Q4_1/Q5_1
@@ -51,15 +90,17 @@ func minScale(b []byte, xb []float32, nmax float32) (lo, id float32) {
 // first, then the masked nibbles) at b.
 func packLegacy(b []byte, L *[32]uint8, bits int) {
 	if bits == 4 {
-		for j := 0; j < 16; j++ {
-			b[j] = L[j] | L[j+16]<<4
+		q := b[:16:16]
+		for j := range q {
+			q[j] = L[j] | L[j+16]<<4
 		}
 		return
 	}
+	q := b[4:20:20]
 	var qh uint32
-	for j := 0; j < 16; j++ {
+	for j := range q {
 		xi0, xi1 := L[j], L[j+16]
-		b[4+j] = xi0&0xf | (xi1&0xf)<<4
+		q[j] = xi0&0xf | (xi1&0xf)<<4
 		qh |= uint32(xi0&0x10) >> 4 << j
 		qh |= uint32(xi1&0x10) >> 4 << (j + 16)
 	}
@@ -70,25 +111,42 @@ func packLegacy(b []byte, L *[32]uint8, bits int) {
 // (bits 5): d = max/-2^(bits-1), levels trunc(x/d + 2^(bits-1) + 0.5)
 // capped at 2^bits-1.
 func quantizeSymRef(y []byte, x []float32, bits int) {
-	half := float32(int(1) << (bits - 1))
-	top := int8(1<<bits - 1)
 	blockBytes := 2 + 16 + 4*(bits-4)
-	var L [32]uint8
-	for len(x) > 0 {
-		b, xb := y[:blockBytes], x[:32]
-		_, max := absMaxSigned(xb)
-		d := max / -half
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		putF16(b, d)
-		for j, v := range xb {
-			L[j] = uint8(min(top, int8(cvtt32(float32(v*id)+(half+0.5)))))
-		}
-		packLegacy(b[2:], &L, bits)
+	for len(x) >= 32 && len(y) >= blockBytes {
+		symRefBlock(y[:blockBytes], (*[32]float32)(x), bits)
 		y, x = y[blockBytes:], x[32:]
 	}
+}
+
+// symRefBlock quantizes one block for quantizeSymRef. A function of its own
+// keeps the per-block values in registers.
+func symRefBlock(b []byte, xb *[32]float32, bits int) {
+	half := float32(int(1) << (bits - 1))
+	top := int32(1<<bits - 1)
+	amax, max, nan := absMaxSignedNaN(xb[:])
+	d := max / -half
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	putF16(b, d)
+	// With finite values and a finite 1/d every x/d + half + 0.5 lies
+	// within [0, 2*half+1], where a plain conversion is cvttss2si; otherwise
+	// cvtt32 reproduces its out-of-range result.
+	finite := !nan && amax <= math.MaxFloat32 && abs32(id) <= math.MaxFloat32
+	var L [32]uint8
+	for j, v := range xb {
+		t := float32(v*id) + (half + 0.5)
+		var l int32
+		if finite {
+			l = int32(t)
+		} else {
+			l = cvtt32(t)
+		}
+		// ggml's MIN(2^bits-1, (int8_t)t): the cast keeps the low byte.
+		L[j] = uint8(min(top, int32(int8(l))))
+	}
+	packLegacy(b[2:], &L, bits)
 }
 
 func quantizeQ4_0Ref(y []byte, x []float32) { quantizeSymRef(y, x, 4) }
@@ -175,11 +233,7 @@ func dequantizeQ5_1(y []float32, x []byte) {
 // q8Scale stores the scale max|x|/127 of a Q8_0/Q8_1 block at b and
 // returns it with its inverse (0 for an all-zero block).
 func q8Scale(b []byte, xb []float32) (d, id float32) {
-	var amax float32
-	for _, v := range xb {
-		amax = maxC(amax, abs32(v))
-	}
-	d = amax / 127
+	d = absMax(xb) / 127
 	if d != 0 {
 		id = 1 / d
 	}
@@ -188,11 +242,12 @@ func q8Scale(b []byte, xb []float32) (d, id float32) {
 }
 
 func quantizeQ8_0Ref(y []byte, x []float32) {
-	for len(x) > 0 {
-		b, xb := y[:34], x[:32]
+	for len(x) >= 32 && len(y) >= 34 {
+		b, xb := y[:34:34], x[:32:32]
 		_, id := q8Scale(b, xb)
+		q := b[2:34:34]
 		for j, v := range xb {
-			b[2+j] = uint8(cvtt32(roundf(v * id)))
+			q[j] = uint8(roundToInt32(v * id))
 		}
 		y, x = y[34:], x[32:]
 	}
@@ -231,8 +286,8 @@ func quantizeQ8_1Ref(y []byte, x []float32) {
 		d, id := q8Scale(b, xb)
 		sum := 0
 		for j := 0; j < 16; j++ {
-			q0 := int8(cvtt32(roundf(xb[j] * id)))
-			q1 := int8(cvtt32(roundf(xb[16+j] * id)))
+			q0 := int8(roundToInt32(xb[j] * id))
+			q1 := int8(roundToInt32(xb[16+j] * id))
 			b[4+j], b[20+j] = uint8(q0), uint8(q1)
 			sum += int(q0) + int(q1)
 		}
@@ -294,7 +349,7 @@ func quantizeQ2_0Ref(y []byte, x []float32) {
 			b[2+j] = 0
 		}
 		for j, v := range xb {
-			q := cvtt32(roundf(v*id)) + 1
+			q := roundToInt32(v*id) + 1
 			q = max(0, min(3, q))
 			b[2+j/4] |= uint8(q) << (2 * (j % 4))
 		}

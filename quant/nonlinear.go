@@ -323,10 +323,7 @@ func dequantizeNVFP4(y []float32, x []byte) {
 // ternaryScale stores the super-block scale d = max|x| of the ternary types
 // at dst and returns 1/d (0 for an all-zero block).
 func ternaryScale(dst []byte, x []float32) float32 {
-	var amax float32
-	for j := 0; j < qkK; j++ {
-		amax = maxC(amax, abs32(x[j]))
-	}
+	amax := absMax(x[:qkK])
 	putF16(dst, amax)
 	if amax != 0 {
 		return 1 / amax

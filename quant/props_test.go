@@ -394,6 +394,28 @@ func TestLatticeTables(t *testing.T) {
 	}
 }
 
+// TestRoundToInt32 compares the add-and-truncate rounding with C's roundf
+// (math.Round) followed by cvttss2si on every 97th float32 bit pattern and
+// around each halfway point of the int8 range. The full 2^32 sweep passed
+// once (about 20 s on two cores); this sample keeps the test quick.
+func TestRoundToInt32(t *testing.T) {
+	check := func(x float32) {
+		if got, want := roundToInt32(x), cvtt32(float32(math.Round(float64(x)))); got != want {
+			t.Fatalf("roundToInt32(%g [%08x]) = %d, want %d", x, math.Float32bits(x), got, want)
+		}
+	}
+	for u := uint64(0); u < 1<<32; u += 97 {
+		check(math.Float32frombits(uint32(u)))
+	}
+	for k := -130; k <= 130; k++ {
+		h := float32(k) + 0.5
+		for _, x := range []float32{h, math.Nextafter32(h, -1000), math.Nextafter32(h, 1000)} {
+			check(x)
+			check(-x)
+		}
+	}
+}
+
 // TestSpecialValuesNoPanic runs every codec over NaN, infinities, huge,
 // tiny and subnormal inputs. ggml has no defined output for these (its IQ
 // quantizers abort), so only the absence of panics and well-formed errors
