@@ -249,3 +249,14 @@ func TestInfoText(t *testing.T) {
 		}
 	}
 }
+
+// TestDemo: README's first command runs every step and its checks pass.
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, nil, "demo", "--dir", dir)
+	for _, want := range []string{"2. gguf info", "3. gguf vocab select", "byte-identical to a direct build", "none outside the", "all checks passed"} {
+		if !strings.Contains(string(r.stdout), want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}
