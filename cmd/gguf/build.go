@@ -16,6 +16,7 @@ import (
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
+	"github.com/ggufkit/gguf/source"
 )
 
 func init() { rootCmd.AddCommand(newBuildCmd()) }
@@ -169,32 +170,43 @@ and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
 			if bf.out == "" && !bf.dryRun {
 				return usageError("missing -o OUT (a path, or - for stdout)")
 			}
-			src, err := openSource(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			in := planInput(src)
-			var closers []io.Closer
-			defer func() {
-				for _, c := range closers {
-					c.Close()
-				}
-			}()
-			opts, err := of.options(cmd, in, &closers)
-			if err != nil {
-				return err
-			}
-			p, rep, err := build.Plan(in, opts)
-			if err != nil {
-				return err
-			}
-			return writePlan(cmd, p, rep, bf)
+			return buildFrom(cmd, args[0], &of, bf, nil)
 		},
 	}
 	bf.register(cmd)
 	of.register(cmd)
 	return cmd
+}
+
+// buildFrom opens spec, lets check refuse it, turns the flags into
+// operations and writes the result: the body of build and recut.
+func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, check func(*source.Source) error) error {
+	src, err := openSource(cmd, spec)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if check != nil {
+		if err := check(src); err != nil {
+			return err
+		}
+	}
+	in := planInput(src)
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	opts, err := of.options(cmd, in, &closers)
+	if err != nil {
+		return err
+	}
+	p, rep, err := build.Plan(in, opts)
+	if err != nil {
+		return err
+	}
+	return writePlan(cmd, p, rep, bf)
 }
 
 // writePlan executes p into the output named by bf (or prints it with

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/source"
 )
 
 func init() { rootCmd.AddCommand(newRecutCmd()) }
@@ -31,25 +29,12 @@ Runs on the device: static, no cgo, memory independent of the model size.`,
 			if bf.out == "" && !bf.dryRun {
 				return usageError("missing -o OUT (a path, or - for stdout)")
 			}
-			src, err := openSource(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			if _, pruned := src.File().Tensor(headprune.IDsTensor); !pruned {
-				return usageError("%s has no pruned head (no %s): use 'gguf build --head-ids'", args[0], headprune.IDsTensor)
-			}
-			in := planInput(src)
-			var closers []io.Closer
-			opts, err := of.options(cmd, in, &closers)
-			if err != nil {
-				return err
-			}
-			p, rep, err := build.Plan(in, opts)
-			if err != nil {
-				return err
-			}
-			return writePlan(cmd, p, rep, bf)
+			return buildFrom(cmd, args[0], &of, bf, func(src *source.Source) error {
+				if _, pruned := src.File().Tensor(headprune.IDsTensor); !pruned {
+					return usageError("%s has no pruned head (no %s): use 'gguf build --head-ids'", args[0], headprune.IDsTensor)
+				}
+				return nil
+			})
 		},
 	}
 	bf.register(cmd)
