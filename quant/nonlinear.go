@@ -232,38 +232,88 @@ func dequantizeIQ4XS(y []float32, x []byte) {
 	}
 }
 
-// bestIndexMXFP4 is ggml's best_index_mxfp4: the first codebook entry with
-// the smallest |value*e - x|.
-func bestIndexMXFP4(x, e float32) uint8 {
-	best := 0
-	bestErr := abs32(float32(float32(kvaluesMXFP4[0])*e) - x)
-	for i := 1; i < 16; i++ {
-		if err := abs32(float32(float32(kvaluesMXFP4[i])*e) - x); err < bestErr {
-			best, bestErr = i, err
-		}
+// fp4Levels holds the non-negative codebook values times a block's scale
+// e, rounded as ggml's best_index_mxfp4 rounds kvalues_mxfp4[i]*e.
+type fp4Levels [8]float32
+
+func newFP4Levels(e float32) *fp4Levels {
+	var v fp4Levels
+	for i := range v {
+		v[i] = float32(kvaluesMXFP4[i]) * e
 	}
-	return uint8(best)
+	return &v
+}
+
+// indices sets idx[i] to ggml's best_index_mxfp4 for x[i]: the first of the
+// 16 entries with the smallest |value*e - x|. Only half of them can win:
+// for x >= 0 a negative entry -v is never closer than +v, which comes first
+// (v + x >= |v - x| and rounding keeps the order); for x < 0 the same holds
+// mirrored, except that entry 0 (the value 0) precedes all negative ones.
+// So the search runs over |x| and the eight non-negative values, comparing
+// the errors as bit patterns (same order for non-negative floats) with
+// conditional moves. NaN matches nothing, leaving entry 0, as in ggml.
+func (v *fp4Levels) indices(idx []uint8, x []float32) {
+	idx = idx[:len(x)]
+	v1, v2, v3, v4, v5, v6, v7 := v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	for i, xi := range x {
+		b := math.Float32bits(xi)
+		a := math.Float32frombits(b & 0x7fffffff)
+		best, bestErr := uint32(0), b&0x7fffffff // |0*e - x|
+		best, bestErr = fp4Closer(best, bestErr, 1, v1, a)
+		best, bestErr = fp4Closer(best, bestErr, 2, v2, a)
+		best, bestErr = fp4Closer(best, bestErr, 3, v3, a)
+		best, bestErr = fp4Closer(best, bestErr, 4, v4, a)
+		best, bestErr = fp4Closer(best, bestErr, 5, v5, a)
+		best, bestErr = fp4Closer(best, bestErr, 6, v6, a)
+		best, _ = fp4Closer(best, bestErr, 7, v7, a)
+		// Negative x (sign bit; -0 has best 0) moves a non-zero best to
+		// the negative half, without a branch on the sign.
+		best |= b >> 31 << 3 & -min(best, 1)
+		if xi != xi {
+			best = 0
+		}
+		idx[i] = uint8(best)
+	}
+}
+
+// fp4Closer is one step of the search in indices: entry k with value vk
+// replaces the best so far when strictly closer to a.
+func fp4Closer(best, bestErr, k uint32, vk, a float32) (uint32, uint32) {
+	if err := math.Float32bits(vk-a) & 0x7fffffff; err < bestErr {
+		return k, err
+	}
+	return best, bestErr
+}
+
+// mxfp4Exponent is ggml's (uint8_t)(floorf(log2f(amax)) - 2 + 127) for
+// amax > 0. For a normal amax whose mantissa is not within 1% of the next
+// power of two, floorf(log2f(amax)) is the binary exponent (checked
+// against the log2f path for every such float32), so that path is only
+// taken for the rest.
+func mxfp4Exponent(amax float32) uint8 {
+	b := math.Float32bits(amax)
+	if exp := b >> 23; exp >= 1 && exp < 255 && b&0x7fffff < 0x7f0000 {
+		return uint8(exp - 2)
+	}
+	return uint8(cvtt32(float32(float32(floor32(log2f(amax))-2) + 127)))
 }
 
 // MXFP4: e@0 (E8M0), qs@1 (16 nibbles: element j low, j+16 high).
 
 func quantizeMXFP4(y []byte, x []float32) {
-	for len(x) > 0 {
-		xb := x[:32]
-		var amax float32
-		for _, v := range xb {
-			if a := abs32(v); amax < a {
-				amax = a
-			}
-		}
+	for len(x) >= 32 && len(y) >= 17 {
+		xb := (*[32]float32)(x)
+		amax, _ := absMaxSigned(xb[:])
 		var e uint8
 		if amax > 0 {
-			e = uint8(cvtt32(float32(float32(floor32(log2f(amax))-2) + 127)))
+			e = mxfp4Exponent(amax)
 		}
-		d := E8M0ToFP32Half(e)
+		var idx [32]uint8
+		newFP4Levels(E8M0ToFP32Half(e)).indices(idx[:], xb[:])
 		y[0] = e
-		for j := 0; j < 16; j++ {
-			y[1+j] = bestIndexMXFP4(xb[j], d) | bestIndexMXFP4(xb[16+j], d)<<4
+		q := y[1:17:17]
+		for j := range q {
+			q[j] = idx[j] | idx[16+j]<<4
 		}
 		y, x = y[17:], x[32:]
 	}
@@ -286,17 +336,13 @@ func quantizeNVFP4(y []byte, x []float32) {
 	for len(x) > 0 {
 		for s := 0; s < 4; s++ {
 			xb := x[16*s : 16*s+16]
-			var amax float32
-			for _, v := range xb {
-				if a := abs32(v); amax < a {
-					amax = a
-				}
-			}
+			amax, _ := absMaxSigned(xb)
 			ue := FP32ToUE4M3(amax / 6)
 			y[s] = ue
-			d := UE4M3ToFP32(ue)
+			var idx [16]uint8
+			newFP4Levels(UE4M3ToFP32(ue)).indices(idx[:], xb)
 			for j := 0; j < 8; j++ {
-				y[4+8*s+j] = bestIndexMXFP4(xb[j], d) | bestIndexMXFP4(xb[8+j], d)<<4
+				y[4+8*s+j] = idx[j] | idx[8+j]<<4
 			}
 		}
 		y, x = y[36:], x[64:]
