@@ -74,12 +74,12 @@ func (v *verifier) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if v.n != v.f.size {
-		return n, &Error{Source: v.f.name, Err: ErrChecksumMismatch, Msg: fmt.Sprintf("read %d bytes, the file has %d", v.n, v.f.size)}
+		return n, &Error{Source: v.f.name, Err: ErrChecksumMismatch, Msg: fmt.Sprintf("checksum mismatch: read %d bytes, the file has %d", v.n, v.f.size)}
 	}
 	if v.h != nil {
 		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
 			return n, &Error{Source: v.f.name, Err: ErrChecksumMismatch,
-				Msg: fmt.Sprintf("%s of the downloaded bytes is %s, the Hub says %s", v.algo, got, v.want)}
+				Msg: fmt.Sprintf("checksum mismatch: %s of the downloaded bytes is %s, the Hub says %s", v.algo, got, v.want)}
 		}
 	}
 	return n, io.EOF

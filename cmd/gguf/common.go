@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/source"
 )
@@ -27,9 +28,46 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// openSource opens a SOURCE argument.
+// opened are the sources the command opened, and remoteTotal the counts of
+// all remote files it touched (failed opens included), for --stats.
+var (
+	opened      []*source.Source
+	remoteTotal hfremote.Stats
+)
+
+// openSource opens a SOURCE argument: a path, -, an https:// URL or an
+// hf:// Hub path, with --token (else the environment's) for the Hub.
 func openSource(cmd *cobra.Command, spec string) (*source.Source, error) {
-	return source.Open(cmd.Context(), spec, source.Options{Stdin: stdin})
+	s, err := source.Open(cmd.Context(), spec, source.Options{Stdin: stdin, Token: tokenFlag, Stats: &remoteTotal})
+	if err == nil {
+		opened = append(opened, s)
+	}
+	return s, err
+}
+
+func init() { cobra.OnFinalize(printStats) }
+
+// printStats prints what each remote source cost, with --stats, when the
+// command ends (whether it succeeded or not), and the total when it is not
+// one source's.
+func printStats() {
+	if !statsFlag {
+		return
+	}
+	remote := 0
+	for _, s := range opened {
+		if s.Remote() {
+			remote++
+			fmt.Fprintf(stderr, "gguf: stats: %s: %s\n", s.Name, s.Stats())
+		}
+	}
+	total := remoteTotal.Snapshot()
+	switch {
+	case total.Requests == 0:
+		fmt.Fprintln(stderr, "gguf: stats: no remote requests")
+	case remote != 1:
+		fmt.Fprintf(stderr, "gguf: stats: total: %s\n", total)
+	}
 }
 
 // planInput turns an opened source into a plan input.

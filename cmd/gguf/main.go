@@ -48,6 +48,18 @@ complete, or to stdout with -o -.`,
 	SilenceErrors: true,
 }
 
+// Flags every command accepts.
+var (
+	tokenFlag string
+	statsFlag bool
+)
+
+func init() {
+	pf := rootCmd.PersistentFlags()
+	pf.StringVar(&tokenFlag, "token", "", "Hugging Face token for hf:// sources (default: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, or the token file under HF_HOME)")
+	pf.BoolVar(&statsFlag, "stats", false, "print the requests, bytes and retries of each remote source on stderr")
+}
+
 func main() {
 	os.Exit(run(os.Args[1:]))
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ggufkit/gguf/plan"
+)
+
+func init() { rootCmd.AddCommand(newFetchCmd()) }
+
+func newFetchCmd() *cobra.Command {
+	var bf buildFlags
+	var include, exclude string
+	cmd := &cobra.Command{
+		Use:   "fetch SOURCE -o OUT",
+		Short: "Download a GGUF file, or only the tensors you select, with range requests",
+		Long: `Writes a new, valid GGUF file holding all of SOURCE's metadata and the tensors whose names match
+--tensors (default: all) and not --exclude, in their original order. From a remote SOURCE
+(hf://owner/repo[@rev]/file.gguf or an https:// URL) only the header and the selected tensors are
+downloaded, several ranges at a time; a whole file is checked against the sha256 the Hub
+published before OUT is written. A split model is fetched from its first file.`,
+		Example: `  # only the non-expert tensors of a 10 GB MoE model (the experts are 90% of it)
+  gguf fetch hf://bartowski/inclusionAI_Ling-mini-2.0-GGUF/inclusionAI_Ling-mini-2.0-Q4_K_M.gguf --exclude '_exps\.' -o ling-dense-part.gguf
+
+  # a whole file, checked, with the cost on stderr
+  gguf fetch --stats hf://unsloth/Qwen3.5-0.8B-GGUF/Qwen3.5-0.8B-Q4_K_M.gguf -o qwen3.5-0.8b.gguf
+
+  # the output head and embeddings of a gated model
+  HF_TOKEN=hf_... gguf fetch hf://meta-llama/Llama-3.2-1B-GGUF/model.gguf --tensors '^(output|token_embd)\.' -o head.gguf`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if bf.out == "" && !bf.dryRun {
+				return usageError("missing -o OUT (a path, or - for stdout)")
+			}
+			inc, err := compileFilter("--tensors", include)
+			if err != nil {
+				return err
+			}
+			exc, err := compileFilter("--exclude", exclude)
+			if err != nil {
+				return err
+			}
+			src, err := openSource(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			p := selectTensors(plan.Identity(planInput(src)), inc, exc)
+			if len(p.Tensors) == 0 && len(src.File().Tensors) > 0 {
+				return usageError("no tensor of %s matches --tensors %q and not --exclude %q", args[0], include, exclude)
+			}
+			return writePlan(cmd, p, nil, bf)
+		},
+	}
+	bf.register(cmd)
+	cmd.Flags().StringVar(&include, "tensors", "", "keep only tensors whose name matches REGEX (default: all)")
+	cmd.Flags().StringVar(&exclude, "exclude", "", "drop tensors whose name matches REGEX")
+	return cmd
+}
+
+// compileFilter compiles a tensor-name filter; "" is no filter.
+func compileFilter(flag, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, usageError("%s %q: %v", flag, expr, err)
+	}
+	return re, nil
+}
+
+// selectTensors keeps the tensors of p matching inc (nil: all) and not
+// exc (nil: none), in order.
+func selectTensors(p *plan.Plan, inc, exc *regexp.Regexp) *plan.Plan {
+	kept := p.Tensors[:0]
+	for _, t := range p.Tensors {
+		if (inc == nil || inc.MatchString(t.Info.Name)) && (exc == nil || !exc.MatchString(t.Info.Name)) {
+			kept = append(kept, t)
+		}
+	}
+	p.Tensors = kept
+	return p
+}
