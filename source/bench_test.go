@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/headergen"
+	"github.com/ggufkit/gguf/internal/testfiles"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/source"
 )
@@ -42,11 +43,6 @@ func buildTo(b *testing.B, spec string, o source.Options, out *os.File) time.Dur
 // header reads and the sha256 check of the whole file. Reported:
 // remote_MB/s, local_MB/s and x_local_time = remote time / local time.
 func BenchmarkRemoteBuild(b *testing.B) {
-	hub, err := hubtest.NewServer("", hubtest.Options{Latency: 20 * time.Millisecond, Bandwidth: 32 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer hub.Close()
 	f, err := headergen.Spec{Name: "bench", Tensors: 16, NameLen: 24, DataSize: 64 << 20}.Build()
 	if err != nil {
 		b.Fatal(err)
@@ -58,9 +54,8 @@ func BenchmarkRemoteBuild(b *testing.B) {
 	if err := os.WriteFile(local, buf, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := hub.Commit("org/bench", "main", map[string]hubtest.Content{"model.gguf": hubtest.Bytes(buf)}); err != nil {
-		b.Fatal(err)
-	}
+	hub := testfiles.Hub(b, hubtest.Options{Latency: 20 * time.Millisecond, Bandwidth: 32 << 20},
+		"org/bench", map[string]hubtest.Content{"model.gguf": hubtest.Bytes(buf)})
 	out, err := os.Create(filepath.Join(dir, "out.gguf"))
 	if err != nil {
 		b.Fatal(err)

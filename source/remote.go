@@ -158,29 +158,8 @@ func (r *remoteFile) StreamRanges(ctx context.Context, ranges []plan.Range) io.R
 	prefix := r.prefix
 	r.mu.Unlock()
 	hp := int64(len(prefix))
-	if algo, _ := r.f.Checksum(); algo != "" && coversWhole(ranges, hp, r.f.Size()) {
-		sr := &segReader{rc: r.f.VerifyingReaderFrom(ctx, prefix, r.opt), check: true}
-		sr.onVerified = func() {
-			r.mu.Lock()
-			r.verified = algo
-			r.mu.Unlock()
-		}
-		pos := hp // file offset of the verifying reader's next byte
-		for _, g := range ranges {
-			if g.Off < hp {
-				k := min(g.End(), hp)
-				sr.segs = append(sr.segs, seg{mem: prefix[g.Off:k]})
-				g = plan.Range{Off: k, Len: g.End() - k}
-			}
-			if g.Len > 0 {
-				sr.segs = append(sr.segs, seg{skip: g.Off - pos, n: g.Len})
-				pos = g.End()
-			}
-		}
-		return sr
-	}
 	sr := &segReader{}
-	var fetch []hfremote.Range
+	var rest []hfremote.Range // what is not held, in order
 	for _, g := range ranges {
 		if g.Off < hp {
 			k := min(g.End(), hp)
@@ -189,10 +168,29 @@ func (r *remoteFile) StreamRanges(ctx context.Context, ranges []plan.Range) io.R
 		}
 		if g.Len > 0 {
 			sr.segs = append(sr.segs, seg{n: g.Len})
-			fetch = append(fetch, hfremote.Range{Off: g.Off, Len: g.Len})
+			rest = append(rest, hfremote.Range{Off: g.Off, Len: g.Len})
 		}
 	}
-	sr.rc = r.f.Ranges(ctx, fetch, r.opt)
+	algo, _ := r.f.Checksum()
+	if algo == "" || !coversWhole(ranges, hp, r.f.Size()) {
+		sr.rc = r.f.Ranges(ctx, rest, r.opt)
+		return sr
+	}
+	// The whole file after the prefix comes in one stream: each fetched
+	// segment first skips the hole before it.
+	pos, j := hp, 0
+	for i := range sr.segs {
+		if sr.segs[i].mem == nil {
+			sr.segs[i].skip, pos = rest[j].Off-pos, rest[j].Off+rest[j].Len
+			j++
+		}
+	}
+	sr.rc, sr.check = r.f.VerifyingReaderFrom(ctx, prefix, r.opt), true
+	sr.onVerified = func() {
+		r.mu.Lock()
+		r.verified = algo
+		r.mu.Unlock()
+	}
 	return sr
 }
 

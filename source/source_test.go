@@ -18,43 +18,11 @@ import (
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/headergen"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/source"
 	"github.com/ggufkit/gguf/split"
 )
-
-// startHub starts a loopback Hub for one test.
-func startHub(t testing.TB, opts hubtest.Options) *hubtest.Server {
-	t.Helper()
-	s, err := hubtest.NewServer("", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
-func commit(t testing.TB, s *hubtest.Server, repo string, files map[string]hubtest.Content) {
-	t.Helper()
-	if _, err := s.Commit(repo, "main", files); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// fileContent serves a local file.
-func fileContent(t testing.TB, path string) hubtest.Content {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hubtest.Content{R: f, Size: st.Size()}
-}
 
 // options talk to s with fast retries.
 func options(s *hubtest.Server) source.Options {
@@ -110,14 +78,13 @@ func checkCost(t testing.TB, name string, st source.Stats, header int64) {
 // headers up to 12 MB from the loopback Hub: the decoded header equals the
 // local one, within the request and byte budget.
 func TestRemoteHeaderCost(t *testing.T) {
-	hub := startHub(t, hubtest.Options{})
 	var paths []string
 	for _, pat := range []string{"models/*.gguf", "models/vocab/*.gguf", "refdata/*/*.gguf", "refdata/*/models/*.gguf"} {
 		paths = append(paths, shared.Glob(t, pat)...)
 	}
 	files := map[string]hubtest.Content{}
 	for _, p := range paths {
-		files[filepath.Base(p)] = fileContent(t, p)
+		files[filepath.Base(p)] = testfiles.Content(t, p)
 	}
 	specs := headergen.Specs()
 	gen := map[string]*headergen.File{}
@@ -129,7 +96,7 @@ func TestRemoteHeaderCost(t *testing.T) {
 		gen[s.Name] = f
 		files["gen/"+s.Name+".gguf"] = hubtest.Content{R: f, Size: f.Size}
 	}
-	commit(t, hub, "org/models", files)
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/models", files)
 	for _, p := range paths {
 		name := filepath.Base(p)
 		remote := open(t, "hf://org/models/"+name, options(hub))
@@ -161,13 +128,12 @@ func build(t testing.TB, src *source.Source) ([]byte, error) {
 // once (the header's bytes are not fetched again), and checked against the
 // Hub's sha256; injected faults change nothing but the retry count.
 func TestRemoteBuild(t *testing.T) {
-	hub := startHub(t, hubtest.Options{})
 	path := shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q6_K.gguf")
 	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit(t, hub, "org/m", map[string]hubtest.Content{"m.gguf": hubtest.Bytes(want)})
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/m", map[string]hubtest.Content{"m.gguf": hubtest.Bytes(want)})
 	src := open(t, "hf://org/m/m.gguf", options(hub))
 	got, err := build(t, src)
 	if err != nil || !bytes.Equal(got, want) {
@@ -202,11 +168,10 @@ func TestRemoteBuild(t *testing.T) {
 // TestRemoteChecksumMismatch: a file whose bytes do not match the Hub's
 // sha256 fails the build.
 func TestRemoteChecksumMismatch(t *testing.T) {
-	hub := startHub(t, hubtest.Options{})
 	path := shared.Path(t, "models", "stories260K-f32.gguf")
-	c := fileContent(t, path)
+	c := testfiles.Content(t, path)
 	c.SHA256 = strings.Repeat("ab", 32)
-	commit(t, hub, "org/m", map[string]hubtest.Content{"m.gguf": c})
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/m", map[string]hubtest.Content{"m.gguf": c})
 	src := open(t, "hf://org/m/m.gguf", options(hub))
 	if _, err := build(t, src); !errors.Is(err, hfremote.ErrChecksumMismatch) {
 		t.Fatalf("build of a corrupt file: %v", err)
@@ -217,9 +182,8 @@ func TestRemoteChecksumMismatch(t *testing.T) {
 // as diff hashes them, is served by a stream fetching ahead, not a request
 // per call.
 func TestRemoteSequentialReads(t *testing.T) {
-	hub := startHub(t, hubtest.Options{})
 	path := shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf")
-	commit(t, hub, "org/m", map[string]hubtest.Content{"m.gguf": fileContent(t, path)})
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/m", map[string]hubtest.Content{"m.gguf": testfiles.Content(t, path)})
 	src := open(t, "hf://org/m/m.gguf", options(hub))
 	local := open(t, path, source.Options{})
 	before := src.Stats().Requests
@@ -243,7 +207,6 @@ func TestRemoteSequentialReads(t *testing.T) {
 // TestRemoteRangeIgnored: a CDN that ignores Range never sends a 1 GiB file
 // whole for reading its header.
 func TestRemoteRangeIgnored(t *testing.T) {
-	hub := startHub(t, hubtest.Options{Faults: []hubtest.Fault{{On: "cdn", Kind: hubtest.IgnoreRange}}})
 	s := headergen.Spec{Name: "big", Tensors: 3, NameLen: 20, DataSize: 1 << 30}
 	f, err := s.Build()
 	if err != nil {
@@ -251,7 +214,7 @@ func TestRemoteRangeIgnored(t *testing.T) {
 	}
 	h := sha256.New()
 	io.Copy(h, io.NewSectionReader(f, 0, f.Size))
-	commit(t, hub, "org/big", map[string]hubtest.Content{"big.gguf": {R: f, Size: f.Size, SHA256: hex.EncodeToString(h.Sum(nil))}})
+	hub := testfiles.Hub(t, hubtest.Options{Faults: []hubtest.Fault{{On: "cdn", Kind: hubtest.IgnoreRange}}}, "org/big", map[string]hubtest.Content{"big.gguf": {R: f, Size: f.Size, SHA256: hex.EncodeToString(h.Sum(nil))}})
 	src := open(t, "hf://org/big/big.gguf", options(hub))
 	if src.Size() != f.Size || len(src.File().Tensors) != 3 {
 		t.Fatalf("size %d, %d tensors", src.Size(), len(src.File().Tensors))
@@ -265,8 +228,7 @@ func TestRemoteRangeIgnored(t *testing.T) {
 
 // TestGated: a gated repo needs a token, which never reaches the CDN.
 func TestGated(t *testing.T) {
-	hub := startHub(t, hubtest.Options{Gated: map[string]string{"org/gated": "hf_secret"}})
-	commit(t, hub, "org/gated", map[string]hubtest.Content{"m.gguf": fileContent(t, shared.Path(t, "models", "stories260K-f32.gguf"))})
+	hub := testfiles.Hub(t, hubtest.Options{Gated: map[string]string{"org/gated": "hf_secret"}}, "org/gated", map[string]hubtest.Content{"m.gguf": testfiles.Content(t, shared.Path(t, "models", "stories260K-f32.gguf"))})
 	_, err := source.Open(context.Background(), "hf://org/gated/m.gguf", options(hub))
 	if !errors.Is(err, hfremote.ErrGated) || !strings.Contains(err.Error(), "org/gated") {
 		t.Fatalf("no token: %v", err)
@@ -308,12 +270,11 @@ func TestSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := startHub(t, hubtest.Options{})
 	up := map[string]hubtest.Content{}
 	for _, f := range files {
-		up["q8/"+filepath.Base(f)] = fileContent(t, f)
+		up["q8/"+filepath.Base(f)] = testfiles.Content(t, f)
 	}
-	commit(t, hub, "org/split", up)
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/split", up)
 	remote := open(t, "hf://org/split/q8/m-00001-of-00005.gguf", options(hub))
 	sameHeader(t, "remote split", remote.File(), local.File())
 	got, err := build(t, remote)
@@ -339,9 +300,8 @@ func TestSplit(t *testing.T) {
 // TestSubsetCost: streaming a subset of the tensors costs the header read
 // and those tensors' bytes.
 func TestSubsetCost(t *testing.T) {
-	hub := startHub(t, hubtest.Options{})
 	path := shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf")
-	commit(t, hub, "org/m", map[string]hubtest.Content{"m.gguf": fileContent(t, path)})
+	hub := testfiles.Hub(t, hubtest.Options{}, "org/m", map[string]hubtest.Content{"m.gguf": testfiles.Content(t, path)})
 	src := open(t, "hf://org/m/m.gguf", options(hub))
 	in := &plan.Input{Name: src.Name, File: src.File(), ReaderAt: src.Reader.ReaderAt()}
 	var ranges []plan.Range

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/split"
 )
@@ -67,7 +68,7 @@ func TestParseSize(t *testing.T) {
 // of the stored Q8_0 file, which the README says are the same.
 func f32Reference(t *testing.T) (*gguf.Metadata, []gguf.TensorInfo, int64) {
 	t.Helper()
-	q8 := openFile(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
+	q8 := testfiles.Reader(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
 	f, err := os.Open(shared.Path(t, "refdata", "synthetic", "gguf-dumps", "syn-dense-256-F32.gguf-dump.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -165,24 +166,6 @@ func TestPlanMatchesLlamaGGUFSplit(t *testing.T) {
 	}
 }
 
-func openFile(t testing.TB, path string) *gguf.Reader {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func copyPlan(r *gguf.Reader, name string) *plan.Plan {
 	return plan.Identity(&plan.Input{Name: name, File: r.File, ReaderAt: r.ReaderAt()})
 }
@@ -191,7 +174,7 @@ func copyPlan(r *gguf.Reader, name string) *plan.Plan {
 func shards(t testing.TB, names []string) []split.Shard {
 	var out []split.Shard
 	for _, n := range names {
-		r := openFile(t, n)
+		r := testfiles.Reader(t, n)
 		out = append(out, split.Shard{Name: n, R: r.ReaderAt(), File: r.File})
 	}
 	return out
@@ -229,7 +212,7 @@ func TestWriteAndMerge(t *testing.T) {
 		{[]string{"models", "stories260K-f32.gguf"}, 1_000_000, 2},
 		{[]string{"refdata", "llama-cpp", "stories260K-Q8_0.gguf"}, 1_000_000, 1},
 	} {
-		src := openFile(t, shared.Path(t, c.rel...))
+		src := testfiles.Reader(t, shared.Path(t, c.rel...))
 		dir := t.TempDir()
 		prefix := filepath.Join(dir, strings.TrimSuffix(c.rel[len(c.rel)-1], ".gguf"))
 		res, err := split.Write(context.Background(), copyPlan(src, "src"), prefix, c.max, plan.Options{})
@@ -252,7 +235,7 @@ func TestWriteAndMerge(t *testing.T) {
 		if c.files == 1 {
 			// One file: llama-gguf-split still writes the split keys
 			// (count 1), which makes it a plain file to every reader.
-			r := openFile(t, res.Files[0])
+			r := testfiles.Reader(t, res.Files[0])
 			if _, ok, err := split.ReadInfo(r.Metadata); ok || err != nil {
 				t.Errorf("a 1-file split reads as split (%v)", err)
 			}
@@ -303,7 +286,7 @@ func TestWriteAndMerge(t *testing.T) {
 // TestMergeErrors: files that are not one split model are refused with a
 // message naming the file and the key.
 func TestMergeErrors(t *testing.T) {
-	src := openFile(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
+	src := testfiles.Reader(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
 	dir := t.TempDir()
 	res, err := split.Write(context.Background(), copyPlan(src, "src"), filepath.Join(dir, "m"), 1_000_000, plan.Options{})
 	if err != nil {
@@ -362,7 +345,7 @@ func (f failing) Produce(_ context.Context, _ func() (io.Reader, error), w io.Wr
 // TestWriteAtomic: a failure in the last file leaves no file at all, even
 // the ones already complete.
 func TestWriteAtomic(t *testing.T) {
-	src := openFile(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
+	src := testfiles.Reader(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
 	p := copyPlan(src, "src")
 	last := &p.Tensors[len(p.Tensors)-1]
 	last.Src = failing{last.Info.Size()}

@@ -8,33 +8,15 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
-
-func readGGUF(t *testing.T, path string) *gguf.Reader {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // TestFetchLocal: fetch keeps all metadata and exactly the selected
 // tensors, in order, byte for byte; with no filter it copies the file.
 func TestFetchLocal(t *testing.T) {
 	path := shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q4_K.gguf")
-	src := readGGUF(t, path)
+	src := testfiles.Reader(t, path)
 	dir := t.TempDir()
 	for _, c := range []struct{ tensors, exclude string }{
 		{`attn_(q|k)\.`, ""},
@@ -50,7 +32,7 @@ func TestFetchLocal(t *testing.T) {
 			args = append(args, "--exclude", c.exclude)
 		}
 		mustRun(t, nil, args...)
-		got := readGGUF(t, out)
+		got := testfiles.Reader(t, out)
 		inc, exc := regexp.MustCompile(c.tensors), regexp.MustCompile(c.exclude)
 		j := 0
 		for i, ti := range src.Tensors {
