@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 )
@@ -11,7 +12,10 @@ import (
 // and for every vector off the grid the list of nearest grid points.
 type lattice struct {
 	dim, bits int
-	pos       []int8  // len(levels)*dim coordinates, 2*level+1
+	pos       []int8 // len(levels)*dim coordinates, 2*level+1
+	// eoff holds, per coordinate of pos, 8*i + level: the index of its
+	// term in the per-search error tables of the neighbour searches.
+	eoff []uint8
 	kmap      []int32 // packed levels -> grid index, or -(offset+1) into neighbours
 	// neighbours holds, per off-grid vector, a count followed by that many
 	// grid indices sorted by (squared distance, index).
@@ -26,12 +30,14 @@ type lattice struct {
 // lists for the other vectors are never read.
 func newLattice(kgrid []uint16, dim, nbits, nwant, maxLevel int) *lattice {
 	n := len(kgrid)
-	lt := &lattice{dim: dim, bits: nbits, pos: make([]int8, n*dim)}
+	lt := &lattice{dim: dim, bits: nbits, pos: make([]int8, n*dim), eoff: make([]uint8, n*dim)}
 	mask := 1<<nbits - 1
 	mapSize := 0
 	for k, g := range kgrid {
 		for i := 0; i < dim; i++ {
-			lt.pos[k*dim+i] = int8(2*(int(g)>>(nbits*i)&mask) + 1)
+			l := int(g) >> (nbits * i) & mask
+			lt.pos[k*dim+i] = int8(2*l + 1)
+			lt.eoff[k*dim+i] = uint8(8*i + l)
 		}
 		mapSize = max(mapSize, int(g)+1)
 	}
@@ -117,6 +123,50 @@ func (lt *lattice) neighboursOf(u int) []uint16 {
 
 // point returns the coordinates of grid point k.
 func (lt *lattice) point(k int) []int8 { return lt.pos[k*lt.dim : (k+1)*lt.dim] }
+
+// nearest returns the entry of nb (grid indices) at the smallest weighted
+// distance from xval, the first one on ties, or -1 when no distance is
+// below MaxFloat32 (NaN input). sv[l] is the value of level l at the
+// search's scale; the distance is ggml's sum over coordinates, in order, of
+// weight*diff*diff with diff = sv[level] - xval. Long lists first tabulate
+// that term per coordinate and level, so that each neighbour costs one
+// addition per coordinate.
+func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) int {
+	dim, nlev := lt.dim, 1<<lt.bits
+	xval, weight = xval[:dim], weight[:dim]
+	best := float32(math.MaxFloat32)
+	gridIndex := -1
+	if len(nb) < 2*nlev {
+		for _, j := range nb {
+			var d2 float32
+			for i, o := range lt.eoff[int(j)*dim : int(j)*dim+dim] {
+				diff := sv[o&7] - xval[i]
+				d2 += float32(weight[i] * diff * diff)
+			}
+			if d2 < best {
+				best, gridIndex = d2, int(j)
+			}
+		}
+		return gridIndex
+	}
+	var e [64]float32
+	for i := range dim {
+		for l := range nlev {
+			diff := sv[l] - xval[i]
+			e[8*i+l] = float32(weight[i] * diff * diff)
+		}
+	}
+	for _, j := range nb {
+		var d2 float32
+		for _, o := range lt.eoff[int(j)*dim : int(j)*dim+dim] {
+			d2 += e[o&63]
+		}
+		if d2 < best {
+			best, gridIndex = d2, int(j)
+		}
+	}
+	return gridIndex
+}
 
 // Lazily built lattices: building the IQ1 one costs a few hundred
 // milliseconds, so only callers that quantize to these types pay for it.

@@ -210,19 +210,11 @@ func findBestNeighbour(lt *lattice, u int, xval, weight []float32, scale float32
 	if len(nb) == 0 {
 		return -1, errOffGrid
 	}
-	bestD2 := float32(math.MaxFloat32)
-	gridIndex := -1
-	for _, j := range nb {
-		pg := lt.point(int(j))
-		var d2 float32
-		for i := range pg {
-			diff := float32(scale*float32(pg[i])) - xval[i]
-			d2 += float32(weight[i] * diff * diff)
-		}
-		if d2 < bestD2 {
-			bestD2, gridIndex = d2, int(j)
-		}
+	var sv [8]float32
+	for l := range sv {
+		sv[l] = scale * float32(2*l+1)
 	}
+	gridIndex := lt.nearest(nb, &sv, xval, weight)
 	if gridIndex < 0 {
 		return -1, errOffGrid
 	}
@@ -814,22 +806,14 @@ func sortedOrder(x []float32, idx []int) {
 // the smallest weighted distance when level l stands for xg[l].
 func findBestNeighbour2(lt *lattice, u int, xval, weight []float32, scale float32, xg *[3]float32, L []int8) (int, error) {
 	nb := lt.neighboursOf(u)
-	best := float32(math.MaxFloat32)
-	gridIndex := -1
-	for _, j := range nb {
-		pg := lt.point(int(j))
-		var d2 float32
-		for i := 0; i < 8; i++ {
-			q := xg[(pg[i]-1)/2]
-			diff := float32(scale*q) - xval[i]
-			d2 += float32(weight[i] * diff * diff)
-		}
-		if d2 < best {
-			best, gridIndex = d2, int(j)
-		}
+	// Level l stands for xg[l] (the IQ1 grids have levels 0..2 only).
+	var sv [8]float32
+	for l, q := range xg {
+		sv[l] = scale * q
 	}
 	// ggml then scans the whole grid, reading past its 8 inputs (a bug that
 	// only non-finite input reaches); refuse instead.
+	gridIndex := lt.nearest(nb, &sv, xval, weight)
 	if gridIndex < 0 {
 		return -1, errOffGrid
 	}
@@ -977,6 +961,59 @@ func quantizeIQ1S(y []byte, x, qw []float32) error {
 	return nil
 }
 
+// iq1mSplits is IQ1_M's exhaustive search: for every split i1 <= i2 of the
+// 16 sorted values into levels 0, 1 and 2, and each of the four codebook
+// combinations k, the least-squares scale sumqx/sumq2, keeping the first
+// best score in ggml's order (i1, then i2, then k). terms[j][level] holds
+// the four sumqx terms then the four sumq2 terms of sorted value j at that
+// level. ggml adds all 16 terms for every split; the sums of a split share
+// their first i2 additions with the splits before it (the same terms in the
+// same order from zero), so those partial sums are carried along and only
+// the level-2 tail is added per split, giving the same floats. It returns
+// the scale (max when nothing scores) and the split, besti1 < 0 if none.
+func iq1mSplits(terms *[16][3][8]float32, max float32) (scale float32, besti1, besti2, bestK int) {
+	bestScore := float32(-math.MaxFloat32)
+	scale = max
+	besti1, besti2, bestK = -1, -1, -1
+	var pre [8]float32 // values 0..i1-1 at level 0
+	for i1 := 0; i1 <= 16; i1++ {
+		if i1 > 0 {
+			addTerms(&pre, &terms[i1-1][0])
+		}
+		mid := pre // then i1..i2-1 at level 1
+		for i2 := i1; i2 <= 16; i2++ {
+			if i2 > i1 {
+				addTerms(&mid, &terms[i2-1][1])
+			}
+			sum := mid
+			for j := i2; j < 16; j++ {
+				addTerms(&sum, &terms[j][2])
+			}
+			for k := 0; k < 4; k++ {
+				sumqx, sumq2 := sum[k], sum[4+k]
+				if sumq2 > 0 && sumqx*sumqx > bestScore*sumq2 {
+					scale = sumqx / sumq2
+					bestScore = scale * sumqx
+					besti1, besti2, bestK = i1, i2, k
+				}
+			}
+		}
+	}
+	return scale, besti1, besti2, bestK
+}
+
+// addTerms adds t to the eight running sums s.
+func addTerms(s, t *[8]float32) {
+	s[0] += t[0]
+	s[1] += t[1]
+	s[2] += t[2]
+	s[3] += t[3]
+	s[4] += t[4]
+	s[5] += t[5]
+	s[6] += t[6]
+	s[7] += t[7]
+}
+
 // quantizeIQ1M is quantize_row_iq1_m_impl; qw may be nil.
 func quantizeIQ1M(y []byte, x, qw []float32) error {
 	lt := latIQ1()
@@ -1018,37 +1055,18 @@ func quantizeIQ1M(y []byte, x, qw []float32) error {
 			sortedOrder(xb, idx[:])
 			// Every split of the sorted values into levels 0/1/2 at i1 <= i2,
 			// for each of the four codebook pairs (one per half of the block).
-			bestScore := float32(-math.MaxFloat32)
-			scale := max
-			besti1, besti2, bestK := -1, -1, -1
-			for i1 := 0; i1 <= 16; i1++ {
-				for i2 := i1; i2 <= 16; i2++ {
-					var sumqx, sumq2 [4]float32
-					for j := 0; j < 16; j++ {
-						i := idx[j]
-						level := 2
-						if j < i1 {
-							level = 0
-						} else if j < i2 {
-							level = 1
-						}
-						h := i / 8
-						w := weight[i]
-						for k := 0; k < 4; k++ {
-							v := codebook(k, h)[level]
-							sumqx[k] += float32(w * v * xb[i])
-							sumq2[k] += float32(w * v * v)
-						}
-					}
+			var terms [16][3][8]float32
+			for j, i := range idx {
+				h, w := i/8, weight[i]
+				for level := range 3 {
 					for k := 0; k < 4; k++ {
-						if sumq2[k] > 0 && sumqx[k]*sumqx[k] > bestScore*sumq2[k] {
-							scale = sumqx[k] / sumq2[k]
-							bestScore = scale * sumqx[k]
-							besti1, besti2, bestK = i1, i2, k
-						}
+						v := codebook(k, h)[level]
+						terms[j][level][k] = float32(w * v * xb[i])
+						terms[j][level][4+k] = float32(w * v * v)
 					}
 				}
 			}
+			scale, besti1, besti2, bestK := iq1mSplits(&terms, max)
 			if besti1 < 0 || besti2 < 0 || bestK < 0 {
 				scales[ib], shifts[ib] = 0, 0
 				continue
