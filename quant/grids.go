@@ -16,7 +16,7 @@ type lattice struct {
 	// eoff holds, per coordinate of pos, 8*i + level: the index of its
 	// term in the per-search error tables of the neighbour searches.
 	eoff []uint8
-	kmap      []int32 // packed levels -> grid index, or -(offset+1) into neighbours
+	kmap []int32 // packed levels -> grid index, or -(offset+1) into neighbours
 	// neighbours holds, per off-grid vector, a count followed by that many
 	// grid indices sorted by (squared distance, index).
 	neighbours []uint16
