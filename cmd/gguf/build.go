@@ -24,10 +24,11 @@ func init() { rootCmd.AddCommand(newBuildCmd()) }
 // buildFlags are the options of `gguf build` shared by commands that write
 // a GGUF file.
 type buildFlags struct {
-	out    string
-	force  bool
-	quiet  bool
-	dryRun bool
+	out      string
+	force    bool
+	quiet    bool
+	dryRun   bool
+	splitMax string
 }
 
 func (f *buildFlags) register(cmd *cobra.Command) {
@@ -35,6 +36,7 @@ func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
+	cmd.Flags().StringVar(&f.splitMax, "split-max-size", "", "write llama-gguf-split files OUT-00001-of-0000N.gguf... of at most N (M or G) of tensor data each")
 }
 
 // opFlags are the operations of `gguf build`, as given on the command line.
@@ -230,6 +232,9 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *build.Report, bf buildFlag
 	}
 	if rep != nil && rep.Quant != nil && bf.out != "" {
 		printQuantSummary(stderr, rep.Quant)
+	}
+	if bf.splitMax != "" {
+		return writeSplit(cmd, p, bf)
 	}
 	out, err := sink.Create(bf.out, bf.force)
 	if err != nil {
