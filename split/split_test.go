@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/synthetic"
 	"github.com/ggufkit/gguf/internal/testfiles"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/split"
@@ -368,5 +370,56 @@ func TestPartitionTooSmall(t *testing.T) {
 	}
 	if _, err := split.Partition(ts[1:], 1000); err == nil {
 		t.Error("a first tensor over the limit was accepted")
+	}
+}
+
+// TestShardsByteIdenticalToLlamaGGUFSplit regenerates the three models the
+// reference data stores as llama-gguf-split files (package synthetic makes
+// them byte for byte as the README's sha256 sums say), splits them as
+// `llama-gguf-split --split --split-max-size 3M` did, and compares every
+// file's size and sha256 with the README's list.
+func TestShardsByteIdenticalToLlamaGGUFSplit(t *testing.T) {
+	readme := shared.Path(t, "refdata", "synthetic", "README.txt")
+	text, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^models/(syn-[\w.-]+-\d{5}-of-\d{5}\.gguf) (\d+) ([0-9a-f]{64})$`).FindAllStringSubmatch(string(text), -1) {
+		want[m[1]] = m[2] + " " + m[3]
+	}
+	if len(want) != 9 {
+		t.Fatalf("the README lists %d split files, want 9", len(want))
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range []string{"syn-dense-256-F32", "syn-dense-512-tied-Q4_0", "syn-moe-256-Q2_K"} {
+		if testing.Short() && tag != "syn-dense-256-F32" {
+			continue
+		}
+		path, err := synthetic.Build(dir, tag, shared.Path(t, "models", "stories260K-f32.gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := split.Write(context.Background(), copyPlan(testfiles.Reader(t, path), tag), filepath.Join(dir, "out", tag), 3_000_000, plan.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%d %x", len(data), sha256.Sum256(data))
+			if w := want[filepath.Base(f)]; got != w {
+				t.Errorf("%s: %s, llama-gguf-split wrote %q", filepath.Base(f), got, w)
+			}
+			delete(want, filepath.Base(f))
+		}
+	}
+	if !testing.Short() && len(want) != 0 {
+		t.Errorf("files not written: %v", want)
 	}
 }
