@@ -22,20 +22,16 @@ type session struct {
 	tmp   []int
 	word  []byte
 	enc   []byte
-	syms  []bpeSym
+	syms  []mergeSym
 	heap  []heapItem
-	spm   spmState
-	cache map[string][]int32 // byte-level BPE: word -> ids
+	cache *wordCache // word -> ids, for every vocabulary kind
 }
-
-// wordCacheMax bounds the per-session BPE word cache; it is cleared when full.
-const wordCacheMax = 1 << 16
 
 func (t *Tokenizer) getSession() *session {
 	if s, ok := t.sessions.Get().(*session); ok {
 		return s
 	}
-	return &session{t: t, cache: map[string][]int32{}}
+	return &session{t: t, cache: newWordCache()}
 }
 
 // Encode tokenizes text as llama_tokenize does. With addSpecial the model's
@@ -194,7 +190,7 @@ func (s *session) encodeBPE(frag string, out []int32) []int32 {
 // bpeWord returns the tokens of one pre-tokenized word, from the cache when
 // it was seen before.
 func (s *session) bpeWord(word string, out []int32) []int32 {
-	if ids, ok := s.cache[word]; ok {
+	if ids, ok := s.cache.get(word); ok {
 		return append(out, ids...)
 	}
 	t := s.t
@@ -215,9 +211,6 @@ func (s *session) bpeWord(word string, out []int32) []int32 {
 	if !done {
 		out = s.mergeWord(word, out)
 	}
-	if len(s.cache) >= wordCacheMax {
-		clear(s.cache)
-	}
-	s.cache[strings.Clone(word)] = append([]int32(nil), out[n:]...)
+	s.cache.put(word, out[n:])
 	return out
 }

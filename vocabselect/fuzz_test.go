@@ -149,10 +149,10 @@ func TestSPMWordsEqualsWhole(t *testing.T) {
 	for _, name := range []string{"llama-spm", "phi-3"} {
 		tok := loadVocab(t, name)
 		whole := loadVocab(t, name)
-		if !tok.spmWords {
-			t.Fatalf("%s: expected word-by-word merging", name)
+		if c := tok.spmModel().cuts; c != cutSpace|cutNewline {
+			t.Fatalf("%s: expected word-by-word merging at spaces and line breaks, got cuts %b", name, c)
 		}
-		whole.spmWords = false
+		whole.spmModel().cuts = 0
 		data, err := os.ReadFile(shared.Path(t, "corpus/fr/les-miserables-tome4-fr.txt"))
 		if err != nil {
 			t.Fatal(err)

@@ -132,7 +132,7 @@ func TestTok512(t *testing.T) {
 // hfDir links a shared Hugging Face tokenizer folder into a temporary one
 // under the names ImportHF expects (the shared copies of the Qwen2 configs
 // carry a model prefix).
-func hfDir(t *testing.T, name string, links map[string]string) string {
+func hfDir(t testing.TB, name string, links map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -147,7 +147,7 @@ func hfDir(t *testing.T, name string, links map[string]string) string {
 }
 
 // qwen2Dir and llama3Dir are the two Hugging Face tokenizers in shared/.
-func qwen2Dir(t *testing.T) string {
+func qwen2Dir(t testing.TB) string {
 	return hfDir(t, "qwen2", map[string]string{
 		"vocab.json": "vocab.json", "merges.txt": "merges.txt",
 		"config.json":           "qwen2-1.5b-instruct_config.json",
@@ -156,7 +156,7 @@ func qwen2Dir(t *testing.T) string {
 	})
 }
 
-func llama3Dir(t *testing.T) string {
+func llama3Dir(t testing.TB) string {
 	return hfDir(t, "llama3", map[string]string{"vocab.json": "vocab.json", "merges.txt": "merges.txt"})
 }
 

@@ -1,160 +1,240 @@
 package vocabselect
 
-import "strings"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
 
 // SentencePiece-style tokenization (llm_tokenizer_spm_session): the text,
 // with spaces escaped as "▁", starts as one symbol per UTF-8 character;
 // adjacent pairs whose concatenation is a token are merged, highest score
 // first (leftmost on ties), until no pair is a token; symbols that are not
 // tokens fall back to byte tokens.
+//
+// llama.cpp looks every concatenation up in its token map. Here the same
+// merges come from a pairTable: a symbol is a token id (or, for a character
+// that is no token but occurs in one, an id of its own), every way of
+// cutting a token into two symbols is one entry, and a token's score becomes
+// its rank among all scores, so that the merge loop of byte-level BPE runs
+// unchanged.
 
-type spmSym struct {
-	start, n   int32
-	prev, next int32
+// spmModel is a SentencePiece vocabulary as merge tables, built on first use
+// (a vocabulary of 256k tokens takes a fraction of a second, which commands
+// that never tokenize should not pay).
+type spmModel struct {
+	pairs *pairTable
+	// chars maps the text of every one-character token, and of every
+	// character that is no token but occurs in one, to its symbol.
+	chars map[string]int32
+	ascii [128]int32 // chars for the one-byte characters, -1 if none
+	// cuts says where no token spans, so that text is merged one word at
+	// a time (see encodeSPM).
+	cuts spmCuts
 }
 
-type spmBigram struct {
-	left, right int32
-	score       float32
-	size        int32
+// spmCuts are places no token spans.
+type spmCuts uint8
+
+const (
+	// cutSpace: before every run of "▁" that follows another character
+	// (no token has "▁" after another character).
+	cutSpace spmCuts = 1 << iota
+	// cutNewline: after a line break followed by anything but a line break
+	// (no token has a byte other than '\n' and '\r' after a '\n').
+	cutNewline
+)
+
+// nextChar returns the length of the symbol starting at w[i]: llama.cpp's
+// unicode_len_utf8 of its first byte, cut at the end of the text.
+func nextChar(w string, i int) int {
+	return min(utf8Len(w[i]), len(w)-i)
 }
 
-type spmState struct {
-	syms []spmSym
-	heap []spmBigram
-	buf  []byte
+func newSPMModel(t *Tokenizer) *spmModel {
+	n := len(t.tokens)
+	m := &spmModel{chars: map[string]int32{}}
+	rank := spmRanks(t.scores[:n])
+	next := int32(n)
+	sym := func(s string, oneChar bool) int32 {
+		if id, ok := t.toID[s]; ok {
+			if oneChar {
+				m.chars[s] = id
+			}
+			return id
+		}
+		if !oneChar {
+			return -1
+		}
+		if id, ok := m.chars[s]; ok {
+			return id
+		}
+		m.chars[s] = next
+		next++
+		return next - 1
+	}
+	type merge struct{ l, r, res int32 }
+	var merges []merge
+	for id, w := range t.tokens {
+		if len(w) == 0 {
+			continue
+		}
+		first := nextChar(w, 0)
+		if first == len(w) {
+			m.chars[w] = int32(id)
+			continue
+		}
+		for k := first; k < len(w); k += nextChar(w, k) {
+			l := sym(w[:k], k == first)
+			r := sym(w[k:], k+nextChar(w, k) == len(w))
+			if l >= 0 && r >= 0 {
+				merges = append(merges, merge{l, r, int32(id)})
+			}
+		}
+	}
+	m.pairs = newPairTable(len(merges))
+	for _, mg := range merges {
+		m.pairs.add(mg.l, mg.r, rank[mg.res], mg.res)
+	}
+	for b := range m.ascii {
+		m.ascii[b] = -1
+		if id, ok := m.chars[string(rune(b))]; ok {
+			m.ascii[b] = id
+		}
+	}
+	m.cuts = cutSpace | cutNewline
+	for _, w := range t.tokens {
+		if strings.Contains(strings.TrimLeft(w, "\u2581"), "\u2581") {
+			m.cuts &^= cutSpace
+		}
+		for k := 0; k+1 < len(w); k++ {
+			if c := w[k+1]; w[k] == '\n' && c != '\n' && c != '\r' {
+				m.cuts &^= cutNewline
+			}
+		}
+	}
+	return m
 }
 
-func spmLess(a, b spmBigram) bool { // a pops before b
-	return a.score > b.score || (a.score == b.score && a.left < b.left)
-}
-
-func (st *spmState) push(b spmBigram) { st.heap = heapPush(st.heap, b, spmLess) }
-
-func (st *spmState) pop() spmBigram {
-	top, h := heapPop(st.heap, spmLess)
-	st.heap = h
-	return top
+// spmRanks turns scores into ranks: 0 for the highest score, equal scores
+// share a rank, so that "lower rank first" is llama.cpp's "higher score
+// first" and ties still go to the leftmost pair. A NaN score (which
+// llama.cpp's comparisons leave unordered) ranks after all others.
+func spmRanks(scores []float32) []int32 {
+	order := make([]int32, len(scores))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	key := func(id int32) float32 {
+		if s := scores[id]; !math.IsNaN(float64(s)) {
+			return s
+		}
+		return float32(math.Inf(-1))
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(key(b), key(a)) })
+	rank := make([]int32, len(scores))
+	r := int32(0)
+	for k, id := range order {
+		if k > 0 && scores[id] != scores[order[k-1]] {
+			r++
+		}
+		rank[id] = r
+	}
+	return rank
 }
 
 // escapeSpaces returns text with every space replaced by "▁" and, when
 // prefix is set, one more "▁" in front (llama.cpp's add_space_prefix).
-func escapeSpaces(buf []byte, text string, prefix bool) []byte {
-	buf = buf[:0]
+func escapeSpaces(text string, prefix bool) string {
+	var b strings.Builder
+	b.Grow(len(text) + 2*strings.Count(text, " ") + 3)
 	if prefix {
-		buf = append(buf, "\u2581"...)
+		b.WriteString("\u2581")
 	}
 	for {
 		i := strings.IndexByte(text, ' ')
 		if i < 0 {
-			return append(buf, text...)
+			b.WriteString(text)
+			return b.String()
 		}
-		buf = append(append(buf, text[:i]...), "\u2581"...)
+		b.WriteString(text[:i])
+		b.WriteString("\u2581")
 		text = text[i+1:]
 	}
 }
 
-// encodeSPM tokenizes one text fragment. When no token has a "▁" after
-// another character (t.spmWords), no merge can cross the start of a "▁" run,
-// so the text is merged one such word at a time, which gives the same
-// tokens as merging it whole (each word's merges happen in the same order)
-// and lets repeated words come from the cache.
+// encodeSPM tokenizes one text fragment. Where the vocabulary allows it
+// (spmModel.cuts), no merge can cross the start of a "▁" run or the place
+// after a line break, so the text is merged one word at a time between such
+// places. That gives the tokens of merging it whole, llama.cpp's way (each
+// word's merges happen in the same order), and lets repeated words come from
+// the cache.
 func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
-	t := s.t
-	st := &s.spm
-	st.buf = escapeSpaces(st.buf, frag, prefix)
-	text := st.buf
-	if !t.spmWords {
+	m := s.t.spmModel()
+	text := escapeSpaces(frag, prefix)
+	if m.cuts == 0 {
 		return s.mergeSPM(text, out)
 	}
-	start, prevSpace := 0, false
+	start, prevSpace, prevNL := 0, false, false
 	for off := 0; off < len(text); {
-		n := min(utf8Len(text[off]), len(text)-off)
-		space := n == 3 && text[off] == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81
-		if space && !prevSpace && off > start {
+		n := nextChar(text, off)
+		c := text[off]
+		space := n == 3 && c == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81
+		nl := c == '\n'
+		if off > start && ((m.cuts&cutSpace != 0 && space && !prevSpace) ||
+			(m.cuts&cutNewline != 0 && prevNL && !nl && c != '\r')) {
 			out = s.spmWord(text[start:off], out)
 			start = off
 		}
-		prevSpace = space
+		prevSpace, prevNL = space, nl
 		off += n
 	}
 	return s.spmWord(text[start:], out)
 }
 
 // spmWord merges one word, through the cache.
-func (s *session) spmWord(word []byte, out []int32) []int32 {
-	if ids, ok := s.cache[string(word)]; ok {
+func (s *session) spmWord(word string, out []int32) []int32 {
+	if ids, ok := s.cache.get(word); ok {
 		return append(out, ids...)
 	}
 	n := len(out)
 	out = s.mergeSPM(word, out)
-	if len(s.cache) >= wordCacheMax {
-		clear(s.cache)
-	}
-	s.cache[string(word)] = append([]int32(nil), out[n:]...)
+	s.cache.put(word, out[n:])
 	return out
 }
 
 // mergeSPM runs the merge loop over text and appends its tokens.
-func (s *session) mergeSPM(text []byte, out []int32) []int32 {
+func (s *session) mergeSPM(text string, out []int32) []int32 {
 	t := s.t
-	st := &s.spm
-	syms := st.syms[:0]
+	m := t.spmModel()
+	syms := s.syms[:0]
 	for off := 0; off < len(text); {
-		n := min(utf8Len(text[off]), len(text)-off)
-		syms = append(syms, spmSym{start: int32(off), n: int32(n), prev: int32(len(syms) - 1), next: int32(len(syms) + 1)})
+		n := nextChar(text, off)
+		sym := int32(-1)
+		if c := text[off]; c < 0x80 {
+			sym = m.ascii[c]
+		} else if id, ok := m.chars[text[off:off+n]]; ok {
+			sym = id
+		}
+		syms = append(syms, mergeSym{sym: sym, start: int32(off)})
 		off += n
 	}
-	if len(syms) == 0 {
-		return out
-	}
-	syms[len(syms)-1].next = -1
-	st.heap = st.heap[:0]
-	try := func(l, r int32) {
-		if l < 0 || r < 0 {
-			return
-		}
-		a := syms[l].start
-		b := a + syms[l].n + syms[r].n
-		id, ok := t.toID[string(text[a:b])]
-		if !ok {
-			return
-		}
-		st.push(spmBigram{left: l, right: r, score: t.scores[id], size: b - a})
-	}
-	for i := 1; i < len(syms); i++ {
-		try(int32(i-1), int32(i))
-	}
-	for len(st.heap) > 0 {
-		bg := st.pop()
-		l, r := &syms[bg.left], &syms[bg.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != bg.size {
-			continue
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = bg.left
-		}
-		try(l.prev, bg.left)
-		try(bg.left, l.next)
-	}
-	st.syms = syms
+	m.pairs.link(syms)
+	s.heap = m.pairs.merge(syms, s.heap, len(syms) > smallWord)
+	s.syms = syms
 	// llama.cpp's resegment looks a symbol that is not a token up in its
 	// rev_merge map, but that map only holds texts that are tokens, so such
 	// a symbol always falls back to its bytes.
-	for i := int32(0); i >= 0; i = syms[i].next {
-		sy := syms[i]
-		piece := text[sy.start : sy.start+sy.n]
-		if id, ok := t.toID[string(piece)]; ok {
-			out = append(out, id)
+	for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
+		if sym := syms[i].sym; sym >= 0 && int(sym) < len(t.tokens) {
+			out = append(out, sym)
 			continue
 		}
-		for j := 0; j < len(piece); j++ {
+		for j := int(syms[i].start); j < symEnd(syms, i, len(text)); j++ {
 			// A vocabulary with neither <0xXX> nor the one-byte token makes
 			// llama.cpp throw; the unknown token stands in for it here.
-			if id := t.byteTok[piece[j]]; id >= 0 {
+			if id := t.byteTok[text[j]]; id >= 0 {
 				out = append(out, id)
 			} else if t.valid(t.unk) {
 				out = append(out, t.unk)

@@ -99,9 +99,10 @@ type Tokenizer struct {
 	special []int32  // control, user-defined and unknown tokens, longest first
 	pieces  [][]byte // llama_token_to_piece(id, special=true) for every id
 
-	byteTok  [256]int32 // SPM byte fallback: <0xXX>, else the one-byte token, else -1
-	spmWords bool       // SPM: no token has "▁" after another character
-	bpe      *bpeModel
+	byteTok [256]int32 // SPM byte fallback: <0xXX>, else the one-byte token, else -1
+	bpe     *bpeModel
+	spmOnce sync.Once
+	spm     *spmModel // built by spmModel on first use
 
 	sessions sync.Pool
 }
@@ -492,19 +493,16 @@ func (t *Tokenizer) buildCaches() {
 			}
 		}
 	}
-	if t.kind == kindSPM {
-		t.spmWords = true
-		for _, w := range t.tokens {
-			if strings.Contains(strings.TrimLeft(w, "\u2581"), "\u2581") {
-				t.spmWords = false
-				break
-			}
-		}
-	}
 	t.pieces = make([][]byte, len(t.tokens))
 	for i := range t.tokens {
 		t.pieces[i] = t.piece(int32(i))
 	}
+}
+
+// spmModel returns the SentencePiece merge tables, building them once.
+func (t *Tokenizer) spmModel() *spmModel {
+	t.spmOnce.Do(func() { t.spm = newSPMModel(t) })
+	return t.spm
 }
 
 // applyModelAttrs sets the lstrip/rstrip attributes llama.cpp gives some
