@@ -231,6 +231,7 @@ type segReader struct {
 	err        error
 }
 
+// Read delivers the next bytes of the segments.
 func (s *segReader) Read(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 && s.err == nil && s.k < len(s.segs) {

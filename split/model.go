@@ -253,6 +253,7 @@ type streamReader struct {
 	err     error
 }
 
+// Read delivers the next bytes of the merged ranges.
 func (r *streamReader) Read(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 && r.err == nil {

@@ -171,6 +171,7 @@ func (d *demux) next() (int64, error) {
 	return d.ends[d.cur] - d.pos, nil
 }
 
+// Write routes bytes of the merged file to the files that hold them.
 func (d *demux) Write(p []byte) (int, error) {
 	n := 0
 	if d.skip > 0 {

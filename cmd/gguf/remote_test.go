@@ -192,6 +192,14 @@ func TestRemoteGated(t *testing.T) {
 	}
 	t.Setenv("HF_TOKEN", "hf_good")
 	mustRun(t, nil, "info", "hf://org/gated/m.gguf")
+	// The token file huggingface_hub writes (hf auth login) under HF_HOME.
+	t.Setenv("HF_TOKEN", "")
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "token"), []byte("hf_good\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HOME", home)
+	mustRun(t, nil, "info", "hf://org/gated/m.gguf")
 	if st := hub.Stats(); st.CDNAuthorization != 0 || st.CDNRequests == 0 {
 		t.Errorf("%d CDN requests, %d with Authorization", st.CDNRequests, st.CDNAuthorization)
 	}
@@ -362,4 +370,31 @@ func TestRemoteSplitAndDiff(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Error("build --add hf://: output.weight differs from the original")
 	}
+}
+
+// TestRemoteForms: every form of SOURCE huggingface_hub users write (a
+// dataset repo, a pull-request ref, a revision, a plain https URL) gives
+// the local file's info.
+func TestRemoteForms(t *testing.T) {
+	path := shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf")
+	c := testfiles.Content(t, path)
+	hub := startHub(t, hubtest.Options{}, "datasets/org/data", map[string]hubtest.Content{"q8/m.gguf": c})
+	if _, err := hub.Commit("org/model", "refs/pr/1", map[string]hubtest.Content{"m.gguf": c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Commit("org/model", "v2", map[string]hubtest.Content{"m.gguf": c}); err != nil {
+		t.Fatal(err)
+	}
+	want := infoJSON(t, path)
+	for _, spec := range []string{
+		"hf://datasets/org/data/q8/m.gguf",
+		"hf://org/model@refs/pr/1/m.gguf",
+		"hf://org/model@v2/m.gguf",
+		hub.URL() + "/org/model/resolve/v2/m.gguf",
+	} {
+		if got := infoJSON(t, spec); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: info differs from the local file's", spec)
+		}
+	}
+	checkOneLineError(t, runGGUF(t, nil, "info", "hf://org/model@nope/m.gguf"), exitUsage, "nope")
 }
