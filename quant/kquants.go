@@ -22,9 +22,8 @@ const groupMaxEps = float32(1e-15)
 // (stored in L offset by nmax), refined by a weighted least-squares search
 // over 18 candidate scales. The weights are qw, or x^2 when qw is nil.
 //
-// The candidates do not depend on each other, so three are evaluated per
-// pass (more independent running sums for the floating-point units, each
-// still adding in ggml's order) and then compared in ggml's order.
+// The candidates do not depend on each other, so several are evaluated per
+// pass by the lane kernels (search.go), then compared in ggml's order.
 func makeQxQuants(n, nmax int, x []float32, L []int8, qw []float32) float32 {
 	x, L = x[:n], L[:n]
 	amax, max := absMaxSigned(x)
@@ -58,19 +57,22 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, qw []float32) float32 {
 		scale = sumlx / suml2
 	}
 	best := scale * sumlx
-	var lf [3][32]float32
-	for _, is := range [6]int{-9, -6, -3, 1, 4, 7} {
-		var isc [3]float32
-		for k := range isc {
-			isc[k] = -(fnmax + float32(0.1*float32(is+k))) / max
+	// The 18 candidates, qxWidth per kernel call, compared in ggml's order.
+	cands := [18]int{-9, -8, -7, -6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	var lf [32][8]float32
+	for c0 := 0; c0 < len(cands); c0 += qxWidth {
+		nl := min(qxWidth, len(cands)-c0)
+		var isc [8]float32
+		for k, is := range cands[c0 : c0+nl] {
+			isc[k] = -(fnmax + float32(0.1*float32(is))) / max
 		}
-		var sums [6]float32
-		sums[0], sums[1], sums[2], sums[3], sums[4], sums[5] = qxSums3(x, ws, wx, fnmax, isc[0], isc[1], isc[2], &lf)
-		for k := range isc {
-			sumlx, suml2 := sums[2*k], sums[2*k+1]
+		var sums [2][8]float32
+		qxLanes(x, ws, wx, nmax, &isc, &lf, &sums)
+		for k := range nl {
+			sumlx, suml2 := sums[0][k], sums[1][k]
 			if suml2 > 0 && sumlx*sumlx > best*suml2 {
-				for i, l := range lf[k][:n] {
-					L[i] = int8(int(l) + nmax)
+				for i := range L {
+					L[i] = int8(int(lf[i][k]) + nmax)
 				}
 				scale = sumlx / suml2
 				best = scale * sumlx
@@ -78,41 +80,6 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, qw []float32) float32 {
 		}
 	}
 	return scale
-}
-
-// qxSums3 computes, for three candidate scales of makeQxQuants, the levels
-// (into lf) and the weighted sums of l*x and l^2 in index order. Its own
-// function so that the running sums stay in registers.
-func qxSums3(x, ws, wx []float32, fnmax, is0, is1, is2 float32, lf *[3][32]float32) (lx0, l20, lx1, l21, lx2, l22 float32) {
-	n := len(x)
-	ws, wx = ws[:n], wx[:n]
-	f0, f1, f2 := lf[0][:n], lf[1][:n], lf[2][:n]
-	lo, hi := -fnmax, fnmax-1
-	for i, v := range x {
-		l0, l1, l2 := levelOf(is0*v, lo, hi), levelOf(is1*v, lo, hi), levelOf(is2*v, lo, hi)
-		f0[i], f1[i], f2[i] = l0, l1, l2
-		w, c := ws[i], wx[i]
-		lx0 += float32(c * l0)
-		lx1 += float32(c * l1)
-		lx2 += float32(c * l2)
-		l20 += float32(float32(w*l0) * l0)
-		l21 += float32(float32(w*l1) * l1)
-		l22 += float32(float32(w*l2) * l2)
-	}
-	return
-}
-
-// levelOf is ggml's MAX(lo, MIN(hi, nearest_int(v))) as a float, for
-// integer bounds within +-2^22. Adding and subtracting 1.5*2^23 rounds v to
-// the nearest integer (ties to even, as nearest_int) while staying in the
-// float unit; a result outside [lo, hi] (clamped, huge, infinite or NaN)
-// takes the integer path, which reproduces nearest_int's bit trick exactly.
-func levelOf(v, lo, hi float32) float32 {
-	r := float32(v+12582912) - 12582912
-	if r >= lo && r <= hi {
-		return r
-	}
-	return float32(max(int32(lo), min(int32(hi), nearestInt(v))))
 }
 
 // sum32 adds up v in order, in float32.
@@ -190,9 +157,8 @@ func min32i(a, b int32) int32 { return min(a, b) }
 // min, as ggml stores it.
 //
 // The candidate scales are independent until the comparison of their
-// errors, so they are evaluated two at a time: six running sums instead of
-// three keep the floating-point units busy while each sum still adds its
-// terms in ggml's order. The comparisons then run in ggml's order too.
+// errors, so the lane kernels (search.go) evaluate several per pass; the
+// comparisons then run in ggml's order.
 func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
 	x, L = x[:n], L[:n]
 	// nil weights mean x^2; computed once (n is at most 32 in ggml's callers).
@@ -253,51 +219,48 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	if nstep < 1 {
 		return scale, -min
 	}
-	var lf [2][32]float32
+	var lf [32][8]float32
 	for is := 0; is <= nstep; {
-		// Steps is and is+1 (the latter only when is < nstep) at the
-		// current min. ggml moves min to the winner's min, which changes
-		// the next step's levels: step is+1 is only kept when step is did
-		// not move it.
-		var f [2]qkxFit
-		iscale0 := (rmin + float32(rdelta*float32(is)) + fnmax) / (max - min)
-		iscale1 := (rmin + float32(rdelta*float32(is+1)) + fnmax) / (max - min)
-		sL0, sL20, sXL0, sL1, sL21, sXL1 := qkxSums2(xm, x, ws, fnmax, iscale0, iscale1, &lf)
-		f[0].fit(sumW, sumX, sL0, sL20, sXL0)
-		if is < nstep {
-			f[1].fit(sumW, sumX, sL1, sL21, sXL1)
+		// Steps is..is+nl-1 at the current min. ggml moves min to the
+		// winner's min, which changes the following steps' levels: they
+		// are only kept while no selected step has moved it.
+		nl := qkxWidth // min is shadowed here
+		if nstep-is+1 < nl {
+			nl = nstep - is + 1
 		}
-		next := is + 2
-		if f[0].ok || f[1].ok {
-			mad0, mad1 := qkxMads2(x, ws, &lf, &f, useMad)
-			if f[0].ok && mad0 < bestMad {
-				for i, l := range lf[0][:n] {
-					L[i] = uint8(l)
+		var isc [8]float32
+		for k := range nl {
+			isc[k] = (rmin + float32(rdelta*float32(is+k)) + fnmax) / (max - min)
+		}
+		var sums [3][8]float32
+		qkxLanes(xm, x, ws, nmax, &isc, &lf, &sums)
+		var sc, mn [8]float32
+		var ok [8]bool
+		anyOK := false
+		for k := range nl {
+			sc[k], mn[k], ok[k] = qkxFit(sumW, sumX, sums[0][k], sums[1][k], sums[2][k])
+			anyOK = anyOK || ok[k]
+		}
+		next := is + nl
+		if anyOK {
+			var mads [8]float32
+			qkxMads(x, ws, &sc, &mn, &lf, useMad, &mads)
+			for k := range nl {
+				if !ok[k] || !(mads[k] < bestMad) {
+					continue
 				}
-				bestMad = mad0
-				scale = f[0].scale
-				moved := f[0].min != min
-				min = f[0].min
+				for i := range L {
+					L[i] = uint8(lf[i][k])
+				}
+				bestMad, scale = mads[k], sc[k]
+				moved := mn[k] != min
+				min = mn[k]
 				if moved {
 					for i := range xm {
 						xm[i] = x[i] - min
 					}
-					f[1].ok = false
-					next = is + 1
-				}
-			}
-			if f[1].ok && mad1 < bestMad {
-				for i, l := range lf[1][:n] {
-					L[i] = uint8(l)
-				}
-				bestMad = mad1
-				scale = f[1].scale
-				moved := f[1].min != min
-				min = f[1].min
-				if moved {
-					for i := range xm {
-						xm[i] = x[i] - min
-					}
+					next = is + k + 1
+					break
 				}
 			}
 		}
@@ -306,70 +269,20 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 	return scale, -min
 }
 
-// qkxSums2 computes the levels of two candidate scales (into lf) and, for
-// each, the weighted sums of l, l^2 and l*x in index order. It is a function of its
-// own so that its twelve live floats stay in registers.
-func qkxSums2(xm, x, ws []float32, fnmax, iscale0, iscale1 float32, lf *[2][32]float32) (sL0, sL20, sXL0, sL1, sL21, sXL1 float32) {
-	n := len(xm)
-	x, ws = x[:n], ws[:n]
-	f0, f1 := lf[0][:n], lf[1][:n]
-	for i, v := range xm {
-		fl0, fl1 := levelOf(iscale0*v, 0, fnmax), levelOf(iscale1*v, 0, fnmax)
-		f0[i], f1[i] = fl0, fl1
-		w := ws[i]
-		wl0, wl1 := float32(w*fl0), float32(w*fl1)
-		sL0 += wl0
-		sL1 += wl1
-		sL20 += float32(wl0 * fl0)
-		sL21 += float32(wl1 * fl1)
-		sXL0 += float32(wl0 * x[i])
-		sXL1 += float32(wl1 * x[i])
-	}
-	return
-}
-
-// qkxMads2 returns the weighted error (absolute with useMad, else squared)
-// of the two candidates' levels at their fitted scale and min.
-func qkxMads2(x, ws []float32, lf *[2][32]float32, f *[2]qkxFit, useMad bool) (mad0, mad1 float32) {
-	n := len(x)
-	ws = ws[:n]
-	f0, f1 := lf[0][:n], lf[1][:n]
-	s0, m0, s1, m1 := f[0].scale, f[0].min, f[1].scale, f[1].min
-	if useMad {
-		for i, v := range x {
-			mad0 += float32(ws[i] * abs32(float32(s0*f0[i])+m0-v))
-			mad1 += float32(ws[i] * abs32(float32(s1*f1[i])+m1-v))
-		}
-		return
-	}
-	for i, v := range x {
-		d0 := float32(s0*f0[i]) + m0 - v
-		d1 := float32(s1*f1[i]) + m1 - v
-		mad0 += float32(ws[i] * float32(d0*d0))
-		mad1 += float32(ws[i] * float32(d1*d1))
-	}
-	return
-}
-
-// qkxFit is one candidate of makeQkxQuants: the least-squares scale and
-// min for its levels (ok is ggml's D > 0).
-type qkxFit struct {
-	scale, min float32
-	ok         bool
-}
-
-func (f *qkxFit) fit(sumW, sumX, sumL, sumL2, sumXL float32) {
+// qkxFit is the least-squares scale and min of one make_qkx2_quants
+// candidate from its sums; ok is ggml's D > 0.
+func qkxFit(sumW, sumX, sumL, sumL2, sumXL float32) (scale, min float32, ok bool) {
 	D := float32(sumW*sumL2) - float32(sumL*sumL)
 	if !(D > 0) {
-		return
+		return 0, 0, false
 	}
-	f.ok = true
-	f.scale = (float32(sumW*sumXL) - float32(sumX*sumL)) / D
-	f.min = (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
-	if f.min > 0 {
-		f.min = 0
-		f.scale = sumXL / sumL2
+	scale = (float32(sumW*sumXL) - float32(sumX*sumL)) / D
+	min = (float32(sumL2*sumX) - float32(sumL*sumXL)) / D
+	if min > 0 {
+		min = 0
+		scale = sumXL / sumL2
 	}
+	return scale, min, true
 }
 
 // makeQpQuants is ggml's make_qp_quants: a scale for non-negative values
