@@ -34,7 +34,7 @@ const (
 // are fetched concurrently, ahead, and checked against the Hub's checksum
 // when they cover the whole file), and sequential ReadAt calls (a diff
 // hashing tensors) are served from a stream fetching ahead instead of one
-// small request each.
+// small request each. ReadAt calls are serialized: they share that stream.
 type remoteFile struct {
 	f   *hfremote.File
 	ctx context.Context
