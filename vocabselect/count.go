@@ -160,7 +160,7 @@ func (t *Tokenizer) cut(b []byte, force bool) int {
 			break
 		}
 		end = i
-		if i+1 < len(b) && !isCSpace(b[i-1]) && startsWithLetter(b[i+1:]) {
+		if lineCut(b, i) {
 			return i + 1
 		}
 	}
@@ -185,8 +185,27 @@ func (t *Tokenizer) cut(b []byte, force bool) int {
 	return len(b)
 }
 
+// lineCut reports whether b may be cut after the line break at i: one that
+// follows a visible character and precedes a letter. No pre-tokenizer rule,
+// BPE merge or WordPiece word spans such a place, nor a SentencePiece merge
+// where no token has a line break inside (spmModel's cutNewline). The line
+// break must also be a character of its own where SentencePiece cuts
+// characters by their first byte: a broken sequence whose first byte is
+// shortly before it would swallow it.
+func lineCut[T string | []byte](b T, i int) bool {
+	if i < 1 || i+1 >= len(b) || b[i] != '\n' || isCSpace(b[i-1]) || !startsWithLetter(b[i+1:]) {
+		return false
+	}
+	for k := 1; k <= 3 && k <= i; k++ {
+		if utf8Len(b[i-k]) > k {
+			return false
+		}
+	}
+	return true
+}
+
 // startsWithLetter reports whether b begins with a complete letter.
-func startsWithLetter(b []byte) bool {
+func startsWithLetter[T string | []byte](b T) bool {
 	if len(b) == 0 {
 		return false
 	}

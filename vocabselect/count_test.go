@@ -98,6 +98,9 @@ func TestCutFallbacks(t *testing.T) {
 	if c := tok.cut([]byte("abc \nxyz"), false); c != 0 {
 		t.Fatalf("a line break after a space is not a safe cut: %d", c)
 	}
+	if c := tok.cut([]byte("abc\xe3\nxyz"), false); c != 0 {
+		t.Fatalf("a line break that a broken sequence swallows is not a safe cut: %d", c)
+	}
 }
 
 // TestCountsFileRoundTrip writes counts and reads them back.

@@ -61,8 +61,11 @@ func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, c
 				prevSpecial = true
 				continue
 			}
-			out = s.encodeSPM(text[f.start:f.end], t.addSpacePrefix && prevSpecial, out)
-			prevSpecial = false
+			for frag := text[f.start:f.end]; frag != ""; {
+				n := t.blockEnd(frag)
+				out = s.encodeSPM(frag[:n], t.addSpacePrefix && prevSpecial, out)
+				frag, prevSpecial = frag[n:], false
+			}
 		}
 		if addSpecial && t.addEOS {
 			out = append(out, t.eos)
@@ -76,7 +79,11 @@ func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, c
 				out = append(out, f.id)
 				continue
 			}
-			out = s.encodeBPE(text[f.start:f.end], out)
+			for frag := text[f.start:f.end]; frag != ""; {
+				n := t.blockEnd(frag)
+				out = s.encodeBPE(frag[:n], out)
+				frag = frag[n:]
+			}
 		}
 		if addSpecial && t.addEOS {
 			out = append(out, t.eos)
@@ -90,13 +97,44 @@ func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, c
 				out = append(out, f.id)
 				continue
 			}
-			out = s.encodeWPM(text[f.start:f.end], out)
+			for frag := text[f.start:f.end]; frag != ""; {
+				n := t.blockEnd(frag)
+				out = s.encodeWPM(frag[:n], out)
+				frag = frag[n:]
+			}
 		}
 		if addSpecial {
 			out = append(out, t.sep)
 		}
 	}
 	return out
+}
+
+// blockSize is the length from which a long text fragment is cut into
+// blocks that are tokenized one after the other. The code point buffers of
+// a block then stay in the CPU caches along with the word cache, where
+// decoding a multi-MB fragment at once streamed tens of MB through them.
+const blockSize = 32 << 10
+
+// blockEnd returns the end of the first block of frag: the first place at
+// or after blockSize where lineCut allows a cut, or the end of frag. Such a
+// cut changes no token (see Count), except in a SentencePiece vocabulary
+// with a token that spans a line break, which gets no blocks.
+func (t *Tokenizer) blockEnd(frag string) int {
+	if t.block <= 0 || len(frag) < 2*t.block || (t.kind == kindSPM && t.spmModel().cuts&cutNewline == 0) {
+		return len(frag)
+	}
+	for i := t.block; i < len(frag); i++ {
+		j := strings.IndexByte(frag[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j
+		if lineCut(frag, i) {
+			return i + 1
+		}
+	}
+	return len(frag)
 }
 
 // partition is tokenizer_st_partition: each special token, longest first,

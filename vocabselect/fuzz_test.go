@@ -163,3 +163,54 @@ func TestSPMWordsEqualsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestBlocksEqualWhole checks that tokenizing long fragments in blocks
+// gives the tokens of tokenizing them whole, for every kind of vocabulary
+// and pre-tokenizer, on text in six languages cut into small blocks (many
+// seams). The excerpts end inside UTF-8 sequences, so a broken sequence
+// comes right before some line breaks.
+func TestBlocksEqualWhole(t *testing.T) {
+	var text []byte
+	for _, c := range []string{"en/war-and-peace.txt", "ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt",
+		"ja/aozora-soseki-kenji-4-works.txt", "ar/un-v1.0-dev+test.ar.txt", "de/german-classics-7-books.txt"} {
+		data, err := os.ReadFile(shared.Path(t, "corpus", c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, data[:40<<10]...)
+		text = append(text, '\n')
+	}
+	toks := map[string]*Tokenizer{}
+	for _, name := range []string{"llama-spm", "phi-3", "gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "starcoder", "mpt", "refact", "bert-bge"} {
+		toks[name] = loadVocab(t, name)
+	}
+	for _, pre := range []string{"qwen2", "qwen35"} {
+		md, err := ImportHF(qwen2Dir(t), pre)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if toks[pre], err = NewTokenizer(md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := ImportHF(llama3Dir(t), "llama-bpe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toks["llama-bpe"], err = NewTokenizer(md); err != nil {
+		t.Fatal(err)
+	}
+	for name, tok := range toks {
+		tok.block = 0
+		whole := tok.Encode(string(text), true, false)
+		tok.block = 1 << 10
+		blocks := tok.Encode(string(text), true, false)
+		if !slices.Equal(whole, blocks) {
+			i := 0
+			for i < min(len(whole), len(blocks)) && whole[i] == blocks[i] {
+				i++
+			}
+			t.Errorf("%s: blocks differ from whole at token %d of %d", name, i, len(whole))
+		}
+	}
+}

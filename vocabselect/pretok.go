@@ -23,29 +23,38 @@ type cpText struct {
 
 // decode fills t from s, reusing its buffers.
 func (t *cpText) decode(s string) {
-	if cap(t.cps) < len(s) {
-		// Sized once for the whole fragment: growing three slices by
+	n := len(s)
+	if cap(t.cps) < n || cap(t.off) < n+1 {
+		// Sized for the whole text at once: growing three slices by
 		// appending costs more than the decoding.
-		t.cps, t.fl, t.off = make([]rune, 0, len(s)), make([]uint16, 0, len(s)), make([]int32, 0, len(s)+1)
+		t.cps, t.fl, t.off = make([]rune, n), make([]uint16, n), make([]int32, n+1)
 	}
-	t.cps, t.fl, t.off = t.cps[:0], t.fl[:0], t.off[:0]
-	t.exact = true
+	cps, fl, off := t.cps[:n], t.fl[:n], t.off[:n+1]
 	tab := flagsTab()
-	for i := 0; i < len(s); {
-		c, n := decodeCpt(s, i)
-		if (n == 1 && s[i] >= 0x80) || (n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) {
-			t.exact = false
+	exact := true
+	j := 0
+	for i := 0; i < n; j++ {
+		off[j] = int32(i)
+		if b := s[i]; b < 0x80 {
+			cps[j], fl[j] = rune(b), tab[b]
+			i++
+			continue
+		}
+		c, k := decodeCpt(s, i)
+		// llama.cpp's decoder replaced or normalized the bytes when they
+		// do not spell c in the shortest form.
+		if k == 1 || (k == 2 && c < 0x80) || (k == 3 && c < 0x800) || (k == 4 && c < 0x10000) {
+			exact = false
 		}
 		f := flagUndefined
 		if uint32(c) < maxCodepoint {
 			f = tab[c]
 		}
-		t.cps = append(t.cps, c)
-		t.fl = append(t.fl, f)
-		t.off = append(t.off, int32(i))
-		i += n
+		cps[j], fl[j] = c, f
+		i += k
 	}
-	t.off = append(t.off, int32(len(s)))
+	off[j] = int32(n)
+	t.cps, t.fl, t.off, t.exact = cps[:j], fl[:j], off[:j+1], exact
 }
 
 // outOfRange is the code point llama.cpp's splitters see past a chunk's end.

@@ -103,6 +103,7 @@ type Tokenizer struct {
 	bpe     *bpeModel
 	spmOnce sync.Once
 	spm     *spmModel // built by spmModel on first use
+	block   int       // blockSize, or 0 to tokenize fragments whole
 
 	sessions sync.Pool
 }
@@ -176,7 +177,7 @@ func SupportedPre() []string {
 // the pre-tokenizer, special ids, the auto-detected end-of-generation and
 // fill-in-the-middle tokens, and the special-token cache.
 func NewTokenizer(md *gguf.Metadata) (*Tokenizer, error) {
-	t := &Tokenizer{model: md.String(KeyModel), pre: md.String(KeyPre)}
+	t := &Tokenizer{model: md.String(KeyModel), pre: md.String(KeyPre), block: blockSize}
 	nul := int32(-1)
 	t.eot, t.eom, t.sep, t.pad, t.mask = nul, nul, nul, nul, nul
 	t.fim = [6]int32{nul, nul, nul, nul, nul, nul}
