@@ -149,7 +149,10 @@ func symRefBlock(b []byte, xb *[32]float32, bits int) {
 	packLegacy(b[2:], &L, bits)
 }
 
-func quantizeQ4_0Ref(y []byte, x []float32) { quantizeSymRef(y, x, 4) }
+func quantizeQ4_0Ref(y []byte, x []float32) {
+	n := q4_0Blocks(y, x)
+	quantizeSymRef(y[18*n:], x[32*n:], 4)
+}
 
 func dequantizeQ4_0(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -243,6 +246,10 @@ func q8Scale(b []byte, xb []float32) (d, id float32) {
 
 func quantizeQ8_0Ref(y []byte, x []float32) {
 	for len(x) >= 32 && len(y) >= 34 {
+		if n := q8_0Blocks(y, x); n > 0 {
+			y, x = y[34*n:], x[32*n:]
+			continue
+		}
 		b, xb := y[:34:34], x[:32:32]
 		_, id := q8Scale(b, xb)
 		q := b[2:34:34]

@@ -18,8 +18,14 @@ func qkxLanesAVX2(xm, x, ws *float32, n int, isc *[8]float32, nmax int, lf *[32]
 //go:noescape
 func qkxMadsAVX2(x, ws *float32, n int, sc, mn *[8]float32, lf *[32][8]float32, useMad bool, out *[8]float32)
 
-func init() {
-	if useAVX2 {
+func init() { setAVX2(useAVX2) }
+
+// setAVX2 selects the assembly kernels (on) or the Go ones; the tests
+// compare the two.
+func setAVX2(on bool) {
+	useAVX2 = on
+	qxWidth, qkxWidth = 3, 2
+	if on {
 		qxWidth, qkxWidth = 8, 8
 	}
 }

@@ -1,0 +1,318 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Whole-row kernels for the Q8_0 and Q4_0 reference quantizers, one block
+// of 32 floats in four YMM registers. Every float operation is the one the
+// C code performs (IEEE, per lane), so the bytes are ggml's.
+
+// FP16 converts the float32 in X0 to ggml's half bits in AX (the FP16
+// library algorithm of ggml_compute_fp32_to_fp16, which ggml-base uses):
+// |f|*2^112*2^-110 plus 2^(max(exp, -14)+13) rounds to ten mantissa bits.
+// It does not handle NaN (the callers' scales are never NaN). Clobbers
+// DX, R8, R13, X13, X14.
+#define FP16 \
+	VMOVD X0, R13; \
+	MOVL R13, DX; \
+	ANDL $0x7fffffff, DX; \
+	VMOVD DX, X13; \
+	MOVL $0x77800000, DX; \
+	VMOVD DX, X14; \
+	VMULSS X14, X13, X13; \
+	MOVL $0x08800000, DX; \
+	VMOVD DX, X14; \
+	VMULSS X14, X13, X13; \
+	LEAL (R13)(R13*1), DX; \
+	ANDL $0xff000000, DX; \
+	MOVL $0x71000000, R8; \
+	CMPL DX, R8; \
+	CMOVLCS R8, DX; \
+	SHRL $1, DX; \
+	ADDL $0x07800000, DX; \
+	VMOVD DX, X14; \
+	VADDSS X13, X14, X14; \
+	VMOVD X14, DX; \
+	MOVL DX, AX; \
+	SHRL $13, AX; \
+	ANDL $0x7c00, AX; \
+	ANDL $0x0fff, DX; \
+	ADDL DX, AX; \
+	SHRL $16, R13; \
+	ANDL $0x8000, R13; \
+	ORL R13, AX
+
+// ABSBITS sets Y4..Y7 to the magnitude bits of the block in Y0..Y3.
+#define ABSBITS \
+	VPAND absmask<>(SB), Y0, Y4; \
+	VPAND absmask<>(SB), Y1, Y5; \
+	VPAND absmask<>(SB), Y2, Y6; \
+	VPAND absmask<>(SB), Y3, Y7
+
+// HMAXU reduces the unsigned maximum of Y8's lanes into R12 (clobbers Y9).
+#define HMAXU \
+	VEXTRACTI128 $1, Y8, X9; \
+	VPMAXUD X9, X8, X8; \
+	VPSHUFD $0x4e, X8, X9; \
+	VPMAXUD X9, X8, X8; \
+	VPSHUFD $0xb1, X8, X9; \
+	VPMAXUD X9, X8, X8; \
+	VMOVD X8, R12
+
+// PACKBYTES stores the low bytes of the int32 lanes of Y0..Y3 (32 values)
+// at (DI) in order (clobbers Y0..Y3).
+#define PACKBYTES \
+	VPACKUSDW Y1, Y0, Y0; \
+	VPACKUSDW Y3, Y2, Y2; \
+	VPACKUSWB Y2, Y0, Y0; \
+	VPERMD Y0, Y12, Y0; \
+	VMOVDQU Y0, (DI)
+
+// func q8_0BlocksAVX2(y *byte, x *float32, nb int) int
+// quantize_row_q8_0_ref over nb blocks; it stops before the first block
+// holding a NaN (where C's MAX order matters) and returns how many blocks
+// it did.
+TEXT ·q8_0BlocksAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	XORQ R11, R11
+	MOVL $0x7f800000, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y11
+	MOVL $0x000000ff, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y10
+	// Dword order that undoes the lane interleave of the two packs.
+	LEAQ packperm<>(SB), DX
+	VMOVDQU (DX), Y12
+q8block:
+	CMPQ R11, CX
+	JGE  q8done
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	ABSBITS
+	// NaN: magnitude bits above those of infinity.
+	VPCMPGTD Y11, Y4, Y8
+	VPCMPGTD Y11, Y5, Y9
+	VPOR Y9, Y8, Y8
+	VPCMPGTD Y11, Y6, Y9
+	VPOR Y9, Y8, Y8
+	VPCMPGTD Y11, Y7, Y9
+	VPOR Y9, Y8, Y8
+	VPTEST Y8, Y8
+	JNZ  q8done
+	VPMAXUD Y5, Y4, Y8
+	VPMAXUD Y7, Y6, Y9
+	VPMAXUD Y9, Y8, Y8
+	HMAXU
+	// d = amax/127, id = d ? 1/d : 0.
+	VMOVD R12, X0
+	MOVL $0x42fe0000, DX
+	VMOVD DX, X1
+	VDIVSS X1, X0, X0
+	VXORPS X2, X2, X2
+	VMOVD X0, DX
+	TESTL DX, DX
+	JZ   q8zero
+	MOVL $0x3f800000, DX
+	VMOVD DX, X1
+	VDIVSS X0, X1, X2
+q8zero:
+	FP16
+	MOVW AX, (DI)
+	ADDQ $2, DI
+	VBROADCASTSS X2, Y13
+	// roundf(v*id) as add-and-truncate: p + copysign(0.49999997, p).
+	MOVL $0x3effffff, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMULPS Y13, Y2, Y2
+	VMULPS Y13, Y3, Y3
+	VMOVDQU absmask<>(SB), Y9
+	VPANDN Y0, Y9, Y4
+	VPOR Y14, Y4, Y4
+	VADDPS Y4, Y0, Y0
+	VPANDN Y1, Y9, Y4
+	VPOR Y14, Y4, Y4
+	VADDPS Y4, Y1, Y1
+	VPANDN Y2, Y9, Y4
+	VPOR Y14, Y4, Y4
+	VADDPS Y4, Y2, Y2
+	VPANDN Y3, Y9, Y4
+	VPOR Y14, Y4, Y4
+	VADDPS Y4, Y3, Y3
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	VPAND Y10, Y0, Y0
+	VPAND Y10, Y1, Y1
+	VPAND Y10, Y2, Y2
+	VPAND Y10, Y3, Y3
+	PACKBYTES
+	ADDQ $32, DI
+	ADDQ $128, SI
+	INCQ R11
+	JMP  q8block
+q8done:
+	VZEROUPPER
+	MOVQ R11, ret+24(FP)
+	RET
+
+// func q4_0BlocksAVX2(y *byte, x *float32, nb int)
+// quantize_row_q4_0_ref over nb blocks.
+TEXT ·q4_0BlocksAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVL $0x7f800000, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y11
+	MOVL $0x000000ff, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y10
+	LEAQ packperm<>(SB), DX
+	VMOVDQU (DX), Y12
+	TESTQ CX, CX
+	JZ   q4done
+q4block:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	ABSBITS
+	// NaN never wins: zero its magnitude.
+	VPCMPGTD Y11, Y4, Y8
+	VPANDN Y4, Y8, Y4
+	VPCMPGTD Y11, Y5, Y8
+	VPANDN Y5, Y8, Y5
+	VPCMPGTD Y11, Y6, Y8
+	VPANDN Y6, Y8, Y6
+	VPCMPGTD Y11, Y7, Y8
+	VPANDN Y7, Y8, Y7
+	VPMAXUD Y5, Y4, Y8
+	VPMAXUD Y7, Y6, Y9
+	VPMAXUD Y9, Y8, Y8
+	HMAXU
+	// max = the first element of that magnitude (+0 if it is 0).
+	VXORPS X0, X0, X0
+	TESTL R12, R12
+	JZ   q4max
+	VMOVD R12, X8
+	VPBROADCASTD X8, Y8
+	VPCMPEQD Y8, Y4, Y4
+	VPCMPEQD Y8, Y5, Y5
+	VPCMPEQD Y8, Y6, Y6
+	VPCMPEQD Y8, Y7, Y7
+	VMOVMSKPS Y4, AX
+	VMOVMSKPS Y5, DX
+	SHLL $8, DX
+	ORL DX, AX
+	VMOVMSKPS Y6, DX
+	SHLL $16, DX
+	ORL DX, AX
+	VMOVMSKPS Y7, DX
+	SHLL $24, DX
+	ORL DX, AX
+	BSFL AX, AX
+	VMOVSS (SI)(AX*4), X0
+q4max:
+	// d = max/-8, id = d ? 1/d : 0.
+	MOVL $0xc1000000, DX
+	VMOVD DX, X1
+	VDIVSS X1, X0, X0
+	VXORPS X2, X2, X2
+	VUCOMISS X2, X0
+	JNE  q4inv
+	JPS  q4inv
+	JMP  q4scale
+q4inv:
+	MOVL $0x3f800000, DX
+	VMOVD DX, X1
+	VDIVSS X0, X1, X2
+q4scale:
+	FP16
+	MOVW AX, (DI)
+	ADDQ $2, DI
+	VBROADCASTSS X2, Y13
+	// MIN(15, (int8_t)(v*id + 8.5f)): truncate, keep the low byte signed.
+	MOVL $0x41080000, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+	VMULPS (SI), Y13, Y0
+	VMULPS 32(SI), Y13, Y1
+	VMULPS 64(SI), Y13, Y2
+	VMULPS 96(SI), Y13, Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	VPSLLD $24, Y0, Y0
+	VPSRAD $24, Y0, Y0
+	VPSLLD $24, Y1, Y1
+	VPSRAD $24, Y1, Y1
+	VPSLLD $24, Y2, Y2
+	VPSRAD $24, Y2, Y2
+	VPSLLD $24, Y3, Y3
+	VPSRAD $24, Y3, Y3
+	MOVL $15, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+	VPMINSD Y14, Y0, Y0
+	VPMINSD Y14, Y1, Y1
+	VPMINSD Y14, Y2, Y2
+	VPMINSD Y14, Y3, Y3
+	// qs[j] = (uint8)xi0 | (uint8)(xi1 << 4), j < 16.
+	VPSLLD $4, Y2, Y2
+	VPSLLD $4, Y3, Y3
+	VPOR Y2, Y0, Y0
+	VPOR Y3, Y1, Y1
+	VPAND Y10, Y0, Y0
+	VPAND Y10, Y1, Y1
+	VPACKUSDW Y1, Y0, Y0
+	VPERMQ $0xd8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKUSWB X1, X0, X0
+	VMOVDQU X0, (DI)
+	ADDQ $16, DI
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  q4block
+q4done:
+	VZEROUPPER
+	RET
+
+// packperm: after VPACKUSDW/VPACKUSWB of four 8-dword registers A, B, C,
+// D the dwords hold bytes in the order A0-3 B0-3 C0-3 D0-3 | A4-7 B4-7
+// C4-7 D4-7; this permutation restores A B C D.
+DATA packperm<>+0(SB)/4, $0
+DATA packperm<>+4(SB)/4, $4
+DATA packperm<>+8(SB)/4, $1
+DATA packperm<>+12(SB)/4, $5
+DATA packperm<>+16(SB)/4, $2
+DATA packperm<>+20(SB)/4, $6
+DATA packperm<>+24(SB)/4, $3
+DATA packperm<>+28(SB)/4, $7
+GLOBL packperm<>(SB), RODATA|NOPTR, $32
+
+DATA absmask<>+0(SB)/4, $0x7fffffff
+DATA absmask<>+4(SB)/4, $0x7fffffff
+DATA absmask<>+8(SB)/4, $0x7fffffff
+DATA absmask<>+12(SB)/4, $0x7fffffff
+DATA absmask<>+16(SB)/4, $0x7fffffff
+DATA absmask<>+20(SB)/4, $0x7fffffff
+DATA absmask<>+24(SB)/4, $0x7fffffff
+DATA absmask<>+28(SB)/4, $0x7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
