@@ -122,9 +122,12 @@ func decodeF16(y []float32, x []byte) {
 	}
 }
 
-// encodeF16 converts four values per step so that one 8-byte store and one
-// bounds check serve four conversions.
+// encodeF16 converts with the AVX2 kernel where there is one, else four
+// values per step so that one 8-byte store and one bounds check serve four
+// conversions.
 func encodeF16(y []byte, x []float32) {
+	n := fp16Row(y, x)
+	y, x = y[2*n:], x[n:]
 	for len(x) >= 4 && len(y) >= 8 {
 		v := x[:4:4]
 		le.PutUint64(y, uint64(FP32ToFP16(v[0]))|uint64(FP32ToFP16(v[1]))<<16|uint64(FP32ToFP16(v[2]))<<32|uint64(FP32ToFP16(v[3]))<<48)
