@@ -302,6 +302,10 @@ func mxfp4Exponent(amax float32) uint8 {
 
 func quantizeMXFP4(y []byte, x []float32) {
 	for len(x) >= 32 && len(y) >= 17 {
+		if n := mxfp4Blocks(y, x); n > 0 {
+			y, x = y[17*n:], x[32*n:]
+			continue
+		}
 		xb := (*[32]float32)(x)
 		amax, _ := absMaxSigned(xb[:])
 		var e uint8
