@@ -25,6 +25,17 @@ var iq4nlAtMost = func() (t [256]uint8) {
 	return t
 }()
 
+// iq4nlBelow and iq4nlAbove hold, per clamped floor index f+127 of
+// bestIndexIQ4NL, the codebook values on either side of the boundary it
+// searches (entries mu-1 and mu), for the AVX2 kernel's gathers.
+var iq4nlBelow, iq4nlAbove = func() (lo, hi [256]float32) {
+	for j := range 240 {
+		mu := iq4nlAtMost[j]
+		lo[j], hi[j] = float32(kvaluesIQ4NL[mu-1]), float32(kvaluesIQ4NL[mu])
+	}
+	return lo, hi
+}()
+
 // bestIndexIQ4NL is ggml's best_index_int8 over kvalues_iq4nl: the nearest
 // codebook entry, ties going up; 0 at or below the first entry, 15 at or
 // above the last and for NaN (where ggml's binary search ends). The binary
@@ -61,7 +72,6 @@ func bestIndexIQ4NL(x float32) int {
 func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L *[qkK]uint8) {
 	var scales [8]float32
 	var weight [32]float32
-	values := &kvaluesIQ4NL
 	var sigma2 float32
 	for j := 0; j < sbs; j++ {
 		sigma2 += float32(x[j] * x[j])
@@ -87,41 +97,7 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 			scales[ib] = 0
 			continue
 		}
-		var d float32
-		if ntry > 0 {
-			d = -max / float32(values[0])
-		} else {
-			d = max / float32(values[0])
-		}
-		id := 1 / d
-		var sumqx, sumq2 float32
-		for j := 0; j < 32; j++ {
-			l := bestIndexIQ4NL(id * xb[j])
-			Lb[j] = uint8(l)
-			q := float32(values[l])
-			w := weight[j]
-			sumqx += float32(w * q * xb[j])
-			sumq2 += float32(w * q * q)
-		}
-		d = 0
-		if sumq2 > 0 {
-			d = sumqx / sumq2
-		}
-		best := d * sumqx
-		for itry := -ntry; itry <= ntry; itry++ {
-			id = float32(itry+int(values[0])) / max
-			sumqx, sumq2 = 0, 0
-			for j := 0; j < 32; j++ {
-				q := float32(values[bestIndexIQ4NL(id*xb[j])])
-				w := weight[j]
-				sumqx += float32(w * q * xb[j])
-				sumq2 += float32(w * q * q)
-			}
-			if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
-				d = sumqx / sumq2
-				best = d * sumqx
-			}
-		}
+		d := iq4Scale(xb, weight[:], max, ntry, Lb)
 		scales[ib] = d
 		if a := abs32(d); a > amaxScale {
 			amaxScale, maxScale = a, d
@@ -175,6 +151,55 @@ func quantizeIQ4NLImpl(sbs int, x []float32, b []byte, qw []float32, ntry int, L
 			q4[16*i+j] = L[32*i+j] | L[32*i+16+j]<<4
 		}
 	}
+}
+
+// iq4Scale is the scale search of quantize_row_iq4_nl_impl for one block
+// of 32 whose largest magnitude is max (signed): a first fit at the scale
+// of max, then 2*ntry+1 trial scales, keeping the best weighted fit. The
+// first fit's levels go to Lb (they are only kept when ntry <= 0; the
+// caller recomputes them otherwise). The fits are independent, so with
+// AVX2 they run one per lane (iq4ScaleLanes).
+func iq4Scale(xb, weight []float32, max float32, ntry int, Lb []uint8) float32 {
+	values := &kvaluesIQ4NL
+	var d float32
+	if ntry > 0 {
+		d = -max / float32(values[0])
+	} else {
+		d = max / float32(values[0])
+	}
+	id := 1 / d
+	if d, ok := iq4ScaleLanes(xb, weight, id, max, ntry); ok {
+		return d
+	}
+	var sumqx, sumq2 float32
+	for j := 0; j < 32; j++ {
+		l := bestIndexIQ4NL(id * xb[j])
+		Lb[j] = uint8(l)
+		q := float32(values[l])
+		w := weight[j]
+		sumqx += float32(w * q * xb[j])
+		sumq2 += float32(w * q * q)
+	}
+	d = 0
+	if sumq2 > 0 {
+		d = sumqx / sumq2
+	}
+	best := d * sumqx
+	for itry := -ntry; itry <= ntry; itry++ {
+		id = float32(itry+int(values[0])) / max
+		sumqx, sumq2 = 0, 0
+		for j := 0; j < 32; j++ {
+			q := float32(values[bestIndexIQ4NL(id*xb[j])])
+			w := weight[j]
+			sumqx += float32(w * q * xb[j])
+			sumq2 += float32(w * q * q)
+		}
+		if sumq2 > 0 && sumqx*sumqx > best*sumq2 {
+			d = sumqx / sumq2
+			best = d * sumqx
+		}
+	}
+	return d
 }
 
 // quantizeIQ4NL quantizes blocks of 32 (iq4_nl: d@0, qs@2); ntry selects

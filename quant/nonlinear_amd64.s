@@ -175,3 +175,60 @@ DATA fp4c<>+116(SB)/4, $0x40c00000
 DATA fp4c<>+120(SB)/4, $0x41000000
 DATA fp4c<>+124(SB)/4, $0x41400000
 GLOBL fp4c<>(SB), RODATA|NOPTR, $128
+
+// func iq4LanesAVX2(x, w *float32, ids *[8]float32, lo, hi *[256]float32, out *[2][8]float32)
+// For each lane's inverse scale id and the 32 values x with weights w:
+// v = id*x, q = the nearest kvalues_iq4nl entry to v (ties up; 113 for
+// NaN), out[0] = sum of (w*q)*x, out[1] = sum of (w*q)*q, in index order.
+// q comes from the two entries around floor(clamp(v, -127, 112)),
+// gathered from lo and hi, as in bestIndexIQ4NL.
+TEXT ·iq4LanesAVX2(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DI
+	MOVQ ids+16(FP), R8
+	MOVQ lo+24(FP), R9
+	MOVQ hi+32(FP), R10
+	MOVQ out+40(FP), R11
+	VMOVUPS (R8), Y0
+	MOVL $0x42e00000, DX // 112
+	VMOVD DX, X1
+	VBROADCASTSS X1, Y1
+	MOVL $0xc2fe0000, DX // -127
+	VMOVD DX, X2
+	VBROADCASTSS X2, Y2
+	MOVL $127, DX
+	VMOVD DX, X3
+	VPBROADCASTD X3, Y3
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ $32, CX
+iq4loop:
+	VBROADCASTSS (SI), Y8
+	VMULPS Y8, Y0, Y9          // v = id*x
+	VMINPS Y1, Y9, Y10         // v < 112 ? v : 112 (NaN -> 112)
+	VMAXPS Y2, Y10, Y10        // then at least -127
+	VROUNDPS $1, Y10, Y10      // floor
+	VCVTTPS2DQ Y10, Y10
+	VPADDD Y3, Y10, Y10        // table index 0..239
+	VPCMPEQD Y11, Y11, Y11
+	VPGATHERDD Y11, (R9)(Y10*4), Y12  // lo
+	VPCMPEQD Y11, Y11, Y11
+	VPGATHERDD Y11, (R10)(Y10*4), Y13 // hi
+	VSUBPS Y9, Y13, Y14        // hi - v
+	VSUBPS Y12, Y9, Y5        // v - lo
+	VCMPPS $0x1e, Y5, Y14, Y14 // hi - v > v - lo (ordered)
+	VBLENDVPS Y14, Y12, Y13, Y13 // q
+	VBROADCASTSS (DI), Y14
+	VMULPS Y13, Y14, Y14       // w*q
+	VMULPS Y8, Y14, Y5
+	VADDPS Y5, Y6, Y6         // += (w*q)*x
+	VMULPS Y13, Y14, Y14
+	VADDPS Y14, Y7, Y7         // += (w*q)*q
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JNZ  iq4loop
+	VMOVUPS Y6, (R11)
+	VMOVUPS Y7, 32(R11)
+	VZEROUPPER
+	RET
