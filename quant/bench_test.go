@@ -40,7 +40,7 @@ func reportVsCopy(b *testing.B, bytes int, base float64, start time.Time) {
 // copying the same bytes. Run with -cpu 1,2 for one and all threads of a
 // two-core machine.
 func BenchmarkQuantize(b *testing.B) {
-	const rowLen, rows = 4096, 16
+	const rowLen, rows = 4096, 64 // 1 MiB of float32: enough to split over threads
 	x := randomRowsExp(21, rowLen*rows/256, 4)
 	w := refImatrix(rowLen)
 	for _, typ := range allQuantTypes() {

@@ -319,20 +319,23 @@ func QuantizeRows(t gguf.Type, dst []byte, src []float32, rowLen int, imatrix []
 		return err
 	}
 	rowBytes := rowLen / tr.BlockSize * tr.TypeSize
-	return forRowRanges(len(src)/rowLen, threads, func(r0, r1 int) error {
+	return forRowRanges(len(src)/rowLen, rowLen, threads, func(r0, r1 int) error {
 		return quantizeRows(c, tr, dst[r0*rowBytes:r1*rowBytes], src[r0*rowLen:r1*rowLen], rowLen, imatrix)
 	})
 }
 
-// forRowRanges calls fn on contiguous ranges of rows, at most threads at a
-// time. Ranges are small enough (a few per goroutine) to balance rows of
-// uneven cost without per-row scheduling overhead.
-func forRowRanges(nrows, threads int, fn func(r0, r1 int) error) error {
-	threads = max(threads, 1)
-	if threads == 1 || nrows <= 1 {
+// forRowRanges calls fn on contiguous ranges of rows of rowLen values, at
+// most threads at a time. Ranges are small enough (a few per goroutine) to
+// balance rows of uneven cost, and large enough (minTaskValues) that
+// starting a goroutine stays small next to the work even for the fastest
+// conversions.
+func forRowRanges(nrows, rowLen, threads int, fn func(r0, r1 int) error) error {
+	const minTaskValues = 1 << 15
+	tasks := min(nrows, max(threads, 1)*4, nrows*rowLen/minTaskValues)
+	if threads <= 1 || tasks <= 1 {
 		return fn(0, nrows)
 	}
-	per := max(1, nrows/(threads*4))
+	per := (nrows + tasks - 1) / tasks
 	var g errgroup.Group
 	g.SetLimit(threads)
 	for r0 := 0; r0 < nrows; r0 += per {
@@ -391,7 +394,7 @@ func ConvertTensor(dst, src []byte, from, to gguf.Type, rowLen int, imatrix []fl
 	if imatrix == nil && tc.needsImatrix {
 		return fmt.Errorf("quant: %s requires an importance matrix", to)
 	}
-	return forRowRanges(nrows, threads, func(r0, r1 int) error {
+	return forRowRanges(nrows, rowLen, threads, func(r0, r1 int) error {
 		row := make([]float32, rowLen)
 		for r := r0; r < r1; r++ {
 			fc.deq(row, src[r*srcRow:(r+1)*srcRow])
