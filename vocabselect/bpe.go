@@ -39,8 +39,8 @@ func newBPEModel(md *gguf.Metadata, t *Tokenizer) (*bpeModel, error) {
 	m := &bpeModel{
 		strs:  append([]string(nil), t.tokens...),
 		extra: map[string]int32{},
-		pairs: newPairTable(len(merges)),
 	}
+	pairs := make(pairBuilder, 0, len(merges))
 	for rank, w := range merges {
 		// llama.cpp splits at the first space after the first byte, so a
 		// merge whose left side is a space still parses.
@@ -51,8 +51,9 @@ func newBPEModel(md *gguf.Metadata, t *Tokenizer) (*bpeModel, error) {
 			}
 		}
 		l, r, res := m.intern(t, first), m.intern(t, second), m.intern(t, first+second)
-		m.pairs.add(l, r, int32(rank), res)
+		pairs.add(l, r, int32(rank), res)
 	}
+	m.pairs = pairs.build(len(m.strs))
 	for b := 0; b < 256; b++ {
 		m.byteSym[b] = m.lookup(t, gpt2Bytes[b])
 		m.oneByte[b] = -1
@@ -98,8 +99,8 @@ func (s *session) mergeWordWith(word string, out []int32, useHeap bool) []int32 
 	for i := 0; i < len(word); i++ {
 		syms = append(syms, mergeSym{sym: m.byteSym[word[i]], start: int32(i)})
 	}
-	m.pairs.link(syms)
-	s.heap = m.pairs.merge(syms, s.heap, useHeap)
+	s.mg.link(syms)
+	s.mg.merge(syms, useHeap)
 	s.syms = syms
 	for i := int32(0); i >= 0 && int(i) < len(syms); i = syms[i].next {
 		out = s.t.emitSymbol(syms[i].sym, word[syms[i].start], out)

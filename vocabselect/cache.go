@@ -1,6 +1,10 @@
 package vocabselect
 
-import "hash/maphash"
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+)
 
 // wordCache maps words (pre-tokenized BPE words, SentencePiece words,
 // WordPiece words) to their token ids. Keys and ids live in two arenas and
@@ -112,73 +116,68 @@ func (c *wordCache) reset() {
 	c.keys, c.ids, c.n = c.keys[:0], c.ids[:0], 0
 }
 
-// pairTable maps a pair of symbol ids (left<<32 | right) to a merge: its
-// rank (lower merges first) and the symbol it gives. It is an
-// open-addressing table of flat entries built once per vocabulary; the
-// merge loops probe it for every adjacent pair of symbols, where Go's map
-// cost twice as much per lookup.
+// pairTable maps a pair of symbol ids to a merge: its rank (lower merges
+// first) and the symbol it gives. The pairs are stored by left symbol, each
+// row sorted by right symbol (compressed sparse rows): the lookups of a text
+// come in runs with the same left symbol (the bytes that start a character,
+// a frequent character, a leading space), which then read one or two cache
+// lines, where a hash table of a large vocabulary spans megabytes and sent
+// most of its lookups to memory.
 type pairTable struct {
-	ents  []pairEnt
-	shift uint8
+	off   []int32 // row of left symbol l: right[off[l]:off[l+1]]
+	right []int32
+	val   []uint64 // rank<<32 | result
 }
 
-type pairEnt struct {
-	key uint64 // emptyPair when free
-	val uint64 // rank<<32 | result symbol
+// pairBuilder collects merges for a pairTable.
+type pairBuilder []pairMerge
+
+type pairMerge struct{ l, r, rank, res int32 }
+
+func (b *pairBuilder) add(l, r, rank, res int32) {
+	*b = append(*b, pairMerge{l, r, rank, res})
 }
 
-// emptyPair marks a free entry: symbol ids are below 1<<31, so no real key
-// has all bits set.
-const emptyPair = ^uint64(0)
-
-func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
-
-// newPairTable sizes a table for n pairs at most half full.
-func newPairTable(n int) *pairTable {
-	bits := uint8(4)
-	for 1<<bits < 2*n {
-		bits++
+// build makes the table over symbol ids below nsym. Where a pair was added
+// twice the first one wins, as with llama.cpp's emplace.
+func (b pairBuilder) build(nsym int) *pairTable {
+	slices.SortStableFunc(b, func(x, y pairMerge) int {
+		return cmp.Or(cmp.Compare(x.l, y.l), cmp.Compare(x.r, y.r))
+	})
+	p := &pairTable{off: make([]int32, nsym+1)}
+	for i, m := range b {
+		if i > 0 && m.l == b[i-1].l && m.r == b[i-1].r {
+			continue
+		}
+		p.off[m.l+1]++
+		p.right = append(p.right, m.r)
+		p.val = append(p.val, uint64(uint32(m.rank))<<32|uint64(uint32(m.res)))
 	}
-	p := &pairTable{ents: make([]pairEnt, 1<<bits), shift: 64 - bits}
-	for i := range p.ents {
-		p.ents[i].key = emptyPair
+	for l := 1; l <= nsym; l++ {
+		p.off[l] += p.off[l-1]
 	}
 	return p
 }
 
-func (p *pairTable) slot(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> p.shift }
-
-// add stores a merge unless the pair already has one: where a pair appears
-// twice the first rank wins, as with llama.cpp's emplace.
-func (p *pairTable) add(l, r, rank, res int32) {
-	key := pairKey(l, r)
-	mask := uint64(len(p.ents) - 1)
-	for i := p.slot(key); ; i = (i + 1) & mask {
-		e := &p.ents[i]
-		if e.key == key {
-			return
-		}
-		if e.key == emptyPair {
-			*e = pairEnt{key: key, val: uint64(uint32(rank))<<32 | uint64(uint32(res))}
-			return
-		}
+// get returns the rank and result of merging l and r, noMerge if they do
+// not merge.
+func (p *pairTable) get(l, r int32) (rank, res int32) {
+	if l < 0 || r < 0 || int(l) >= len(p.off)-1 {
+		return noMerge, 0
 	}
-}
-
-// get returns the rank and result of merging l and r.
-func (p *pairTable) get(l, r int32) (rank, res int32, ok bool) {
-	if l < 0 || r < 0 {
-		return 0, 0, false
-	}
-	key := pairKey(l, r)
-	mask := uint64(len(p.ents) - 1)
-	for i := p.slot(key); ; i = (i + 1) & mask {
-		e := p.ents[i]
-		if e.key == key {
-			return int32(e.val >> 32), int32(uint32(e.val)), true
+	lo, hi := int(p.off[l]), int(p.off[l+1])
+	row := p.right[lo:hi]
+	var i int
+	if len(row) <= 16 {
+		for i < len(row) && row[i] < r {
+			i++
 		}
-		if e.key == emptyPair {
-			return 0, 0, false
-		}
+	} else {
+		i, _ = slices.BinarySearch(row, r)
 	}
+	if i == len(row) || row[i] != r {
+		return noMerge, 0
+	}
+	v := p.val[lo+i]
+	return int32(v >> 32), int32(uint32(v))
 }

@@ -23,7 +23,7 @@ type session struct {
 	word  []byte
 	enc   []byte
 	syms  []mergeSym
-	heap  []heapItem
+	mg    merger     // BPE and SentencePiece
 	cache *wordCache // word -> ids, for every vocabulary kind
 }
 
@@ -31,7 +31,14 @@ func (t *Tokenizer) getSession() *session {
 	if s, ok := t.sessions.Get().(*session); ok {
 		return s
 	}
-	return &session{t: t, cache: newWordCache()}
+	s := &session{t: t, cache: newWordCache()}
+	switch t.kind {
+	case kindBPE:
+		s.mg.pairs = t.bpe.pairs
+	case kindSPM:
+		s.mg.pairs = t.spmModel().pairs
+	}
+	return s
 }
 
 // Encode tokenizes text as llama_tokenize does. With addSpecial the model's

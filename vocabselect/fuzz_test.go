@@ -123,17 +123,24 @@ func FuzzEncode(f *testing.F) {
 }
 
 // FuzzBPEMerge checks that the heap and the linear scan merge any word the
-// same way.
+// same way, for byte-level BPE (unique ranks) and SentencePiece (ranks from
+// scores, with ties).
 func FuzzBPEMerge(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, word string) {
-		for _, name := range []string{"gpt-2", "falcon"} {
+		for _, name := range []string{"gpt-2", "falcon", "llama-spm", "phi-3"} {
 			tok := fuzzTokenizers(t)[name]
 			s := tok.getSession()
-			a := s.mergeWordWith(word, nil, false)
-			b := s.mergeWordWith(word, nil, true)
+			var a, b []int32
+			if tok.kind == kindSPM {
+				a = s.mergeSPMWith(word, nil, false)
+				b = s.mergeSPMWith(word, nil, true)
+			} else {
+				a = s.mergeWordWith(word, nil, false)
+				b = s.mergeWordWith(word, nil, true)
+			}
 			tok.sessions.Put(s)
 			if !slices.Equal(a, b) {
 				t.Fatalf("%s %q: scan %v heap %v", name, word, a, b)

@@ -24,19 +24,23 @@ const (
 
 // smallWord is the number of symbols up to which a linear scan for the best
 // pair beats a heap.
-const smallWord = 48
+const smallWord = 16
+
+// merger runs the merge loop of one session over one vocabulary's pairs.
+type merger struct {
+	pairs *pairTable
+	heap  []heapItem
+}
 
 // link sets prev, next and the rank of every pair of syms, whose sym and
 // start are set.
-func (p *pairTable) link(syms []mergeSym) {
+func (m *merger) link(syms []mergeSym) {
 	n := len(syms)
 	for i := range syms {
 		sy := &syms[i]
 		sy.prev, sy.next, sy.rank = int32(i-1), int32(i+1), noMerge
 		if i+1 < n {
-			if r, res, ok := p.get(sy.sym, syms[i+1].sym); ok {
-				sy.rank, sy.res = r, res
-			}
+			sy.rank, sy.res = m.pairs.get(sy.sym, syms[i+1].sym)
 		}
 	}
 	if n > 0 {
@@ -45,35 +49,31 @@ func (p *pairTable) link(syms []mergeSym) {
 }
 
 // merge runs the merge loop over linked syms, with a heap (long words) or a
-// linear scan (short ones): both give the same merges. The heap's storage is
-// passed in and returned for reuse.
-func (p *pairTable) merge(syms []mergeSym, h []heapItem, useHeap bool) []heapItem {
-	if len(syms) < 2 {
-		return h
+// linear scan (short ones): both give the same merges.
+func (m *merger) merge(syms []mergeSym, useHeap bool) {
+	switch {
+	case len(syms) < 2:
+	case useHeap:
+		m.mergeHeap(syms)
+	default:
+		m.mergeScan(syms)
 	}
-	if !useHeap {
-		p.mergeScan(syms)
-		return h
-	}
-	return p.mergeHeap(syms, h)
 }
 
 // relink recomputes the merge of symbol i with its next one.
-func (p *pairTable) relink(syms []mergeSym, i int32) {
+func (m *merger) relink(syms []mergeSym, i int32) {
 	if i < 0 {
 		return
 	}
 	sy := &syms[i]
 	sy.rank = noMerge
 	if nx := sy.next; nx >= 0 {
-		if r, res, ok := p.get(sy.sym, syms[nx].sym); ok {
-			sy.rank, sy.res = r, res
-		}
+		sy.rank, sy.res = m.pairs.get(sy.sym, syms[nx].sym)
 	}
 }
 
 // apply merges symbol i with its next one.
-func (p *pairTable) apply(syms []mergeSym, i int32) {
+func (m *merger) apply(syms []mergeSym, i int32) {
 	sy := &syms[i]
 	nx := sy.next
 	sy.sym = sy.res
@@ -82,11 +82,11 @@ func (p *pairTable) apply(syms []mergeSym, i int32) {
 		syms[sy.next].prev = i
 	}
 	syms[nx].next = deadSym
-	p.relink(syms, sy.prev)
-	p.relink(syms, i)
+	m.relink(syms, sy.prev)
+	m.relink(syms, i)
 }
 
-func (p *pairTable) mergeScan(syms []mergeSym) {
+func (m *merger) mergeScan(syms []mergeSym) {
 	for {
 		best, bestRank := int32(-1), noMerge
 		for i := int32(0); i >= 0; i = syms[i].next {
@@ -97,7 +97,7 @@ func (p *pairTable) mergeScan(syms []mergeSym) {
 		if best < 0 {
 			return
 		}
-		p.apply(syms, best)
+		m.apply(syms, best)
 	}
 }
 
@@ -106,8 +106,8 @@ type heapItem struct {
 	rank, left, sym int32
 }
 
-func (p *pairTable) mergeHeap(syms []mergeSym, h []heapItem) []heapItem {
-	h = h[:0]
+func (m *merger) mergeHeap(syms []mergeSym) {
+	h := m.heap[:0]
 	push := func(i int32) {
 		if i >= 0 && syms[i].rank != noMerge {
 			h = heapPush(h, heapItem{syms[i].rank, i, syms[i].sym})
@@ -128,11 +128,11 @@ func (p *pairTable) mergeHeap(syms []mergeSym, h []heapItem) []heapItem {
 		if sy.next == deadSym || sy.sym != it.sym || sy.rank != it.rank {
 			continue
 		}
-		p.apply(syms, it.left)
+		m.apply(syms, it.left)
 		push(sy.prev)
 		push(it.left)
 	}
-	return h
+	m.heap = h
 }
 
 // heapLess orders candidate merges: lower rank first, then leftmost.

@@ -93,10 +93,11 @@ func newSPMModel(t *Tokenizer) *spmModel {
 			}
 		}
 	}
-	m.pairs = newPairTable(len(merges))
+	pairs := make(pairBuilder, 0, len(merges))
 	for _, mg := range merges {
-		m.pairs.add(mg.l, mg.r, rank[mg.res], mg.res)
+		pairs.add(mg.l, mg.r, rank[mg.res], mg.res)
 	}
+	m.pairs = pairs.build(int(next))
 	for b := range m.ascii {
 		m.ascii[b] = -1
 		if id, ok := m.chars[string(rune(b))]; ok {
@@ -206,6 +207,12 @@ func (s *session) spmWord(word string, out []int32) []int32 {
 
 // mergeSPM runs the merge loop over text and appends its tokens.
 func (s *session) mergeSPM(text string, out []int32) []int32 {
+	return s.mergeSPMWith(text, out, len(text) > smallWord)
+}
+
+// mergeSPMWith is mergeSPM with the choice of a heap (long texts) or a
+// linear scan (short ones); both give the same merges.
+func (s *session) mergeSPMWith(text string, out []int32, useHeap bool) []int32 {
 	t := s.t
 	m := t.spmModel()
 	syms := s.syms[:0]
@@ -220,8 +227,8 @@ func (s *session) mergeSPM(text string, out []int32) []int32 {
 		syms = append(syms, mergeSym{sym: sym, start: int32(off)})
 		off += n
 	}
-	m.pairs.link(syms)
-	s.heap = m.pairs.merge(syms, s.heap, len(syms) > smallWord)
+	s.mg.link(syms)
+	s.mg.merge(syms, useHeap)
 	s.syms = syms
 	// llama.cpp's resegment looks a symbol that is not a token up in its
 	// rev_merge map, but that map only holds texts that are tokens, so such
