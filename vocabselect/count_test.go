@@ -128,3 +128,35 @@ func TestCountsFileRoundTrip(t *testing.T) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 }
+
+// TestPartitionManySpecials checks the byte-pair filter of partition on
+// vocabularies with more than manySpecials special tokens: each special
+// token written between two words is recognized (parseSpecial), and the
+// text around it is tokenized as it is alone.
+func TestPartitionManySpecials(t *testing.T) {
+	for _, name := range []string{"deepseek-llm", "phi-3"} {
+		tok := loadVocab(t, name)
+		if len(tok.special) <= manySpecials {
+			t.Fatalf("%s: %d special tokens, want more than %d", name, len(tok.special), manySpecials)
+		}
+		checked := 0
+		for k, id := range tok.special {
+			if k%7 != 0 {
+				continue
+			}
+			text := "hello" + tok.tokens[id] + " world"
+			rest := " world"
+			if tok.attrs[id]&attrRstrip != 0 {
+				rest = "world"
+			}
+			want := append(append(tok.Encode("hello", false, false), id), tok.Encode(rest, false, false)...)
+			if got := tok.Encode(text, false, true); !slices.Equal(got, want) {
+				t.Errorf("%s %q: got %v want %v", name, text, got, want)
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatalf("%s: no special token checked", name)
+		}
+	}
+}

@@ -23,8 +23,9 @@ type session struct {
 	word  []byte
 	enc   []byte
 	syms  []mergeSym
-	mg    merger     // BPE and SentencePiece
-	cache *wordCache // word -> ids, for every vocabulary kind
+	mg    merger               // BPE and SentencePiece
+	cache *wordCache           // word -> ids, for every vocabulary kind
+	pairs [1 << 16 / 64]uint64 // byte pairs of the text, see markPairs
 }
 
 func (t *Tokenizer) getSession() *session {
@@ -155,13 +156,17 @@ func (s *session) partition(text string, parseSpecial bool) {
 		return
 	}
 	s.frags = append(s.frags, fragment{id: -1, start: 0, end: len(text)})
+	pairs := len(t.special) > manySpecials
+	if pairs {
+		s.markPairs(text)
+	}
 	for _, id := range t.special {
 		attr := t.attrs[id]
 		if !parseSpecial && attr&(attrControl|attrUnknown) != 0 {
 			continue
 		}
 		tok := t.tokens[id]
-		if !s.mayContain(text, tok) {
+		if (pairs && !s.hasPairs(tok)) || !strings.Contains(text, tok) {
 			continue
 		}
 		next := s.next[:0]
@@ -203,10 +208,32 @@ func (s *session) partition(text string, parseSpecial bool) {
 	}
 }
 
-// mayContain is a cheap filter: most texts contain none of the special
-// tokens, and one search of the whole text rules a token out.
-func (s *session) mayContain(text, tok string) bool {
-	return strings.Contains(text, tok)
+// manySpecials is the number of special tokens from which partition first
+// notes which byte pairs the text has. Most texts contain none of the
+// special tokens and one search of the text rules a token out, but some
+// vocabularies have thousands of them (DeepSeek's placeholders), which made
+// thousands of searches of every text.
+const manySpecials = 8
+
+// markPairs records in s.pairs every pair of adjacent bytes of text.
+func (s *session) markPairs(text string) {
+	clear(s.pairs[:])
+	for i := 1; i < len(text); i++ {
+		p := uint16(text[i-1])<<8 | uint16(text[i])
+		s.pairs[p>>6] |= 1 << (p & 63)
+	}
+}
+
+// hasPairs reports whether every pair of adjacent bytes of tok is in the
+// text markPairs saw: false rules tok out.
+func (s *session) hasPairs(tok string) bool {
+	for i := 1; i < len(tok); i++ {
+		p := uint16(tok[i-1])<<8 | uint16(tok[i])
+		if s.pairs[p>>6]&(1<<(p&63)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeBPE pre-tokenizes one fragment and merges each word.
