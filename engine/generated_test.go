@@ -116,7 +116,7 @@ func withRefKernels(fn func()) {
 	fn()
 }
 
-var genTypes = []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeF16}
+var genTypes = []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ5_K, gguf.TypeF16}
 
 // TestGeneratedModels runs 2-layer width-256 models of several types with
 // 2 threads, a prompt batch of 24 and the fast kernels, against one thread,

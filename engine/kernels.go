@@ -37,9 +37,9 @@ var kernels = map[gguf.Type]*kernel{
 	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},
 	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, dot: refDotQ5_1, ref: refDotQ5_1},
 	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K},
-	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, dot: refDotQ3_K, ref: refDotQ3_K},
+	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, dot: dotQ3_KGo, ref: refDotQ3_K},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, dot: dotQ4_KGo, ref: refDotQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, dot: refDotQ5_K, ref: refDotQ5_K},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, dot: dotQ5_KGo, ref: refDotQ5_K},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
 }
 

@@ -207,3 +207,68 @@ func dotQ6_KGo(n int, w, a []byte) float32 {
 	}
 	return sumf
 }
+
+func dotQ3_KGo(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/256; i++ {
+		x := w[i*q3_KBytes : (i+1)*q3_KBytes]
+		y := a[i*q8_KBytes : (i+1)*q8_KBytes]
+		hm := x[:32:32]
+		sc := q3Scales(x[96:108])
+		q8 := i8s(y[4:260:260])
+		isum := int32(0)
+		for j := 0; j < 2; j++ {
+			q := x[32+32*j : 64+32*j : 64+32*j]
+			for s := 0; s < 4; s++ {
+				// A value is its 2 low bits minus 4 unless its hmask bit
+				// (bit 4j+s of hm[l]) is set: v = q - 4 + 4*h, no branch.
+				shift, bit := uint(2*s), uint(4*j+s)
+				p := q8[128*j+32*s : 128*j+32*s+32 : 128*j+32*s+32]
+				var s0, s1 int32
+				for l := 0; l < 16; l++ {
+					s0 += (int32((q[l]>>shift)&3) - 4 + 4*int32((hm[l]>>bit)&1)) * int32(p[l])
+					s1 += (int32((q[l+16]>>shift)&3) - 4 + 4*int32((hm[l+16]>>bit)&1)) * int32(p[l+16])
+				}
+				isum += int32(sc[8*j+2*s])*s0 + int32(sc[8*j+2*s+1])*s1
+			}
+		}
+		sumf += f16tab[le16(x[108:])] * lef32(y) * float32(isum)
+	}
+	return sumf
+}
+
+func dotQ5_KGo(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/256; i++ {
+		x := w[i*q5_KBytes : (i+1)*q5_KBytes]
+		y := a[i*q8_KBytes : (i+1)*q8_KBytes]
+		sc, mn := kScales(x[4:16])
+		qh := x[16:48:48]
+		q8 := i8s(y[4:260:260])
+		bs := y[260:292:292]
+		summ := int32(0)
+		for j := 0; j < 8; j++ {
+			b0 := int32(int16(uint16(bs[4*j]) | uint16(bs[4*j+1])<<8))
+			b1 := int32(int16(uint16(bs[4*j+2]) | uint16(bs[4*j+3])<<8))
+			summ += (b0 + b1) * int32(mn[j])
+		}
+		isum := int32(0)
+		for j := 0; j < 4; j++ {
+			q := x[48+32*j : 80+32*j : 80+32*j]
+			lo := q8[64*j : 64*j+32 : 64*j+32]
+			hi := q8[64*j+32 : 64*j+64 : 64*j+64]
+			// The fifth bit of the low nibbles is bit 2j of qh[l], of the
+			// high nibbles bit 2j+1.
+			bl, bh := uint(2*j), uint(2*j+1)
+			var s0, s1 int32
+			for l := 0; l < 32; l++ {
+				s0 += int32(q[l]&0xF|((qh[l]>>bl)&1)<<4) * int32(lo[l])
+				s1 += int32(q[l]>>4|((qh[l]>>bh)&1)<<4) * int32(hi[l])
+			}
+			isum += int32(sc[2*j])*s0 + int32(sc[2*j+1])*s1
+		}
+		yd := lef32(y)
+		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+	}
+	return sumf
+}

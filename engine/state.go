@@ -207,7 +207,7 @@ func (t *attnTask) run(lo, hi, w int) {
 			}
 		} else {
 			for tt := range sc {
-				v := dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+(tt+1)*kvd]), bytesOf(q)) * scale
+				v := dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+tt*kvd+hd]), bytesOf(q)) * scale
 				sc[tt] = v
 				if v > mx {
 					mx = v
