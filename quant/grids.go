@@ -18,8 +18,12 @@ type lattice struct {
 	eoff []uint8
 	kmap []int32 // packed levels -> grid index, or -(offset+1) into neighbours
 	// neighbours holds, per off-grid vector, a count followed by that many
-	// grid indices sorted by (squared distance, index).
+	// grid indices sorted by (squared distance, index), then 8 zeros so that
+	// a kernel may read a whole group of 8 past the last list.
 	neighbours []uint16
+	// kgrid is the packed level vector of every grid point (ggml's kgrid
+	// table), padded so that a 4-byte gather at any index stays inside.
+	kgrid []uint16
 }
 
 // newLattice builds the search structures for a kgrid table. nwant is how
@@ -30,7 +34,8 @@ type lattice struct {
 // lists for the other vectors are never read.
 func newLattice(kgrid []uint16, dim, nbits, nwant, maxLevel int) *lattice {
 	n := len(kgrid)
-	lt := &lattice{dim: dim, bits: nbits, pos: make([]int8, n*dim), eoff: make([]uint8, n*dim)}
+	lt := &lattice{dim: dim, bits: nbits, pos: make([]int8, n*dim), eoff: make([]uint8, n*dim),
+		kgrid: append(append([]uint16(nil), kgrid...), 0)}
 	mask := 1<<nbits - 1
 	mapSize := 0
 	for k, g := range kgrid {
@@ -107,6 +112,7 @@ func newLattice(kgrid []uint16, dim, nbits, nwant, maxLevel int) *lattice {
 		}
 		lt.neighbours[start] = uint16(len(lt.neighbours) - start - 1)
 	}
+	lt.neighbours = append(lt.neighbours, make([]uint16, 8)...)
 	return lt
 }
 
@@ -128,27 +134,13 @@ func (lt *lattice) point(k int) []int8 { return lt.pos[k*lt.dim : (k+1)*lt.dim] 
 // distance from xval, the first one on ties, or -1 when no distance is
 // below MaxFloat32 (NaN input). sv[l] is the value of level l at the
 // search's scale; the distance is ggml's sum over coordinates, in order, of
-// weight*diff*diff with diff = sv[level] - xval. Long lists first tabulate
-// that term per coordinate and level, so that each neighbour costs one
-// addition per coordinate.
+// weight*diff*diff with diff = sv[level] - xval. It first tabulates that
+// term per coordinate and level, so that each neighbour costs one addition
+// per coordinate: worth it for lists longer than twice the level count
+// (useTable); the callers run ggml's loop directly on shorter ones.
 func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) int {
 	dim, nlev := lt.dim, 1<<lt.bits
 	xval, weight = xval[:dim], weight[:dim]
-	best := float32(math.MaxFloat32)
-	gridIndex := -1
-	if len(nb) < 2*nlev {
-		for _, j := range nb {
-			var d2 float32
-			for i, o := range lt.eoff[int(j)*dim : int(j)*dim+dim] {
-				diff := sv[o&7] - xval[i]
-				d2 += float32(weight[i] * diff * diff)
-			}
-			if d2 < best {
-				best, gridIndex = d2, int(j)
-			}
-		}
-		return gridIndex
-	}
 	var e [64]float32
 	for i := range dim {
 		for l := range nlev {
@@ -156,6 +148,14 @@ func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) 
 			e[8*i+l] = float32(weight[i] * diff * diff)
 		}
 	}
+	if pos, ok := nearestLanes(lt, nb, &e); ok {
+		if pos < 0 {
+			return -1
+		}
+		return int(nb[pos])
+	}
+	best := float32(math.MaxFloat32)
+	gridIndex := -1
 	if dim == 8 {
 		// The eight offsets of a point in one load, unrolled.
 		for _, j := range nb {
@@ -186,6 +186,9 @@ func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) 
 	}
 	return gridIndex
 }
+
+// useTable reports whether nearest's table pays for a list of n points.
+func (lt *lattice) useTable(n int) bool { return n >= 2<<lt.bits }
 
 // Lazily built lattices: building the IQ1 one costs a few hundred
 // milliseconds, so only callers that quantize to these types pay for it.

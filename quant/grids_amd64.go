@@ -1,0 +1,18 @@
+//go:build amd64 && !purego
+
+package quant
+
+//go:noescape
+func nearestAVX2(nb *uint16, count int, kgrid *uint16, gmask int, dim int, bits int, e *[64]float32) int
+
+// nearestLanes runs lattice.nearest's tabulated search with the AVX2
+// kernel: pos is the position in nb of the nearest point, -1 if none; ok is
+// false without AVX2.
+func nearestLanes(lt *lattice, nb []uint16, e *[64]float32) (pos int, ok bool) {
+	if !useAVX2 || len(nb) == 0 {
+		return 0, false
+	}
+	// Grid sizes are powers of two; the mask keeps the gathers of the
+	// lanes past the list inside kgrid.
+	return nearestAVX2(&nb[0], len(nb), &lt.kgrid[0], len(lt.kgrid)-2, lt.dim, lt.bits, e), true
+}
