@@ -24,6 +24,12 @@ func dotQ4_0AVX2(x, y *byte, nb int) float32
 //go:noescape
 func dotQ4_KAVX2(x, y *byte, nb int) float32
 
+//go:noescape
+func dotQ6_KAVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ2_KAVX2(x, y *byte, nb int) float32
+
 func dotF32(n int, w, a []byte) float32 {
 	if useAVX2 && n >= 8 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
@@ -49,10 +55,22 @@ func dotQ4_KAsm(n int, w, a []byte) float32 {
 	return dotQ4_KAVX2(&w[:nb*q4_KBytes][0], &a[:nb*q8_KBytes][0], nb)
 }
 
+func dotQ6_KAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotQ6_KAVX2(&w[:nb*q6_KBytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
+func dotQ2_KAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotQ2_KAVX2(&w[:nb*q2_KBytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
 func init() {
 	if useAVX2 && cpu.X86.HasAVX {
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
+		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
+		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
 	}
 }

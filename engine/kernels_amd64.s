@@ -259,3 +259,191 @@ q4kdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// scaleShuf<>: for 32-value group k (0-7), a VPSHUFB pattern that spreads
+// scale byte 2k over the low 8 bytes and 2k+1 over the high 8, so
+// VPMOVSXBW gives the int16 multipliers of the group's 16 pair sums
+// (ggml's get_scale_shuffle).
+DATA scaleShuf<>+0(SB)/8, $0x0000000000000000
+DATA scaleShuf<>+8(SB)/8, $0x0101010101010101
+DATA scaleShuf<>+16(SB)/8, $0x0202020202020202
+DATA scaleShuf<>+24(SB)/8, $0x0303030303030303
+DATA scaleShuf<>+32(SB)/8, $0x0404040404040404
+DATA scaleShuf<>+40(SB)/8, $0x0505050505050505
+DATA scaleShuf<>+48(SB)/8, $0x0606060606060606
+DATA scaleShuf<>+56(SB)/8, $0x0707070707070707
+DATA scaleShuf<>+64(SB)/8, $0x0808080808080808
+DATA scaleShuf<>+72(SB)/8, $0x0909090909090909
+DATA scaleShuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA scaleShuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA scaleShuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA scaleShuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA scaleShuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA scaleShuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
+
+// One 32-value group of a K-quant block: unsigned weights in Y(w) times
+// the 32 activations at off(DI), minus Y(sub) (the bias term or nothing),
+// times the group's two scales from X11, into the int32 lanes of Y9.
+#define KGROUP(w, off, k) \
+	VMOVDQU off(DI), Y4 \
+	VPMADDUBSW Y4, w, w \
+	VPSHUFB scaleShuf<>+(16*(k))(SB), X11, X12 \
+	VPMOVSXBW X12, Y12 \
+	VPMADDWD Y12, w, w \
+	VPADDD w, Y9, Y9
+
+// The same for Q6_K: the weights are stored plus 32, so 32 times the
+// activations (VPMADDUBSW with Y6 = 32s) is subtracted before scaling.
+#define Q6GROUP(w, off, k) \
+	VMOVDQU off(DI), Y4 \
+	VPMADDUBSW Y4, Y6, Y5 \
+	VPMADDUBSW Y4, w, w \
+	VPSUBW Y5, w, w \
+	VPSHUFB scaleShuf<>+(16*(k))(SB), X11, X12 \
+	VPMOVSXBW X12, Y12 \
+	VPMADDWD Y12, w, w \
+	VPADDD w, Y9, Y9
+
+// One 128-value half h of a Q6_K block: low nibbles from ql (64 bytes at
+// 64h), two high bits from qh (32 bytes at 128+32h), groups 4h..4h+3.
+#define Q6HALF(h) \
+	VMOVDQU (64*h)(SI), Y1 \
+	VMOVDQU (64*h+32)(SI), Y2 \
+	VMOVDQU (128+32*h)(SI), Y3 \
+	VPAND Y7, Y3, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPAND Y8, Y1, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP(Y14, 4+128*h, 4*h) \
+	VPSRLW $2, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPAND Y8, Y2, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP(Y14, 36+128*h, 4*h+1) \
+	VPSRLW $4, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPSRLW $4, Y1, Y14 \
+	VPAND Y8, Y14, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP(Y14, 68+128*h, 4*h+2) \
+	VPSRLW $6, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPSRLW $4, Y2, Y14 \
+	VPAND Y8, Y14, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP(Y14, 100+128*h, 4*h+3)
+
+// func dotQ6_KAVX2(x, y *byte, nb int) float32
+// ggml's AVX2 q6_K_q8_K: per super-block the integer sum in 8 int32 lanes,
+// converted and accumulated with one FMA by d = y.d * x.d into 8 float
+// lanes, reduced at the end.
+TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x03030303, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x20202020, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+q6kloop:
+	TESTQ CX, CX
+	JEQ  q6kdone
+	VMOVDQU 192(SI), X11
+	VPXOR Y9, Y9, Y9
+	Q6HALF(0)
+	Q6HALF(1)
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMULSS (DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VCVTDQ2PS Y9, Y9
+	VFMADD231PS Y9, Y1, Y0
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q6kloop
+q6kdone:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// One 128-value half h of a Q2_K block: 32 bytes of 2-bit values at
+// 16+32h, four groups by shift, scales 8h..8h+7 (low nibbles in X11).
+#define Q2HALF(h) \
+	VMOVDQU (16+32*h)(SI), Y1 \
+	VPAND Y7, Y1, Y2 \
+	KGROUP(Y2, 4+128*h, 4*h) \
+	VPSRLW $2, Y1, Y2 \
+	VPAND Y7, Y2, Y2 \
+	KGROUP(Y2, 36+128*h, 4*h+1) \
+	VPSRLW $4, Y1, Y2 \
+	VPAND Y7, Y2, Y2 \
+	KGROUP(Y2, 68+128*h, 4*h+2) \
+	VPSRLW $6, Y1, Y2 \
+	VPAND Y7, Y2, Y2 \
+	KGROUP(Y2, 100+128*h, 4*h+3)
+
+// func dotQ2_KAVX2(x, y *byte, nb int) float32
+// ggml's AVX2 q2_K_q8_K: per super-block the mins term (high nibbles of
+// the scales times the activation block sums, VPMADDWD into 8 lanes) is
+// accumulated first with -y.d * x.dmin, then the scaled 2-bit products
+// with y.d * x.d, both into the same 8 float lanes.
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x03030303, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+q2kloop:
+	TESTQ CX, CX
+	JEQ  q2kdone
+	VMOVDQU (SI), X10
+	VPAND X8, X10, X11
+	VPSRLW $4, X10, X10
+	VPAND X8, X10, X10
+	VPMOVZXBW X10, Y10
+	VPMADDWD 260(DI), Y10, Y10
+	VCVTDQ2PS Y10, Y10
+	VMOVSS (DI), X1
+	MOVWLZX 82(SI), AX
+	VMOVD AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS X2, X1, X2
+	VBROADCASTSS X2, Y2
+	VFNMADD231PS Y10, Y2, Y0
+	VPXOR Y9, Y9, Y9
+	Q2HALF(0)
+	Q2HALF(1)
+	MOVWLZX 80(SI), AX
+	VMOVD AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS (DI), X2, X2
+	VBROADCASTSS X2, Y2
+	VCVTDQ2PS Y9, Y9
+	VFMADD231PS Y9, Y2, Y0
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q2kloop
+q2kdone:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

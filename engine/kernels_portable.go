@@ -5,3 +5,6 @@ package engine
 // Without assembly the F32 dot is the portable Go one.
 
 func dotF32(n int, w, a []byte) float32 { return dotF32Go(f32s(w)[:n], f32s(a)[:n]) }
+
+// useAVX2 is false: there are no assembly kernels in this build.
+const useAVX2 = false

@@ -50,14 +50,18 @@ func synGreedy(t testing.TB, tag string) []int32 {
 // the number of leading positions that must agree to 1e-4, later ones must
 // stay within 0.25, and greedy ids are compared only where every position
 // is tight (a flip changes near-ties among these flat random models).
+//
+// asmTight is the same with the AVX2 kernels, which sum in ggml's x86
+// order: the Q2_K flips at positions 4-7 of the portable kernels are gone
+// (measured 2.4e-6 at every position).
 var synCases = []struct {
-	typ, ref string
-	tight    int
+	typ, ref        string
+	tight, asmTight int
 }{
-	{"Q8_0", "syn-dense-256-Q8_0", 8},
-	{"Q4_K", "syn-dense-256-Q4_K.norepack", 8},
-	{"Q6_K", "syn-dense-256-Q6_K", 7},
-	{"Q2_K", "syn-dense-256-Q2_K.norepack", 4},
+	{"Q8_0", "syn-dense-256-Q8_0", 8, 8},
+	{"Q4_K", "syn-dense-256-Q4_K.norepack", 8, 8},
+	{"Q6_K", "syn-dense-256-Q6_K", 7, 7},
+	{"Q2_K", "syn-dense-256-Q2_K.norepack", 4, 8},
 }
 
 func TestSyntheticLogits(t *testing.T) {
@@ -66,19 +70,23 @@ func TestSyntheticLogits(t *testing.T) {
 			m := openModel(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-"+c.typ+".gguf"))
 			s := newState(t, m, Options{Ctx: 512, Threads: 2})
 			got := sequenceLogits(t, s, synPrompt, len(synPrompt))
+			tight := c.tight
+			if useAVX2 {
+				tight = c.asmTight
+			}
 			want := readF32(t, "refdata", "synthetic", "logits", c.ref+".prompt.f32")
 			for p := 0; p < len(synPrompt); p++ {
 				d, at := maxDiff(got[p*512:(p+1)*512], want[p*512:(p+1)*512])
 				t.Logf("pos %d: max |diff| %.3g (id %d)", p, d, at)
 				tol := 1e-4
-				if p >= c.tight {
+				if p >= tight {
 					tol = 0.25
 				}
 				if d > tol {
 					t.Errorf("pos %d: max |diff| %.3g > %.g", p, d, tol)
 				}
 			}
-			if c.tight < len(synPrompt) {
+			if tight < len(synPrompt) {
 				return
 			}
 			ids := synGreedy(t, c.ref)
