@@ -221,3 +221,54 @@ func TestBlocksEqualWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestWPMChunksEqualWhole checks that WordPiece tokenization of text taken
+// in chunks between ASCII whitespace (through the cache) gives the tokens
+// of normalizing and cutting the text at once, on six languages with other
+// whitespace, accents and control characters mixed in.
+func TestWPMChunksEqualWhole(t *testing.T) {
+	tok := loadVocab(t, "bert-bge")
+	var text []byte
+	for _, c := range []string{"en/war-and-peace.txt", "ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt",
+		"fr/les-miserables-tome4-fr.txt", "ar/un-v1.0-dev+test.ar.txt", "de/german-classics-7-books.txt"} {
+		data, err := os.ReadFile(shared.Path(t, "corpus", c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, data[:20<<10]...)
+		text = append(text, "\u00a0e\u0301\u3000x\x00y\u200bz\t"...)
+	}
+	s := tok.getSession()
+	whole := s.wpmChunk(string(text), nil)
+	tok.sessions.Put(s)
+	if got := tok.Encode(string(text), false, false); !slices.Equal(got, whole) {
+		t.Fatalf("chunked tokens (%d) differ from whole (%d)", len(got), len(whole))
+	}
+}
+
+// FuzzWPMLongest checks that the length filter of wpmLongest finds the
+// token llama.cpp's loop finds: every length from the longest token's down.
+func FuzzWPMLongest(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Add("\u2581привет")
+	f.Add("\u2581unaffable")
+	f.Fuzz(func(t *testing.T, s string) {
+		tok := fuzzTokenizers(t)["bert-bge"]
+		w := []byte(s)
+		for i := 0; i < len(w); i++ {
+			id, end := tok.wpmLongest(w, i)
+			wantID, wantEnd := int32(-1), i
+			for j := min(len(w), i+tok.maxLen); j > i; j-- {
+				if x, ok := tok.toID[string(w[i:j])]; ok {
+					wantID, wantEnd = x, j
+					break
+				}
+			}
+			if id != wantID || end != wantEnd {
+				t.Fatalf("%q at %d: got %d..%d, want %d..%d", s, i, id, end, wantID, wantEnd)
+			}
+		}
+	})
+}

@@ -104,6 +104,7 @@ type Tokenizer struct {
 	spmOnce sync.Once
 	spm     *spmModel // built by spmModel on first use
 	block   int       // blockSize, or 0 to tokenize fragments whole
+	wpmLens []uint64  // WordPiece: token lengths by first three bytes, see wpmLongest
 
 	sessions sync.Pool
 }
@@ -226,6 +227,9 @@ func NewTokenizer(md *gguf.Metadata) (*Tokenizer, error) {
 			return nil, err
 		}
 		t.bpe = bm
+	}
+	if t.kind == kindWPM {
+		t.buildWPMLens()
 	}
 	if err := t.loadSpecialIDs(md); err != nil {
 		return nil, err

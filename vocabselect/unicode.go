@@ -176,31 +176,53 @@ func lowerCpt(c rune) rune {
 }
 
 var (
-	nfdOnce  sync.Once
-	nfdFirst map[rune]rune
+	nfdOnce sync.Once
+	// nfdBMP is the first code point of the decomposition of each code
+	// point of the BMP (itself when it has none); nfdRest holds the others
+	// that decompose. A flat table makes the lookup, done for every code
+	// point of a WordPiece text, one load.
+	nfdBMP  []uint16
+	nfdRest map[rune]rune
 )
 
 // nfdCpt is unicode_cpts_normalize_nfd for one code point: the first code
 // point of its canonical decomposition (llama.cpp keeps only that one).
 func nfdCpt(c rune) rune {
-	nfdOnce.Do(func() {
-		// The table is built once from x/text's NFD data: every code point
-		// whose decomposition starts with a different one.
-		nfdFirst = make(map[rune]rune, 2100)
-		for r := rune(0xC0); r < 0x2FA20; r++ {
-			hangul := r >= 0xAC00 && r <= 0xD7A3
-			if !hangul && len(norm.NFD.PropertiesString(string(r)).Decomposition()) == 0 {
-				continue
-			}
-			if first, _ := utf8.DecodeRuneInString(norm.NFD.String(string(r))); first != r {
-				nfdFirst[r] = first
-			}
-		}
-	})
-	if f, ok := nfdFirst[c]; ok {
+	if c < 0xC0 {
+		return c // nothing below U+00C0 decomposes
+	}
+	nfdOnce.Do(buildNFD)
+	if c < 0x10000 {
+		return rune(nfdBMP[c])
+	}
+	if f, ok := nfdRest[c]; ok {
 		return f
 	}
 	return c
+}
+
+// buildNFD fills the tables from x/text's NFD data: every code point whose
+// decomposition starts with a different one.
+func buildNFD() {
+	nfdBMP = make([]uint16, 0x10000)
+	for i := range nfdBMP {
+		nfdBMP[i] = uint16(i)
+	}
+	nfdRest = map[rune]rune{}
+	for r := rune(0xC0); r < 0x2FA20; r++ {
+		hangul := r >= 0xAC00 && r <= 0xD7A3
+		if !hangul && len(norm.NFD.PropertiesString(string(r)).Decomposition()) == 0 {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(norm.NFD.String(string(r)))
+		switch {
+		case first == r:
+		case r < 0x10000 && first < 0x10000:
+			nfdBMP[r] = uint16(first)
+		default:
+			nfdRest[r] = first
+		}
+	}
 }
 
 // gpt2Bytes is the GPT-2 byte-to-unicode table (unicode_byte_to_utf8_map):

@@ -1,5 +1,7 @@
 package vocabselect
 
+import "math/bits"
+
 // WordPiece tokenization (llm_tokenizer_wpm_session), as llama.cpp runs it on
 // converted BERT vocabularies: word-initial pieces carry a "▁" prefix and
 // continuation pieces none (the converter rewrote "##x" to "x").
@@ -60,12 +62,39 @@ func (s *session) wpmWords(frag string) ([]byte, []int) {
 	return buf, ends
 }
 
-// encodeWPM tokenizes one fragment: each word, prefixed with "▁", is cut
+// encodeWPM tokenizes one fragment. The text is taken in chunks between
+// ASCII whitespace: normalization leaves ASCII as it is and splits words at
+// whitespace, so a chunk always gives the same tokens, which the cache then
+// keeps (most chunks are a word, perhaps with punctuation).
+func (s *session) encodeWPM(frag string, out []int32) []int32 {
+	for i := 0; i < len(frag); {
+		if isCSpace(frag[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(frag) && !isCSpace(frag[j]) {
+			j++
+		}
+		chunk := frag[i:j]
+		i = j
+		if ids, ok := s.cache.get(chunk); ok {
+			out = append(out, ids...)
+			continue
+		}
+		n := len(out)
+		out = s.wpmChunk(chunk, out)
+		s.cache.put(chunk, out[n:])
+	}
+	return out
+}
+
+// wpmChunk tokenizes a piece of text: each word, prefixed with "▁", is cut
 // into the longest tokens from the left; a word with a part no token covers
 // becomes the unknown token.
-func (s *session) encodeWPM(frag string, out []int32) []int32 {
+func (s *session) wpmChunk(chunk string, out []int32) []int32 {
 	t := s.t
-	buf, ends := s.wpmWords(frag)
+	buf, ends := s.wpmWords(chunk)
 	a := 0
 	for _, b := range ends {
 		word := buf[a:b]
@@ -75,26 +104,66 @@ func (s *session) encodeWPM(frag string, out []int32) []int32 {
 		}
 		w := append(append(s.enc[:0], "\u2581"...), word...)
 		s.enc = w
-		n := len(w)
 		start := len(out)
-		for i := 0; i < n; i++ {
-			match := false
-			for j := min(n, i+t.maxLen+1); j > i; j-- {
-				if id, ok := t.toID[string(w[i:j])]; ok {
-					out = append(out, id)
-					match = true
-					i = j - 1
-					break
-				}
-			}
-			if !match {
+		for i := 0; i < len(w); {
+			id, end := t.wpmLongest(w, i)
+			if id < 0 {
 				out = out[:start]
 				break
 			}
+			out = append(out, id)
+			i = end
 		}
 		if len(out) == start && t.valid(t.unk) {
 			out = append(out, t.unk)
 		}
 	}
 	return out
+}
+
+// wpmLongest returns the longest token that w has at i and where it ends,
+// or -1. Only the lengths wpmLens allows for the first three bytes are
+// looked up, longest first: llama.cpp tries every length down from the
+// longest token's, which on text the vocabulary does not cover (Cyrillic in
+// an English vocabulary) meant some twenty lookups per character.
+func (t *Tokenizer) wpmLongest(w []byte, i int) (int32, int) {
+	rest := min(len(w)-i, t.maxLen)
+	if rest >= 3 {
+		mask := t.wpmLens[prefixHash(w[i], w[i+1], w[i+2])]
+		for mask != 0 {
+			l := 63 - bits.LeadingZeros64(mask)
+			mask &^= 1 << l
+			lo, hi := l, l
+			if l == 63 {
+				hi = rest // bit 63 stands for every length from 63 on
+			}
+			for n := min(hi, rest); n >= lo; n-- {
+				if id, ok := t.toID[string(w[i:i+n])]; ok {
+					return id, i + n
+				}
+			}
+		}
+	}
+	for n := min(rest, 2); n >= 1; n-- {
+		if id, ok := t.toID[string(w[i:i+n])]; ok {
+			return id, i + n
+		}
+	}
+	return -1, i
+}
+
+// prefixHash buckets the first three bytes of a token for wpmLens.
+func prefixHash(a, b, c byte) uint32 {
+	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> 16
+}
+
+// buildWPMLens sets, for every token of three bytes or more, the bit of its
+// length (63 for 63 and more) in the mask of its first three bytes' bucket.
+func (t *Tokenizer) buildWPMLens() {
+	t.wpmLens = make([]uint64, 1<<16)
+	for _, w := range t.tokens {
+		if len(w) >= 3 {
+			t.wpmLens[prefixHash(w[0], w[1], w[2])] |= 1 << min(len(w), 63)
+		}
+	}
 }
