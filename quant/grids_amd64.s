@@ -95,3 +95,94 @@ DATA nearlanes<>+20(SB)/4, $5
 DATA nearlanes<>+24(SB)/4, $6
 DATA nearlanes<>+28(SB)/4, $7
 GLOBL nearlanes<>(SB), RODATA|NOPTR, $32
+
+// func iq1mSplitSumsAVX2(terms *[16][3][8]float32, sums *[153][8]float32)
+// iq1mSplitSumsGo with the eight running sums in Y0 (prefix at level 0),
+// Y1 (then level 1) and Y2 (then the level-2 tail). terms[j][l] is at
+// (3*j+l)*32 bytes.
+TEXT ·iq1mSplitSumsAVX2(SB), NOSPLIT, $0-16
+	MOVQ terms+0(FP), SI
+	MOVQ sums+8(FP), DI
+	VXORPS Y0, Y0, Y0
+	XORQ R8, R8 // i1
+splitI1:
+	CMPQ R8, $0
+	JEQ  splitMid
+	LEAQ -3(R8)(R8*2), AX // 3*(i1-1): terms[i1-1][0]
+	SHLQ $5, AX
+	VADDPS (SI)(AX*1), Y0, Y0
+splitMid:
+	VMOVAPS Y0, Y1
+	MOVQ R8, R9 // i2
+splitI2:
+	CMPQ R9, R8
+	JEQ  splitTail
+	LEAQ -2(R9)(R9*2), AX // 3*(i2-1)+1: terms[i2-1][1]
+	SHLQ $5, AX
+	VADDPS (SI)(AX*1), Y1, Y1
+splitTail:
+	VMOVAPS Y1, Y2
+	MOVQ R9, R10 // j
+	LEAQ 2(R9)(R9*2), AX // 3*j+2: terms[j][2]
+	SHLQ $5, AX
+splitJ:
+	CMPQ R10, $16
+	JGE  splitStore
+	VADDPS (SI)(AX*1), Y2, Y2
+	ADDQ $96, AX
+	INCQ R10
+	JMP  splitJ
+splitStore:
+	VMOVUPS Y2, (DI)
+	ADDQ $32, DI
+	INCQ R9
+	CMPQ R9, $16
+	JLE  splitI2
+	INCQ R8
+	CMPQ R8, $16
+	JLE  splitI1
+	VZEROUPPER
+	RET
+
+// func iq1mNextBetterAVX2(sums *[153][8]float32, from int, bestScore float32) int
+// The first candidate c >= from (split c/4: sumqx in lanes 0..3, sumq2 in
+// lanes 4..7 of sums[c/4]) with sumq2 > 0 && sumqx*sumqx > bestScore*sumq2,
+// or -1.
+TEXT ·iq1mNextBetterAVX2(SB), NOSPLIT, $0-32
+	MOVQ sums+0(FP), SI
+	MOVQ from+8(FP), CX
+	VBROADCASTSS bestScore+16(FP), X2
+	VXORPS X3, X3, X3
+	MOVQ CX, R8
+	SHRQ $2, R8 // split
+	ANDQ $3, CX // first combination of that split
+	MOVL $15, DX
+	SHLL CX, DX // lanes >= from%4
+	MOVQ R8, AX
+	SHLQ $5, AX
+	ADDQ AX, SI
+nbloop:
+	CMPQ R8, $153
+	JGE  nbnone
+	VMOVUPS (SI), X0 // sumqx
+	VMOVUPS 16(SI), X1 // sumq2
+	VMULPS X0, X0, X0
+	VMULPS X1, X2, X4
+	VCMPPS $0x1e, X4, X0, X0 // sumqx^2 > bestScore*sumq2
+	VCMPPS $0x1e, X3, X1, X1 // sumq2 > 0
+	VANDPS X1, X0, X0
+	VMOVMSKPS X0, AX
+	ANDL DX, AX
+	JNZ  nbfound
+	MOVL $15, DX
+	ADDQ $32, SI
+	INCQ R8
+	JMP  nbloop
+nbfound:
+	BSFL AX, AX
+	LEAQ (AX)(R8*4), AX
+	MOVQ AX, ret+24(FP)
+	RET
+nbnone:
+	MOVQ $-1, ret+24(FP)
+	RET

@@ -999,16 +999,63 @@ func quantizeIQ1S(y []byte, x, qw []float32) error {
 // combinations k, the least-squares scale sumqx/sumq2, keeping the first
 // best score in ggml's order (i1, then i2, then k). terms[j][level] holds
 // the four sumqx terms then the four sumq2 terms of sorted value j at that
-// level. ggml adds all 16 terms for every split; the sums of a split share
-// their first i2 additions with the splits before it (the same terms in the
-// same order from zero), so those partial sums are carried along and only
-// the level-2 tail is added per split, giving the same floats. It returns
-// the scale (max when nothing scores) and the split, besti1 < 0 if none.
+// level. It returns the scale (max when nothing scores) and the split,
+// besti1 < 0 if none.
 func iq1mSplits(terms *[16][3][8]float32, max float32) (scale float32, besti1, besti2, bestK int) {
+	var sums [iq1mNumSplits][8]float32
+	iq1mSplitSums(terms, &sums)
 	bestScore := float32(-math.MaxFloat32)
 	scale = max
 	besti1, besti2, bestK = -1, -1, -1
+	// Candidate c is split c/4 with combination c%4; only those passing
+	// ggml's test against the current best change anything.
+	for c := iq1mNextBetter(&sums, 0, bestScore); c >= 0; c = iq1mNextBetter(&sums, c+1, bestScore) {
+		sum := &sums[c/4]
+		sumqx, sumq2 := sum[c%4], sum[4+c%4]
+		scale = sumqx / sumq2
+		bestScore = scale * sumqx
+		besti1, besti2, bestK = int(iq1mSplitAt[c/4][0]), int(iq1mSplitAt[c/4][1]), c%4
+	}
+	return scale, besti1, besti2, bestK
+}
+
+// iq1mSplitAt lists the splits (i1, i2) in iq1mSplits' order.
+var iq1mSplitAt = func() (t [iq1mNumSplits][2]uint8) {
+	s := 0
+	for i1 := 0; i1 <= 16; i1++ {
+		for i2 := i1; i2 <= 16; i2++ {
+			t[s] = [2]uint8{uint8(i1), uint8(i2)}
+			s++
+		}
+	}
+	return t
+}()
+
+// iq1mNextBetterGo returns the first candidate c >= from (split c/4,
+// combination c%4) that passes ggml's test sumq2 > 0 && sumqx*sumqx >
+// bestScore*sumq2, or -1.
+func iq1mNextBetterGo(sums *[iq1mNumSplits][8]float32, from int, bestScore float32) int {
+	for c := from; c < 4*iq1mNumSplits; c++ {
+		sumqx, sumq2 := sums[c/4][c%4], sums[c/4][4+c%4]
+		if sumq2 > 0 && sumqx*sumqx > bestScore*sumq2 {
+			return c
+		}
+	}
+	return -1
+}
+
+// iq1mNumSplits is the number of splits 0 <= i1 <= i2 <= 16.
+const iq1mNumSplits = 17 * 18 / 2
+
+// iq1mSplitSumsGo fills sums[s], for the splits in iq1mSplits' order, with
+// the eight sums of the 16 terms at their levels, added in index order from
+// zero as ggml adds them. The sums of a split share their first i2
+// additions with the splits before it (the same terms in the same order),
+// so those partial sums are carried along and only the level-2 tail is
+// added per split, giving the same floats.
+func iq1mSplitSumsGo(terms *[16][3][8]float32, sums *[iq1mNumSplits][8]float32) {
 	var pre [8]float32 // values 0..i1-1 at level 0
+	s := 0
 	for i1 := 0; i1 <= 16; i1++ {
 		if i1 > 0 {
 			addTerms(&pre, &terms[i1-1][0])
@@ -1022,17 +1069,10 @@ func iq1mSplits(terms *[16][3][8]float32, max float32) (scale float32, besti1, b
 			for j := i2; j < 16; j++ {
 				addTerms(&sum, &terms[j][2])
 			}
-			for k := 0; k < 4; k++ {
-				sumqx, sumq2 := sum[k], sum[4+k]
-				if sumq2 > 0 && sumqx*sumqx > bestScore*sumq2 {
-					scale = sumqx / sumq2
-					bestScore = scale * sumqx
-					besti1, besti2, bestK = i1, i2, k
-				}
-			}
+			sums[s] = sum
+			s++
 		}
 	}
-	return scale, besti1, besti2, bestK
 }
 
 // addTerms adds t to the eight running sums s.
