@@ -1,31 +1,33 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ggufkit/gguf/internal/shared"
 )
 
-// benchGenerate measures generation speed: one token per Eval, as in
-// `gguf run`, reporting tokens/s.
-func benchGenerate(b *testing.B, path string, threads int) {
-	m := openModel(b, path)
-	s := newState(b, m, Options{Ctx: 512, Threads: threads})
-	tok := []int32{1}
-	b.ResetTimer()
-	n := 0
-	for i := 0; i < b.N; i++ {
-		if s.Pos() == 346 {
-			s.Reset()
+// BenchmarkStories260K measures stories260K's prompt (one batch of 64
+// tokens) and generation speed (one token per Eval, as in `gguf run`) with
+// 1 and 2 threads, fast kernels against the reference ones in the same run.
+// bench/llama2c.sh compares the same model with llama2.c's run.c.
+func BenchmarkStories260K(b *testing.B) {
+	m := openModel(b, shared.Path(b, "models", "stories260K-f32.gguf"))
+	for _, threads := range []int{1, 2} {
+		for _, kind := range []string{"fast", "ref"} {
+			for _, c := range []struct {
+				name string
+				fn   func(*testing.B, *State)
+			}{{"prompt", benchPrompt}, {"gen", benchGen}} {
+				b.Run(fmt.Sprintf("t%d/%s/%s", threads, c.name, kind), func(b *testing.B) {
+					s := newState(b, m, Options{Ctx: 512, Threads: threads, Batch: 64})
+					if kind == "ref" {
+						withRefKernels(func() { c.fn(b, s) })
+					} else {
+						c.fn(b, s)
+					}
+				})
+			}
 		}
-		if err := s.Eval(tok, 0, func(_ int, l []float32) { tok[0] = argmax(l) }); err != nil {
-			b.Fatal(err)
-		}
-		n++
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tok/s")
-}
-
-func BenchmarkStories260KGenerate(b *testing.B) {
-	benchGenerate(b, shared.Path(b, "models", "stories260K-f32.gguf"), 1)
 }

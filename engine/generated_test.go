@@ -151,12 +151,13 @@ func TestGeneratedModels(t *testing.T) {
 }
 
 // BenchmarkGenerated measures prompt (batches of 64 tokens) and generation
-// speed on 4-layer width-512 models in F32, Q8_0 and Q4_K, fast kernels
-// against the reference kernels in the same run (the ratio is what counts:
-// this machine is shared). Run with -benchtime 1x for a quick look.
+// speed on 4-layer width-512 models in F32, Q8_0, Q4_K, Q6_K and Q2_K,
+// fast kernels against the reference kernels in the same run (the ratio is
+// what counts: this machine is shared). Run with -benchtime 1x for a quick
+// look.
 func BenchmarkGenerated(b *testing.B) {
 	dir := b.TempDir()
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K} {
 		m := openModel(b, writeGenerated(b, dir, genSpec{embd: 512, ff: 1536, layers: 4, heads: 8, kvHeads: 4, typ: typ}))
 		for _, threads := range []int{1, 2} {
 			for _, kind := range []string{"fast", "ref"} {
