@@ -93,39 +93,44 @@ func sum32(v []float32) float32 {
 
 func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
 
-// makeQ3Quants is ggml's make_q3_quants (Q3_K's reference search): weights
-// x^2 and up to five rounds of coordinate descent on the levels.
-func makeQ3Quants(n, nmax int, x []float32, L []int8) float32 {
-	amax, max := absMaxSigned(x[:n])
+// makeQ3Quants is ggml's make_q3_quants for its caller's n = 16 (Q3_K's
+// reference search): weights x^2 and up to five rounds of coordinate
+// descent on the levels. The weights, the products w*x (ggml's w*x[i]*l
+// rounds w*x[i] first) and the levels are kept as floats, so that each step
+// is float arithmetic only.
+func makeQ3Quants(nmax int, x []float32, L []int8) float32 {
+	x, L = x[:16], L[:16]
+	amax, max := absMaxSigned(x)
 	if amax < groupMaxEps {
-		clear(L[:n])
+		clear(L)
 		return 0
 	}
-	iscale := -float32(nmax) / max
+	fnmax := float32(nmax)
+	lo, hi := -fnmax, fnmax-1
+	iscale := -fnmax / max
+	var w, wx, lf [16]float32
 	var sumlx, suml2 float32
-	for i := 0; i < n; i++ {
-		l := clampInt(int(nearestInt(iscale*x[i])), -nmax, nmax-1)
-		L[i] = int8(l)
-		w := x[i] * x[i]
-		fl := float32(l)
-		sumlx += float32(w * x[i] * fl)
-		suml2 += float32(w * fl * fl)
+	for i, v := range x {
+		l := levelOf(iscale*v, lo, hi)
+		lf[i] = l
+		w[i] = v * v
+		wx[i] = w[i] * v
+		sumlx += float32(wx[i] * l)
+		suml2 += float32(float32(w[i]*l) * l)
 	}
 	for itry := 0; itry < 5; itry++ {
 		nChanged := 0
-		for i := 0; i < n; i++ {
-			w := x[i] * x[i]
-			li := float32(L[i])
-			slx := sumlx - float32(w*x[i]*li)
+		for i, v := range x {
+			li := lf[i]
+			slx := sumlx - float32(wx[i]*li)
 			if slx > 0 {
-				sl2 := suml2 - float32(w*li*li)
-				newL := clampInt(int(nearestInt(x[i]*sl2/slx)), -nmax, nmax-1)
-				if newL != int(L[i]) {
-					fl := float32(newL)
-					slx += float32(w * x[i] * fl)
-					sl2 += float32(w * fl * fl)
+				sl2 := suml2 - float32(float32(w[i]*li)*li)
+				newL := levelOf(v*sl2/slx, lo, hi)
+				if newL != li {
+					slx += float32(wx[i] * newL)
+					sl2 += float32(float32(w[i]*newL) * newL)
 					if sl2 > 0 && slx*slx*suml2 > sumlx*sumlx*sl2 {
-						L[i] = int8(newL)
+						lf[i] = newL
 						sumlx, suml2 = slx, sl2
 						nChanged++
 					}
@@ -136,8 +141,8 @@ func makeQ3Quants(n, nmax int, x []float32, L []int8) float32 {
 			break
 		}
 	}
-	for i := 0; i < n; i++ {
-		L[i] += int8(nmax)
+	for i, l := range lf {
+		L[i] = int8(int(l) + nmax)
 	}
 	if suml2 > 0 {
 		return sumlx / suml2
@@ -546,7 +551,7 @@ func quantizeQ3KRef(y []byte, x []float32) {
 		b := y[:110]
 		var maxScale, amax float32
 		for j := 0; j < 16; j++ {
-			scales[j] = makeQ3Quants(16, 4, x[16*j:], L[16*j:])
+			scales[j] = makeQ3Quants(4, x[16*j:], L[16*j:])
 			if s := abs32(scales[j]); s > amax {
 				amax, maxScale = s, scales[j]
 			}
@@ -584,21 +589,20 @@ func finishQ3K(b []byte, x []float32, L []int8) {
 			L[16*j+ii] = int8(l + 4)
 		}
 	}
-	hmask := b[:32]
-	for j := range hmask {
-		hmask[j] = 0
+	// Levels 0..7: bit 2 of element j goes to bit j/32 of hmask[j%32] (ggml
+	// tests L > 3 and subtracts 4), the low two bits to qs.
+	hmask := b[:32:32]
+	L = L[:qkK:qkK]
+	for m := range hmask {
+		var h uint8
+		for k := range 8 {
+			h |= uint8(L[m+32*k]) >> 2 & 1 << k
+		}
+		hmask[m] = h
 	}
 	var U [qkK]uint8
-	m, hm := 0, uint8(1)
-	for j := 0; j < qkK; j++ {
-		if L[j] > 3 {
-			hmask[m] |= hm
-			L[j] -= 4
-		}
-		U[j] = uint8(L[j])
-		if m++; m == qkK/8 {
-			m, hm = 0, hm<<1
-		}
+	for j, l := range L {
+		U[j] = uint8(l) & 3
 	}
 	pack2bit(b[32:], U[:])
 }
