@@ -29,7 +29,8 @@ type Counts struct {
 type CountOptions struct {
 	// Workers is the number of texts tokenized at once; 0 means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the size of the pieces the text is cut into; 0 means 1 MiB.
+	// ChunkSize is the size of the pieces the text is cut into; 0 means
+	// 256 KiB, small enough that a few MB keep every worker busy to the end.
 	ChunkSize int
 	// Progress, if set, is called from one goroutine with the number of
 	// bytes read so far.
@@ -63,7 +64,7 @@ func (t *Tokenizer) Count(ctx context.Context, r io.Reader, opts CountOptions) (
 	}
 	base := opts.ChunkSize
 	if base <= 0 {
-		base = 1 << 20
+		base = 256 << 10
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	chunks := make(chan chunk, workers)
@@ -122,11 +123,15 @@ func (t *Tokenizer) Count(ctx context.Context, r io.Reader, opts CountOptions) (
 	})
 	for range workers {
 		g.Go(func() error {
+			// One session for the whole run, so that its word cache is never
+			// dropped by the pool between chunks.
+			s := t.getSession()
+			defer t.sessions.Put(s)
 			local := make([]uint64, len(t.tokens))
 			var ids []int32
 			var n uint64
 			for c := range chunks {
-				ids = t.encode(ids[:0], c.text, false, false, !c.first)
+				ids = s.encode(ids[:0], c.text, false, false, !c.first)
 				for _, id := range ids {
 					local[id]++
 				}

@@ -47,14 +47,23 @@ func (t *Tokenizer) getSession() *session {
 // With parseSpecial, control and unknown tokens written in the text are
 // recognized; user-defined tokens always are.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
-	return t.encode(nil, text, addSpecial, parseSpecial, false)
+	// Room for about one token per three bytes, which most texts stay
+	// under, so that a long text's tokens are not copied over and over as
+	// the slice grows.
+	return t.encode(make([]int32, 0, len(text)/3+4), text, addSpecial, parseSpecial, false)
+}
+
+// encode is session.encode in a pooled session.
+func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, continuation bool) []int32 {
+	s := t.getSession()
+	defer t.sessions.Put(s)
+	return s.encode(out, text, addSpecial, parseSpecial, continuation)
 }
 
 // encode appends the tokens of text to out. continuation marks a piece of a
 // longer text: SentencePiece then adds no leading space to its start.
-func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, continuation bool) []int32 {
-	s := t.getSession()
-	defer t.sessions.Put(s)
+func (s *session) encode(out []int32, text string, addSpecial, parseSpecial, continuation bool) []int32 {
+	t := s.t
 	s.partition(text, parseSpecial)
 	switch t.kind {
 	case kindSPM:
