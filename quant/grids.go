@@ -136,11 +136,26 @@ func (lt *lattice) point(k int) []int8 { return lt.pos[k*lt.dim : (k+1)*lt.dim] 
 // search's scale; the distance is ggml's sum over coordinates, in order, of
 // weight*diff*diff with diff = sv[level] - xval. It first tabulates that
 // term per coordinate and level, so that each neighbour costs one addition
-// per coordinate: worth it for lists longer than twice the level count
-// (useTable); the callers run ggml's loop directly on shorter ones.
+// per coordinate: worth it for lists of at least twice the level count;
+// shorter ones run ggml's loop directly.
 func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) int {
 	dim, nlev := lt.dim, 1<<lt.bits
 	xval, weight = xval[:dim], weight[:dim]
+	if len(nb) < 2*nlev {
+		best := float32(math.MaxFloat32)
+		gridIndex := -1
+		for _, j := range nb {
+			var d2 float32
+			for i, p := range lt.point(int(j)) {
+				diff := sv[(p-1)>>1&7] - xval[i]
+				d2 += float32(weight[i] * diff * diff)
+			}
+			if d2 < best {
+				best, gridIndex = d2, int(j)
+			}
+		}
+		return gridIndex
+	}
 	var e [64]float32
 	for i := range dim {
 		for l := range nlev {
@@ -186,9 +201,6 @@ func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) 
 	}
 	return gridIndex
 }
-
-// useTable reports whether nearest's table pays for a list of n points.
-func (lt *lattice) useTable(n int) bool { return n >= 2<<lt.bits }
 
 // Lazily built lattices: building the IQ1 one costs a few hundred
 // milliseconds, so only callers that quantize to these types pay for it.

@@ -210,27 +210,11 @@ func findBestNeighbour(lt *lattice, u int, xval, weight []float32, scale float32
 	if len(nb) == 0 {
 		return -1, errOffGrid
 	}
-	gridIndex := -1
-	if lt.useTable(len(nb)) {
-		var sv [8]float32
-		for l := range sv {
-			sv[l] = scale * float32(2*l+1)
-		}
-		gridIndex = lt.nearest(nb, &sv, xval, weight)
-	} else {
-		bestD2 := float32(math.MaxFloat32)
-		for _, j := range nb {
-			pg := lt.point(int(j))
-			var d2 float32
-			for i := range pg {
-				diff := float32(scale*float32(pg[i])) - xval[i]
-				d2 += float32(weight[i] * diff * diff)
-			}
-			if d2 < bestD2 {
-				bestD2, gridIndex = d2, int(j)
-			}
-		}
+	var sv [8]float32
+	for l := range sv {
+		sv[l] = scale * float32(2*l+1)
 	}
+	gridIndex := lt.nearest(nb, &sv, xval, weight)
 	if gridIndex < 0 {
 		return -1, errOffGrid
 	}
@@ -822,29 +806,12 @@ func sortedOrder(x []float32, idx []int) {
 // the smallest weighted distance when level l stands for xg[l].
 func findBestNeighbour2(lt *lattice, u int, xval, weight []float32, scale float32, xg *[3]float32, L []int8) (int, error) {
 	nb := lt.neighboursOf(u)
-	gridIndex := -1
-	if lt.useTable(len(nb)) {
-		// Level l stands for xg[l] (the IQ1 grid has levels 0..2 only).
-		var sv [8]float32
-		for l, q := range xg {
-			sv[l] = scale * q
-		}
-		gridIndex = lt.nearest(nb, &sv, xval, weight)
-	} else {
-		best := float32(math.MaxFloat32)
-		for _, j := range nb {
-			pg := lt.point(int(j))
-			var d2 float32
-			for i := 0; i < 8; i++ {
-				q := xg[(pg[i]-1)/2]
-				diff := float32(scale*q) - xval[i]
-				d2 += float32(weight[i] * diff * diff)
-			}
-			if d2 < best {
-				best, gridIndex = d2, int(j)
-			}
-		}
+	// Level l stands for xg[l] (the IQ1 grid has levels 0..2 only).
+	var sv [8]float32
+	for l, q := range xg {
+		sv[l] = scale * q
 	}
+	gridIndex := lt.nearest(nb, &sv, xval, weight)
 	// ggml then scans the whole grid, reading past its 8 inputs (a bug that
 	// only non-finite input reaches); refuse instead.
 	if gridIndex < 0 {
