@@ -67,6 +67,18 @@
 	VPERMD Y0, Y12, Y0; \
 	VMOVDQU Y0, (DI)
 
+// BLOCKCONSTS loads the constants both kernels use: Y11 = 0x7f800000 (the
+// magnitude bits of infinity), Y10 = 0xff, Y12 = packperm.
+#define BLOCKCONSTS \
+	MOVL $0x7f800000, DX; \
+	VMOVD DX, X14; \
+	VPBROADCASTD X14, Y11; \
+	MOVL $0x000000ff, DX; \
+	VMOVD DX, X14; \
+	VPBROADCASTD X14, Y10; \
+	LEAQ packperm<>(SB), DX; \
+	VMOVDQU (DX), Y12
+
 // func q8_0BlocksAVX2(y *byte, x *float32, nb int) int
 // quantize_row_q8_0_ref over nb blocks; it stops before the first block
 // holding a NaN (where C's MAX order matters) and returns how many blocks
@@ -76,15 +88,7 @@ TEXT ·q8_0BlocksAVX2(SB), NOSPLIT, $0-32
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
 	XORQ R11, R11
-	MOVL $0x7f800000, DX
-	VMOVD DX, X14
-	VPBROADCASTD X14, Y11
-	MOVL $0x000000ff, DX
-	VMOVD DX, X14
-	VPBROADCASTD X14, Y10
-	// Dword order that undoes the lane interleave of the two packs.
-	LEAQ packperm<>(SB), DX
-	VMOVDQU (DX), Y12
+	BLOCKCONSTS
 q8block:
 	CMPQ R11, CX
 	JGE  q8done
@@ -173,14 +177,7 @@ TEXT ·q4_0BlocksAVX2(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
-	MOVL $0x7f800000, DX
-	VMOVD DX, X14
-	VPBROADCASTD X14, Y11
-	MOVL $0x000000ff, DX
-	VMOVD DX, X14
-	VPBROADCASTD X14, Y10
-	LEAQ packperm<>(SB), DX
-	VMOVDQU (DX), Y12
+	BLOCKCONSTS
 	TESTQ CX, CX
 	JZ   q4done
 q4block:
