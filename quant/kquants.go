@@ -986,6 +986,8 @@ func dequantizeQ6K(y []float32, x []byte) {
 // Q8_K: d@0 (float32), qs@4 (256 int8), bsums@260 (16 int16).
 
 func quantizeQ8KRef(y []byte, x []float32) {
+	n := q8_KBlocks(y, x)
+	y, x = y[292*n:], x[qkK*n:]
 	for len(x) > 0 {
 		b := y[:292]
 		var max, amax float32

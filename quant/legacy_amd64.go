@@ -29,3 +29,17 @@ func q4_0Blocks(y []byte, x []float32) int {
 	q4_0BlocksAVX2(&y[0], &x[0], nb)
 	return nb
 }
+
+//go:noescape
+func q8_KBlocksAVX2(y *byte, x *float32, nb int)
+
+// q8_KBlocks quantizes every whole Q8_K block of x into y with the AVX2
+// kernel and returns how many (none without AVX2).
+func q8_KBlocks(y []byte, x []float32) int {
+	nb := min(len(x)/qkK, len(y)/292)
+	if !useAVX2 || nb == 0 {
+		return 0
+	}
+	q8_KBlocksAVX2(&y[0], &x[0], nb)
+	return nb
+}

@@ -313,3 +313,127 @@ DATA absmask<>+20(SB)/4, $0x7fffffff
 DATA absmask<>+24(SB)/4, $0x7fffffff
 DATA absmask<>+28(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
+// func q8_KBlocksAVX2(y *byte, x *float32, nb int)
+// quantize_row_q8_K_ref over nb blocks of 256: max = the first element of
+// largest magnitude (NaN never wins), iscale = -127/max, q = MIN(127,
+// nearest_int(iscale*x)) with nearest_int's bit trick, bsums of 16, d =
+// 1/iscale; an all-zero block is stored as zeros.
+TEXT ·q8_KBlocksAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	TESTQ CX, CX
+	JZ   q8kdone
+	BLOCKCONSTS
+	MOVL $0x4b400000, DX
+	VMOVD DX, X13
+	VPBROADCASTD X13, Y13 // 1.5*2^23
+	MOVL $0x007fffff, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+q8kblock:
+	// Largest magnitude (NaN as 0) over the 32 vectors.
+	VPXOR Y8, Y8, Y8
+	XORQ AX, AX
+	VMOVDQU absmask<>(SB), Y9
+q8kmax:
+	VPAND (SI)(AX*1), Y9, Y4
+	VPCMPGTD Y11, Y4, Y5
+	VPANDN Y4, Y5, Y4
+	VPMAXUD Y4, Y8, Y8
+	ADDQ $32, AX
+	CMPQ AX, $1024
+	JLT  q8kmax
+	HMAXU
+	TESTL R12, R12
+	JNZ  q8knonzero
+	// amax == 0: the whole block is zeros.
+	VPXOR Y0, Y0, Y0
+	XORQ AX, AX
+q8kzero:
+	VMOVDQU Y0, (DI)(AX*1)
+	ADDQ $32, AX
+	CMPQ AX, $288
+	JLT  q8kzero
+	MOVL $0, 288(DI)
+	JMP  q8knext
+q8knonzero:
+	// The first element with that magnitude.
+	VMOVD R12, X8
+	VPBROADCASTD X8, Y8
+	XORQ AX, AX
+	VMOVDQU absmask<>(SB), Y9
+q8kfind:
+	VPAND (SI)(AX*1), Y9, Y4
+	VPCMPEQD Y8, Y4, Y4
+	VMOVMSKPS Y4, DX
+	TESTL DX, DX
+	JNZ  q8kfound
+	ADDQ $32, AX
+	JMP  q8kfind
+q8kfound:
+	BSFL DX, DX
+	LEAQ (AX)(DX*4), AX
+	VMOVSS (SI)(AX*1), X0
+	// iscale = -127/max, d = 1/iscale.
+	MOVL $0xc2fe0000, DX
+	VMOVD DX, X1
+	VDIVSS X0, X1, X1
+	MOVL $0x3f800000, DX
+	VMOVD DX, X2
+	VDIVSS X1, X2, X2
+	VMOVSS X2, (DI)
+	VBROADCASTSS X1, Y1
+	MOVL $127, DX
+	VMOVD DX, X3
+	VPBROADCASTD X3, Y3
+	MOVL $0x00400000, DX
+	VMOVD DX, X12
+	VPBROADCASTD X12, Y12
+	// 16 groups of 16: levels, their bytes and their sum.
+	XORQ AX, AX // group
+q8kgroup:
+	MOVQ AX, DX
+	SHLQ $6, DX
+	VMULPS (SI)(DX*1), Y1, Y4
+	VMULPS 32(SI)(DX*1), Y1, Y5
+	VADDPS Y13, Y4, Y4
+	VADDPS Y13, Y5, Y5
+	VPAND Y14, Y4, Y4
+	VPAND Y14, Y5, Y5
+	VPSUBD Y12, Y4, Y4
+	VPSUBD Y12, Y5, Y5
+	VPMINSD Y3, Y4, Y4
+	VPMINSD Y3, Y5, Y5
+	// bsums: the int8 levels (all in -128..127) added up.
+	VPADDD Y5, Y4, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0x4e, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xb1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, DX
+	MOVW DX, 260(DI)(AX*2)
+	// qs: the low bytes, in order.
+	VPAND Y10, Y4, Y4
+	VPAND Y10, Y5, Y5
+	VPACKUSDW Y5, Y4, Y4
+	VPERMQ $0xd8, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPACKUSWB X5, X4, X4
+	MOVQ AX, DX
+	SHLQ $4, DX
+	VMOVDQU X4, 4(DI)(DX*1)
+	INCQ AX
+	CMPQ AX, $16
+	JLT  q8kgroup
+q8knext:
+	ADDQ $292, DI
+	ADDQ $1024, SI
+	DECQ CX
+	JNZ  q8kblock
+q8kdone:
+	VZEROUPPER
+	RET

@@ -7,3 +7,5 @@ package quant
 func q8_0Blocks(y []byte, x []float32) int { return 0 }
 
 func q4_0Blocks(y []byte, x []float32) int { return 0 }
+
+func q8_KBlocks(y []byte, x []float32) int { return 0 }
