@@ -120,14 +120,30 @@ func (c *wordCache) reset() {
 // first) and the symbol it gives. The pairs are stored by left symbol, each
 // row sorted by right symbol (compressed sparse rows): the lookups of a text
 // come in runs with the same left symbol (the bytes that start a character,
-// a frequent character, a leading space), which then read one or two cache
-// lines, where a hash table of a large vocabulary spans megabytes and sent
-// most of its lookups to memory.
+// a frequent character), which then read one cache line, where one hash
+// table of a large vocabulary spans megabytes and sent most lookups to
+// memory. Rows longer than a cache line (a leading space, a common letter,
+// the first byte of a script) are found through a hash table instead of a
+// binary search, whose chain of dependent loads cost more than a probe.
 type pairTable struct {
 	off   []int32 // row of left symbol l: right[off[l]:off[l+1]]
 	right []int32
 	val   []uint64 // rank<<32 | result
+	big   []pairEnt
+	shift uint8
 }
+
+// pairEnt is one pair of a long row in pairTable.big.
+type pairEnt struct {
+	key uint64 // left<<32 | right, emptyPair when free
+	val uint64
+}
+
+// emptyPair marks a free entry: no symbol id has all bits set.
+const emptyPair = ^uint64(0)
+
+// shortRow is the longest row scanned in place: 16 ids fill a cache line.
+const shortRow = 16
 
 // pairBuilder collects merges for a pairTable.
 type pairBuilder []pairMerge
@@ -153,11 +169,40 @@ func (b pairBuilder) build(nsym int) *pairTable {
 		p.right = append(p.right, m.r)
 		p.val = append(p.val, uint64(uint32(m.rank))<<32|uint64(uint32(m.res)))
 	}
+	long := 0
 	for l := 1; l <= nsym; l++ {
+		if p.off[l] > shortRow {
+			long += int(p.off[l])
+		}
 		p.off[l] += p.off[l-1]
+	}
+	bits := uint8(4)
+	for 1<<bits < 2*long {
+		bits++
+	}
+	p.big, p.shift = make([]pairEnt, 1<<bits), 64-bits
+	for i := range p.big {
+		p.big[i].key = emptyPair
+	}
+	mask := uint64(len(p.big) - 1)
+	for l := 0; l < nsym; l++ {
+		lo, hi := p.off[l], p.off[l+1]
+		if hi-lo <= shortRow {
+			continue
+		}
+		for k := lo; k < hi; k++ {
+			key := uint64(l)<<32 | uint64(p.right[k])
+			i := p.slot(key)
+			for p.big[i].key != emptyPair {
+				i = (i + 1) & mask
+			}
+			p.big[i] = pairEnt{key, p.val[k]}
+		}
 	}
 	return p
 }
+
+func (p *pairTable) slot(key uint64) uint64 { return (key * 0x9E3779B97F4A7C15) >> p.shift }
 
 // get returns the rank and result of merging l and r, noMerge if they do
 // not merge.
@@ -166,18 +211,24 @@ func (p *pairTable) get(l, r int32) (rank, res int32) {
 		return noMerge, 0
 	}
 	lo, hi := int(p.off[l]), int(p.off[l+1])
-	row := p.right[lo:hi]
-	var i int
-	if len(row) <= 16 {
-		for i < len(row) && row[i] < r {
-			i++
+	if hi-lo <= shortRow {
+		for k := lo; k < hi; k++ {
+			if p.right[k] == r {
+				v := p.val[k]
+				return int32(v >> 32), int32(uint32(v))
+			}
 		}
-	} else {
-		i, _ = slices.BinarySearch(row, r)
-	}
-	if i == len(row) || row[i] != r {
 		return noMerge, 0
 	}
-	v := p.val[lo+i]
-	return int32(v >> 32), int32(uint32(v))
+	key := uint64(l)<<32 | uint64(r)
+	mask := uint64(len(p.big) - 1)
+	for i := p.slot(key); ; i = (i + 1) & mask {
+		e := &p.big[i]
+		if e.key == key {
+			return int32(e.val >> 32), int32(uint32(e.val))
+		}
+		if e.key == emptyPair {
+			return noMerge, 0
+		}
+	}
 }
