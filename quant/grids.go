@@ -134,13 +134,20 @@ func (lt *lattice) point(k int) []int8 { return lt.pos[k*lt.dim : (k+1)*lt.dim] 
 // distance from xval, the first one on ties, or -1 when no distance is
 // below MaxFloat32 (NaN input). sv[l] is the value of level l at the
 // search's scale; the distance is ggml's sum over coordinates, in order, of
-// weight*diff*diff with diff = sv[level] - xval. It first tabulates that
-// term per coordinate and level, so that each neighbour costs one addition
-// per coordinate: worth it for lists of at least twice the level count;
-// shorter ones run ggml's loop directly.
+// weight*diff*diff with diff = sv[level] - xval. With AVX2 a kernel does
+// the search eight points at a time. Otherwise long lists (at least twice
+// the level count) first tabulate that term per coordinate and level, so
+// that each neighbour costs one addition per coordinate; shorter ones run
+// ggml's loop directly.
 func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) int {
 	dim, nlev := lt.dim, 1<<lt.bits
 	xval, weight = xval[:dim], weight[:dim]
+	if pos, ok := nearestLanes(lt, nb, sv, xval, weight); ok {
+		if pos < 0 {
+			return -1
+		}
+		return int(nb[pos])
+	}
 	if len(nb) < 2*nlev {
 		best := float32(math.MaxFloat32)
 		gridIndex := -1
@@ -162,12 +169,6 @@ func (lt *lattice) nearest(nb []uint16, sv *[8]float32, xval, weight []float32) 
 			diff := sv[l] - xval[i]
 			e[8*i+l] = float32(weight[i] * diff * diff)
 		}
-	}
-	if pos, ok := nearestLanes(lt, nb, &e); ok {
-		if pos < 0 {
-			return -1
-		}
-		return int(nb[pos])
 	}
 	best := float32(math.MaxFloat32)
 	gridIndex := -1

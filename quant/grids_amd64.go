@@ -3,18 +3,18 @@
 package quant
 
 //go:noescape
-func nearestAVX2(nb *uint16, count int, kgrid *uint16, gmask int, dim int, bits int, e *[64]float32) int
+func nearestAVX2(nb *uint16, count int, kgrid *uint16, gmask int, dim int, bits int, sv *[8]float32, xval, weight *float32) int
 
-// nearestLanes runs lattice.nearest's tabulated search with the AVX2
-// kernel: pos is the position in nb of the nearest point, -1 if none; ok is
-// false without AVX2.
-func nearestLanes(lt *lattice, nb []uint16, e *[64]float32) (pos int, ok bool) {
+// nearestLanes runs lattice.nearest with the AVX2 kernel: pos is the
+// position in nb of the nearest point, -1 if none; ok is false without
+// AVX2.
+func nearestLanes(lt *lattice, nb []uint16, sv *[8]float32, xval, weight []float32) (pos int, ok bool) {
 	if !useAVX2 || len(nb) == 0 {
 		return 0, false
 	}
 	// Grid sizes are powers of two; the mask keeps the gathers of the
 	// lanes past the list inside kgrid.
-	return nearestAVX2(&nb[0], len(nb), &lt.kgrid[0], len(lt.kgrid)-2, lt.dim, lt.bits, e), true
+	return nearestAVX2(&nb[0], len(nb), &lt.kgrid[0], len(lt.kgrid)-2, lt.dim, lt.bits, sv, &xval[:lt.dim][0], &weight[:lt.dim][0]), true
 }
 
 //go:noescape

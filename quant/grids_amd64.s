@@ -2,14 +2,35 @@
 
 #include "textflag.h"
 
-// func nearestAVX2(nb *uint16, count int, kgrid *uint16, gmask int, dim int, bits int, e *[64]float32) int
-// The neighbour search of lattice.nearest over 8 neighbours per step: each
-// lane gathers its point's packed levels from kgrid, then adds the terms
-// e[8*i+level_i] for i = 0..dim-1 in order (VPERMPS looks each up in row i
-// of e), as the scalar loop does. Lanes past count and NaN sums become +Inf;
-// a step's smallest sum, if below the best so far (MaxFloat32 at first),
-// replaces it with its first lane. It returns the position in nb, or -1.
-TEXT ·nearestAVX2(SB), NOSPLIT, $0-64
+// func nearestAVX2(nb *uint16, count int, kgrid *uint16, gmask int, dim int, bits int, sv *[8]float32, xval, weight *float32) int
+// lattice.nearest over 8 neighbours per step. First the table of terms
+// e[8*i+l] = (weight[i]*d)*d with d = sv[l] - xval[i], one row of 8 levels
+// per coordinate, on the stack. Then each lane gathers its point's packed
+// levels from kgrid and adds the terms e[8*i+level_i] for i = 0..dim-1 in
+// order (VPERMPS looks each up in row i), as the scalar loop does. Lanes
+// past count and NaN sums become +Inf; a step's smallest sum, if below the
+// best so far (MaxFloat32 at first), replaces it with its first lane. It
+// returns the position in nb, or -1.
+TEXT ·nearestAVX2(SB), NOSPLIT, $256-80
+	MOVQ sv+48(FP), AX
+	VMOVUPS (AX), Y4
+	MOVQ xval+56(FP), AX
+	MOVQ weight+64(FP), BX
+	MOVQ dim+32(FP), CX
+	MOVQ SP, R9
+nearrow:
+	VBROADCASTSS (AX), Y5
+	VSUBPS Y5, Y4, Y5
+	VBROADCASTSS (BX), Y6
+	VMULPS Y5, Y6, Y6
+	VMULPS Y5, Y6, Y6
+	VMOVUPS Y6, (R9)
+	ADDQ $4, AX
+	ADDQ $4, BX
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  nearrow
+	MOVQ SP, R9
 	MOVQ nb+0(FP), SI
 	MOVQ kgrid+16(FP), R8
 	MOVQ gmask+24(FP), DX
@@ -23,7 +44,6 @@ TEXT ·nearestAVX2(SB), NOSPLIT, $0-64
 	VMOVD DX, X12
 	VPBROADCASTD X12, Y12
 	MOVQ count+8(FP), CX
-	MOVQ e+48(FP), R9
 	VMOVDQU nearlanes<>(SB), Y11
 	MOVL $0x7f800000, DX
 	VMOVD DX, X10
@@ -83,7 +103,7 @@ nearnext:
 	JMP  nearblock
 neardone:
 	VZEROUPPER
-	MOVQ AX, ret+56(FP)
+	MOVQ AX, ret+72(FP)
 	RET
 
 DATA nearlanes<>+0(SB)/4, $0

@@ -3,7 +3,9 @@
 package quant
 
 // nearestLanes has no kernel to run here.
-func nearestLanes(lt *lattice, nb []uint16, e *[64]float32) (int, bool) { return 0, false }
+func nearestLanes(lt *lattice, nb []uint16, sv *[8]float32, xval, weight []float32) (int, bool) {
+	return 0, false
+}
 
 func iq1mSplitSums(terms *[16][3][8]float32, sums *[iq1mNumSplits][8]float32) {
 	iq1mSplitSumsGo(terms, sums)
