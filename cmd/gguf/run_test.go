@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
 	"github.com/ggufkit/gguf/internal/synthetic"
 )
@@ -147,6 +148,78 @@ func TestPerplexityRegenerated(t *testing.T) {
 			t.Errorf("%s: PPL %.4f, llama-perplexity %.4f (%+.2f%%)", tag, got, want, 100*rel)
 		}
 	}
+}
+
+// TestRunPeakRSS is the runtime's memory bound: `gguf run` on a model of
+// 100+ MB (generated: width 1024, 3 layers, F32 and quantized to Q8_0)
+// peaks at no more than its weights + its KV cache + 16 MiB. The peak is
+// the child's own VmHWM as it prints it (rounded to 0.1 MiB below 10 MiB,
+// to 1 MiB above, so half a unit is added): the kernel's rusage maxrss of
+// a child started by vfork+exec starts at the parent's high-water mark,
+// the test's own. The weights are the file's tensor bytes (mapped, all
+// touched), the KV cache F32 keys and values of every layer for --ctx
+// positions.
+func TestRunPeakRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 145 MB model")
+	}
+	dir := t.TempDir()
+	spec := synthetic.Spec{Name: "rss-1024", Embd: 1024, FF: 2816, Layers: 3, Heads: 16, KVs: 8, Seed: 5}
+	f32 := filepath.Join(dir, "rss-F32.gguf")
+	if err := synthetic.WriteFile(f32, spec, shared.Path(t, "models", "stories260K-f32.gguf")); err != nil {
+		t.Fatal(err)
+	}
+	q8 := filepath.Join(dir, "rss-Q8_0.gguf")
+	if err := synthetic.Quantize(f32, q8, gguf.TypeQ8_0, true); err != nil {
+		t.Fatal(err)
+	}
+	const ctx = 512
+	kv := float64(2 * spec.Layers * ctx * spec.KVs * (spec.Embd / spec.Heads) * 4)
+	for _, model := range []string{f32, q8} {
+		weights := float64(tensorBytes(t, model))
+		r := mustRun(t, nil, "run", model, "-p", "Once upon a time", "-n", "64", "--temp", "0", "--ctx", strconv.Itoa(ctx), "-t", "2")
+		m := peakRSS.FindStringSubmatch(string(r.stderr))
+		if m == nil {
+			t.Fatalf("no peak RSS in %q", r.stderr)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		unit := map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]]
+		half := 0.5
+		if v < 10 {
+			half = 0.05
+		}
+		peak := (v + half) * unit
+		limit := weights + kv + 16<<20
+		t.Logf("%s: peak RSS %s %s, weights %.1f MiB + KV cache %.1f MiB + 16 MiB = %.1f MiB", filepath.Base(model),
+			m[1], m[2], weights/(1<<20), kv/(1<<20), limit/(1<<20))
+		if model == f32 && weights < 100e6 {
+			t.Errorf("%s: only %.0f bytes of weights", model, weights)
+		}
+		if peak > limit {
+			t.Errorf("%s: peak RSS up to %.1f MiB > weights + KV cache + 16 MiB = %.1f MiB", model, peak/(1<<20), limit/(1<<20))
+		}
+	}
+}
+
+var peakRSS = regexp.MustCompile(`peak RSS ([0-9.]+) (KiB|MiB|GiB)`)
+
+// tensorBytes is the size of a GGUF file's tensor data.
+func tensorBytes(t *testing.T, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err := gguf.NewReader(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for i := range r.Tensors {
+		n += r.Tensors[i].Size()
+	}
+	return n
 }
 
 // TestRuntimeBadInput checks one-line errors for unusable inputs.
