@@ -140,3 +140,46 @@ DATA f16c<>+340(SB)/4, $0x00008000
 DATA f16c<>+344(SB)/4, $0x00008000
 DATA f16c<>+348(SB)/4, $0x00008000
 GLOBL f16c<>(SB), RODATA|NOPTR, $352
+
+// func bf16RowAVX2(y *byte, x *float32, n int)
+// GGML_FP32_TO_BF16 on 8 floats per step (n/8 steps): round to nearest even
+// by adding 0x7fff plus the lowest kept bit, keep the top half; a NaN keeps
+// its top half with the quiet bit (64) set.
+TEXT ·bf16RowAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   bf16done
+	VMOVDQU f16c<>+0(SB), Y8 // 0x7fffffff
+	VMOVDQU f16c<>+256(SB), Y14 // 0x7f800000
+	MOVL $0x7fff, DX
+	VMOVD DX, X9
+	VPBROADCASTD X9, Y9
+	MOVL $1, DX
+	VMOVD DX, X10
+	VPBROADCASTD X10, Y10
+	MOVL $64, DX
+	VMOVD DX, X11
+	VPBROADCASTD X11, Y11
+bf16loop:
+	VMOVDQU (SI), Y0
+	VPSRLD $16, Y0, Y1 // top half
+	VPAND Y10, Y1, Y2
+	VPADDD Y9, Y2, Y2
+	VPADDD Y0, Y2, Y2
+	VPSRLD $16, Y2, Y2 // rounded
+	VPOR Y11, Y1, Y1 // NaN: quiet top half
+	VPAND Y8, Y0, Y3
+	VPCMPGTD Y14, Y3, Y3
+	VPBLENDVB Y3, Y1, Y2, Y2
+	VEXTRACTI128 $1, Y2, X5
+	VPACKUSDW X5, X2, X2
+	VMOVDQU X2, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  bf16loop
+bf16done:
+	VZEROUPPER
+	RET

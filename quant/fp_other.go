@@ -4,3 +4,5 @@ package quant
 
 // Without assembly every value takes the Go path.
 func fp16Row(y []byte, x []float32) int { return 0 }
+
+func bf16Row(y []byte, x []float32) int { return 0 }

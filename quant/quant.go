@@ -145,6 +145,8 @@ func decodeBF16(y []float32, x []byte) {
 }
 
 func encodeBF16(y []byte, x []float32) {
+	n := bf16Row(y, x)
+	y, x = y[2*n:], x[n:]
 	for i, v := range x {
 		le.PutUint16(y[2*i:], FP32ToBF16(v))
 	}
