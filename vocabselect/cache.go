@@ -2,118 +2,128 @@ package vocabselect
 
 import (
 	"cmp"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 )
 
 // wordCache maps words (pre-tokenized BPE words, SentencePiece words,
-// WordPiece words) to their token ids. Keys and ids live in two arenas and
-// the open-addressing table holds only offsets and a hash, so that adding a
-// word allocates nothing once the arenas have grown, the garbage collector
-// has no pointers to follow, and a lookup is one hash, a short linear probe
-// over a flat array and one comparison. A map[string][]int32 made every
-// entry two heap objects and cost several times more per lookup on
-// multi-MB texts.
+// WordPiece chunks) to their token ids. Each entry is stored once, key and
+// ids together, in one byte arena, and the open-addressing table holds only
+// a hash and an offset per word: adding a word allocates nothing once the
+// arena has grown, the garbage collector has nothing to follow, and a hit
+// reads one slot and one entry. The caches of multi-MB texts outgrow the CPU
+// caches, so what a lookup costs is the cache lines it touches: a
+// map[string][]int32 touched four (map slot, key, slice header, ids) and
+// made every entry two heap objects.
 type wordCache struct {
 	seed  maphash.Seed
-	slots []cacheSlot // a power of two long; keyLen == 0 marks a free slot
-	keys  []byte
-	ids   []int32
+	slots []uint64 // hash>>32 <<32 | entry offset+1; 0 marks a free slot
+	data  []byte   // entries: key length, id count (2 bytes each), key, ids (4 bytes each)
 	n     int
-}
-
-type cacheSlot struct {
-	hash   uint32 // high half of the word's hash, checked before the bytes
-	keyOff uint32
-	idOff  uint32
-	keyLen uint16
-	idLen  uint16
 }
 
 // Bounds of one word cache. Words past maxCachedWord bytes (long runs of
 // CJK text, say) rarely repeat and are merged every time; when the table
-// holds maxCacheWords words or the arenas pass maxCacheArena bytes it is
+// holds maxCacheWords words or the arena passes maxCacheArena bytes it is
 // emptied and refills with the words in use.
 const (
 	minCacheSlots = 1 << 10
 	maxCacheWords = 1 << 17
-	maxCacheArena = 16 << 20
+	maxCacheArena = 32 << 20
 	maxCachedWord = 1 << 10
 )
 
 func newWordCache() *wordCache {
-	return &wordCache{seed: maphash.MakeSeed(), slots: make([]cacheSlot, minCacheSlots)}
+	return &wordCache{seed: maphash.MakeSeed(), slots: make([]uint64, minCacheSlots)}
 }
 
-// get returns the ids of word, or false. The slice aliases the arena: it is
-// valid until the next put.
-func (c *wordCache) get(word string) ([]int32, bool) {
+// entry returns the key and the ids (4 bytes each) of the entry at off.
+func (c *wordCache) entry(off int) (key string, ids []byte) {
+	e := c.data[off:]
+	kl, il := int(binary.LittleEndian.Uint16(e)), int(binary.LittleEndian.Uint16(e[2:]))
+	return string(e[4 : 4+kl]), e[4+kl : 4+kl+4*il]
+}
+
+// appendIDs appends the ids of word to out and reports whether the cache
+// had them.
+func (c *wordCache) appendIDs(out []int32, word string) ([]int32, bool) {
 	if len(word) == 0 || len(word) > maxCachedWord {
-		return nil, false
+		return out, false
 	}
 	h := maphash.String(c.seed, word)
 	mask := uint64(len(c.slots) - 1)
-	hi := uint32(h >> 32)
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := &c.slots[i]
-		if s.keyLen == 0 {
-			return nil, false
+		sl := c.slots[i]
+		if sl == 0 {
+			return out, false
 		}
-		if s.hash == hi && int(s.keyLen) == len(word) && string(c.keys[s.keyOff:s.keyOff+uint32(s.keyLen)]) == word {
-			return c.ids[s.idOff : s.idOff+uint32(s.idLen)], true
+		if sl>>32 != h>>32 {
+			continue
 		}
+		e := c.data[uint32(sl)-1:]
+		kl := int(binary.LittleEndian.Uint16(e))
+		if kl != len(word) || string(e[4:4+kl]) != word {
+			continue
+		}
+		ids := e[4+kl : 4+kl+4*int(binary.LittleEndian.Uint16(e[2:]))]
+		for k := 0; k+4 <= len(ids); k += 4 {
+			out = append(out, int32(binary.LittleEndian.Uint32(ids[k:])))
+		}
+		return out, true
 	}
 }
 
-// put records the ids of a word that get did not find.
+// put records the ids of a word that appendIDs did not find.
 func (c *wordCache) put(word string, ids []int32) {
 	if len(word) == 0 || len(word) > maxCachedWord || len(ids) > 1<<16-1 {
 		return
 	}
-	if c.n >= maxCacheWords || len(c.keys)+len(word) > maxCacheArena || len(c.ids)+len(ids) > maxCacheArena/4 {
+	size := 4 + len(word) + 4*len(ids)
+	if c.n >= maxCacheWords || len(c.data)+size > maxCacheArena {
 		c.reset()
 	}
 	if 2*(c.n+1) > len(c.slots) {
 		c.grow()
 	}
-	h := maphash.String(c.seed, word)
-	mask := uint64(len(c.slots) - 1)
-	i := h & mask
-	for c.slots[i].keyLen != 0 {
-		i = (i + 1) & mask
+	off := len(c.data)
+	c.data = binary.LittleEndian.AppendUint16(c.data, uint16(len(word)))
+	c.data = binary.LittleEndian.AppendUint16(c.data, uint16(len(ids)))
+	c.data = append(c.data, word...)
+	for _, id := range ids {
+		c.data = binary.LittleEndian.AppendUint32(c.data, uint32(id))
 	}
-	c.slots[i] = cacheSlot{
-		hash:   uint32(h >> 32),
-		keyOff: uint32(len(c.keys)), keyLen: uint16(len(word)),
-		idOff: uint32(len(c.ids)), idLen: uint16(len(ids)),
-	}
-	c.keys = append(c.keys, word...)
-	c.ids = append(c.ids, ids...)
+	c.insert(maphash.String(c.seed, word), off)
 	c.n++
 }
 
-// grow doubles the table, reinserting every word by its hash.
+// insert puts the entry at off into the table under hash h.
+func (c *wordCache) insert(h uint64, off int) {
+	mask := uint64(len(c.slots) - 1)
+	i := h & mask
+	for c.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	c.slots[i] = h>>32<<32 | uint64(off+1)
+}
+
+// grow doubles the table, reinserting every entry.
 func (c *wordCache) grow() {
 	old := c.slots
-	c.slots = make([]cacheSlot, 2*len(old))
-	mask := uint64(len(c.slots) - 1)
-	for _, s := range old {
-		if s.keyLen == 0 {
-			continue
+	c.slots = make([]uint64, 2*len(old))
+	for _, sl := range old {
+		if sl != 0 {
+			off := int(uint32(sl)) - 1
+			key, _ := c.entry(off)
+			c.insert(maphash.String(c.seed, key), off)
 		}
-		h := maphash.String(c.seed, string(c.keys[s.keyOff:s.keyOff+uint32(s.keyLen)]))
-		i := h & mask
-		for c.slots[i].keyLen != 0 {
-			i = (i + 1) & mask
-		}
-		c.slots[i] = s
 	}
 }
 
 // reset empties the cache, keeping its memory.
 func (c *wordCache) reset() {
 	clear(c.slots)
-	c.keys, c.ids, c.n = c.keys[:0], c.ids[:0], 0
+	c.data, c.n = c.data[:0], 0
 }
 
 // pairTable maps a pair of symbol ids to a merge: its rank (lower merges

@@ -271,8 +271,8 @@ func (s *session) encodeBPE(frag string, out []int32) []int32 {
 // bpeWord returns the tokens of one pre-tokenized word, from the cache when
 // it was seen before.
 func (s *session) bpeWord(word string, out []int32) []int32 {
-	if ids, ok := s.cache.get(word); ok {
-		return append(out, ids...)
+	if out, ok := s.cache.appendIDs(out, word); ok {
+		return out
 	}
 	t := s.t
 	n := len(out)

@@ -196,8 +196,8 @@ func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 
 // spmWord merges one word, through the cache.
 func (s *session) spmWord(word string, out []int32) []int32 {
-	if ids, ok := s.cache.get(word); ok {
-		return append(out, ids...)
+	if out, ok := s.cache.appendIDs(out, word); ok {
+		return out
 	}
 	n := len(out)
 	out = s.mergeSPM(word, out)

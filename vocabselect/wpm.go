@@ -78,8 +78,8 @@ func (s *session) encodeWPM(frag string, out []int32) []int32 {
 		}
 		chunk := frag[i:j]
 		i = j
-		if ids, ok := s.cache.get(chunk); ok {
-			out = append(out, ids...)
+		var hit bool
+		if out, hit = s.cache.appendIDs(out, chunk); hit {
 			continue
 		}
 		n := len(out)
