@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // SentencePiece-style tokenization (llm_tokenizer_spm_session): the text,
@@ -48,7 +49,7 @@ const (
 
 // nextChar returns the length of the symbol starting at w[i]: llama.cpp's
 // unicode_len_utf8 of its first byte, cut at the end of the text.
-func nextChar(w string, i int) int {
+func nextChar[T string | []byte](w T, i int) int {
 	return min(utf8Len(w[i]), len(w)-i)
 }
 
@@ -145,22 +146,18 @@ func spmRanks(scores []float32) []int32 {
 	return rank
 }
 
-// escapeSpaces returns text with every space replaced by "▁" and, when
+// appendEscaped appends text with every space replaced by "▁" and, when
 // prefix is set, one more "▁" in front (llama.cpp's add_space_prefix).
-func escapeSpaces(text string, prefix bool) string {
-	var b strings.Builder
-	b.Grow(len(text) + 2*strings.Count(text, " ") + 3)
+func appendEscaped(buf []byte, text string, prefix bool) []byte {
 	if prefix {
-		b.WriteString("\u2581")
+		buf = append(buf, "\u2581"...)
 	}
 	for {
 		i := strings.IndexByte(text, ' ')
 		if i < 0 {
-			b.WriteString(text)
-			return b.String()
+			return append(buf, text...)
 		}
-		b.WriteString(text[:i])
-		b.WriteString("\u2581")
+		buf = append(append(buf, text[:i]...), "\u2581"...)
 		text = text[i+1:]
 	}
 }
@@ -171,48 +168,66 @@ func escapeSpaces(text string, prefix bool) string {
 // places. That gives the tokens of merging it whole, llama.cpp's way (each
 // word's merges happen in the same order), and lets repeated words come from
 // the cache.
+//
+// The words are found in the text as it is, a space counting as a "▁": in
+// valid UTF-8 that cuts where the escaped text would be cut. Only the words
+// the cache lacks are escaped. Invalid UTF-8 is escaped first, because
+// SentencePiece cuts characters by their first byte and a broken sequence
+// before a space takes bytes of its "▁".
 func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 	m := s.t.spmModel()
-	text := escapeSpaces(frag, prefix)
 	if m.cuts == 0 {
-		return s.mergeSPM(text, out)
+		s.word = appendEscaped(s.word[:0], frag, prefix)
+		return s.mergeSPM(s.word, out)
+	}
+	text := frag
+	if !utf8.ValidString(frag) {
+		text = string(appendEscaped(s.word[:0], frag, false))
 	}
 	start, prevSpace, prevNL := 0, false, false
 	for off := 0; off < len(text); {
 		n := nextChar(text, off)
 		c := text[off]
-		space := n == 3 && c == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81
+		space := c == ' ' || (n == 3 && c == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81)
 		nl := c == '\n'
 		if off > start && ((m.cuts&cutSpace != 0 && space && !prevSpace) ||
 			(m.cuts&cutNewline != 0 && prevNL && !nl && c != '\r')) {
-			out = s.spmWord(text[start:off], out)
+			out = s.spmWord(text[start:off], prefix && start == 0, out)
 			start = off
 		}
 		prevSpace, prevNL = space, nl
 		off += n
 	}
-	return s.spmWord(text[start:], out)
+	return s.spmWord(text[start:], prefix && start == 0, out)
 }
 
-// spmWord merges one word, through the cache.
-func (s *session) spmWord(word string, out []int32) []int32 {
-	if out, ok := s.cache.appendIDs(out, word); ok {
+// spmWord merges one word (with the leading "▁" of add_space_prefix when
+// prefix is set), through the cache. The cache maps a word to the tokens of
+// its escaped form, so a word and its escaped form share the same entry
+// meaning.
+func (s *session) spmWord(word string, prefix bool, out []int32) []int32 {
+	key := word
+	if prefix {
+		key = "\u2581" + word
+	}
+	if out, ok := s.cache.appendIDs(out, key); ok {
 		return out
 	}
+	s.word = appendEscaped(s.word[:0], key, false)
 	n := len(out)
-	out = s.mergeSPM(word, out)
-	s.cache.put(word, out[n:])
+	out = s.mergeSPM(s.word, out)
+	s.cache.put(key, out[n:])
 	return out
 }
 
-// mergeSPM runs the merge loop over text and appends its tokens.
-func (s *session) mergeSPM(text string, out []int32) []int32 {
+// mergeSPM runs the merge loop over escaped text and appends its tokens.
+func (s *session) mergeSPM(text []byte, out []int32) []int32 {
 	return s.mergeSPMWith(text, out, len(text) > smallWord)
 }
 
 // mergeSPMWith is mergeSPM with the choice of a heap (long texts) or a
 // linear scan (short ones); both give the same merges.
-func (s *session) mergeSPMWith(text string, out []int32, useHeap bool) []int32 {
+func (s *session) mergeSPMWith(text []byte, out []int32, useHeap bool) []int32 {
 	t := s.t
 	m := t.spmModel()
 	syms := s.syms[:0]
@@ -221,7 +236,7 @@ func (s *session) mergeSPMWith(text string, out []int32, useHeap bool) []int32 {
 		sym := int32(-1)
 		if c := text[off]; c < 0x80 {
 			sym = m.ascii[c]
-		} else if id, ok := m.chars[text[off:off+n]]; ok {
+		} else if id, ok := m.chars[string(text[off:off+n])]; ok {
 			sym = id
 		}
 		syms = append(syms, mergeSym{sym: sym, start: int32(off)})
