@@ -269,14 +269,6 @@ func maxC(a, b float32) float32 {
 	return b
 }
 
-// minC is C's MIN(a, b) macro, ((a) < (b) ? (a) : (b)).
-func minC(a, b float32) float32 {
-	if a < b {
-		return a
-	}
-	return b
-}
-
 func dequantizeQ8_0(y []float32, x []byte) {
 	for len(x) > 0 {
 		d := getF16(x)

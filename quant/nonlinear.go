@@ -25,17 +25,6 @@ var iq4nlAtMost = func() (t [256]uint8) {
 	return t
 }()
 
-// iq4nlBelow and iq4nlAbove hold, per clamped floor index f+127 of
-// bestIndexIQ4NL, the codebook values on either side of the boundary it
-// searches (entries mu-1 and mu), for the AVX2 kernel's gathers.
-var iq4nlBelow, iq4nlAbove = func() (lo, hi [256]float32) {
-	for j := range 240 {
-		mu := iq4nlAtMost[j]
-		lo[j], hi[j] = float32(kvaluesIQ4NL[mu-1]), float32(kvaluesIQ4NL[mu])
-	}
-	return lo, hi
-}()
-
 // bestIndexIQ4NL is ggml's best_index_int8 over kvalues_iq4nl: the nearest
 // codebook entry, ties going up; 0 at or below the first entry, 15 at or
 // above the last and for NaN (where ggml's binary search ends). The binary

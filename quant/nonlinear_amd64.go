@@ -49,3 +49,14 @@ func iq4ScaleLanes(xb, weight []float32, id, max float32, ntry int) (d float32, 
 	}
 	return d, true
 }
+
+// iq4nlBelow and iq4nlAbove hold, per clamped floor index f+127 of
+// bestIndexIQ4NL, the codebook values on either side of the boundary it
+// searches (entries mu-1 and mu), for the AVX2 kernel's gathers.
+var iq4nlBelow, iq4nlAbove = func() (lo, hi [256]float32) {
+	for j := range 240 {
+		mu := iq4nlAtMost[j]
+		lo[j], hi[j] = float32(kvaluesIQ4NL[mu-1]), float32(kvaluesIQ4NL[mu])
+	}
+	return lo, hi
+}()

@@ -425,7 +425,7 @@ func TestRoundToInt32(t *testing.T) {
 // are checked.
 func TestSpecialValuesNoPanic(t *testing.T) {
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), math.MaxFloat32,
-		-math.MaxFloat32, math.SmallestNonzeroFloat32, 1e-30, 0, -0.0, 65504, 1e20}
+		-math.MaxFloat32, math.SmallestNonzeroFloat32, 1e-30, 0, float32(math.Copysign(0, -1)), 65504, 1e20}
 	x := randomRows(9, 4)
 	for i := range x {
 		if i%5 == 0 {
