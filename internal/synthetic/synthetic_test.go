@@ -1,7 +1,6 @@
 package synthetic
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,39 +17,12 @@ import (
 	"github.com/ggufkit/gguf/internal/shared"
 )
 
-// sumLine is a line of README section 3's file table:
-// "  syn-dense-256-F32.gguf   13654336  39f03d21...  5 shards".
-var sumLine = regexp.MustCompile(`^\s+(syn-[\w.-]+\.gguf)\s+(\d+)\s+([0-9a-f]{64})\s`)
-
-// readmeSums returns size and sha256 of every complete model file the
-// synthetic README lists, stored or not.
-func readmeSums(t testing.TB) map[string]struct {
-	size int64
-	sum  string
-} {
-	f, err := os.Open(shared.Path(t, "refdata", "synthetic", "README.txt"))
+func readmeSums(t testing.TB) map[string]FileSum {
+	sums, _, err := README(shared.Path(t, "refdata", "synthetic", "README.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	out := map[string]struct {
-		size int64
-		sum  string
-	}{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m := sumLine.FindStringSubmatch(sc.Text()); m != nil {
-			n, _ := strconv.ParseInt(m[2], 10, 64)
-			out[m[1]] = struct {
-				size int64
-				sum  string
-			}{n, m[3]}
-		}
-	}
-	if len(out) != 33 {
-		t.Fatalf("README lists %d model files, want 33", len(out))
-	}
-	return out
+	return sums
 }
 
 func fileSum(t testing.TB, path string) (int64, string) {
@@ -85,8 +56,8 @@ func TestRegenerate(t *testing.T) {
 		}
 		want := sums[s.Name+"-F32.gguf"]
 		n, sum := fileSum(t, path)
-		if n != want.size || sum != want.sum {
-			t.Errorf("%s: %d bytes sha256 %s, README %d %s", s.Name, n, sum, want.size, want.sum)
+		if n != want.Size || sum != want.Sum {
+			t.Errorf("%s: %d bytes sha256 %s, README %d %s", s.Name, n, sum, want.Size, want.Sum)
 		}
 	}
 }
@@ -173,28 +144,45 @@ func TestQuantizedMatchLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range slices.Sorted(maps.Keys(sums)) {
-			rest, ok := strings.CutPrefix(name, s.Name+"-")
-			if !ok || rest == "F32.gguf" || strings.HasPrefix(s.Name, "syn-dense-512") != strings.HasPrefix(name, "syn-dense-512") {
+			tag := strings.TrimSuffix(name, ".gguf")
+			m, typ, pure, err := Models(tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m != s || typ == gguf.TypeF32 {
 				continue
 			}
-			tag := strings.TrimSuffix(rest, ".gguf")
-			typName, mix := strings.CutSuffix(tag, "_M-mix")
-			typ, err := gguf.ParseType(typName)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
 			out := filepath.Join(dir, name)
-			if err := Quantize(f32, out, typ, !mix); err != nil {
+			if err := Quantize(f32, out, typ, pure); err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
 			n, sum := fileSum(t, out)
-			if want := sums[name]; n != want.size || sum != want.sum {
-				t.Errorf("%s: %d bytes sha256 %s, llama-quantize %d %s", name, n, sum, want.size, want.sum)
+			if want := sums[name]; n != want.Size || sum != want.Sum {
+				t.Errorf("%s: %d bytes sha256 %s, llama-quantize %d %s", name, n, sum, want.Size, want.Sum)
 			} else {
 				t.Logf("%s: identical to llama-quantize's (%d bytes)", name, n)
 			}
 			os.Remove(out)
 		}
+	}
+}
+
+// TestREADME checks the parsed reference table on rows whose values the
+// README also states in prose.
+func TestREADME(t *testing.T) {
+	_, refs, err := README(shared.Path(t, "refdata", "synthetic", "README.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := refs["syn-dense-256-Q4_0"]
+	if r.PPL != 4112.2994 || r.PPLNoRepack != 4113.55 || r.NoRepackGreedyFrom != 7 || len(r.Greedy) != 8 || r.Greedy[0] != 188 || r.Greedy[7] != 141 {
+		t.Errorf("syn-dense-256-Q4_0: %+v", r)
+	}
+	if r := refs["syn-moe-256-F32"]; r.PPL != 4299.6307 || r.PPLNoRepack != 0 || r.NoRepackGreedyFrom != -1 {
+		t.Errorf("syn-moe-256-F32: %+v", r)
+	}
+	if _, _, _, err := Models("syn-tiny-F32"); err == nil {
+		t.Error("Models accepted an unknown tag")
 	}
 }
