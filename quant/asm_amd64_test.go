@@ -79,3 +79,31 @@ func TestAsmMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfDecodeKernels compares the AVX2 F16 and BF16 decoders with the Go
+// ones on all 65536 bit patterns.
+func TestHalfDecodeKernels(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Skip("no AVX2 on this CPU")
+	}
+	defer setAVX2(useAVX2)
+	src := make([]byte, 2<<16)
+	for h := range 1 << 16 {
+		le.PutUint16(src[2*h:], uint16(h))
+	}
+	for _, typ := range []gguf.Type{gguf.TypeF16, gguf.TypeBF16} {
+		var out [2][]float32
+		for k, asm := range []bool{true, false} {
+			setAVX2(asm)
+			out[k] = make([]float32, 1<<16)
+			if err := Dequantize(typ, out[k], src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for h := range out[0] {
+			if a, g := math.Float32bits(out[0][h]), math.Float32bits(out[1][h]); a != g {
+				t.Fatalf("%s %04x: AVX2 %08x, Go %08x", typ, h, a, g)
+			}
+		}
+	}
+}

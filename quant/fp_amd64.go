@@ -31,3 +31,32 @@ func bf16Row(y []byte, x []float32) int {
 	bf16RowAVX2(&y[0], &x[0], n)
 	return n
 }
+
+//go:noescape
+func fp16DecodeAVX2(y *float32, x *byte, n int)
+
+//go:noescape
+func bf16DecodeAVX2(y *float32, x *byte, n int)
+
+// fp16Decode converts the leading multiple of 8 halves of x into y with the
+// AVX2 kernel (ggml's FP16-library algorithm, equal to fp16ToFP32 for all
+// 65536 halves, which TestHalfDecodeKernels checks) and returns how many;
+// none without AVX2.
+func fp16Decode(y []float32, x []byte) int {
+	n := min(len(y), len(x)/2) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	fp16DecodeAVX2(&y[0], &x[0], n)
+	return n
+}
+
+// bf16Decode is fp16Decode for bfloat16.
+func bf16Decode(y []float32, x []byte) int {
+	n := min(len(y), len(x)/2) &^ 7
+	if !useAVX2 || n == 0 {
+		return 0
+	}
+	bf16DecodeAVX2(&y[0], &x[0], n)
+	return n
+}

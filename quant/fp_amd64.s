@@ -183,3 +183,72 @@ bf16loop:
 bf16done:
 	VZEROUPPER
 	RET
+
+// func fp16DecodeAVX2(y *float32, x *byte, n int)
+// ggml_compute_fp16_to_fp32 on 8 halves per step (n/8 steps), the FP16
+// library algorithm: normal values by an exponent shift and a multiply by
+// 2^-112, subnormals by a magic-number subtraction, every step exact.
+TEXT ·fp16DecodeAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   f16ddone
+	MOVL $0x80000000, DX
+	VMOVD DX, X8
+	VPBROADCASTD X8, Y8 // sign
+	MOVL $0x70000000, DX
+	VMOVD DX, X9
+	VPBROADCASTD X9, Y9 // exp_offset 0xe0<<23
+	MOVL $0x07800000, DX
+	VMOVD DX, X10
+	VPBROADCASTD X10, Y10 // exp_scale 2^-112
+	MOVL $0x3f000000, DX
+	VMOVD DX, X11
+	VPBROADCASTD X11, Y11 // magic_mask 126<<23, also magic_bias 0.5
+	MOVL $0x04000000, DX
+	VMOVD DX, X12
+	VPBROADCASTD X12, Y12 // denormalized_cutoff/2
+f16dloop:
+	VPMOVZXWD (SI), Y0
+	VPSLLD $16, Y0, Y1 // w
+	VPAND Y8, Y1, Y2 // sign
+	VPADDD Y1, Y1, Y3 // two_w
+	VPSRLD $4, Y3, Y4
+	VPADDD Y9, Y4, Y4
+	VMULPS Y10, Y4, Y4 // normalized
+	VPSRLD $17, Y3, Y5
+	VPOR Y11, Y5, Y5
+	VSUBPS Y11, Y5, Y5 // denormalized
+	VPSRLD $1, Y3, Y6
+	VPCMPGTD Y6, Y12, Y6 // two_w < cutoff
+	VBLENDVPS Y6, Y5, Y4, Y4
+	VPOR Y2, Y4, Y4
+	VMOVUPS Y4, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  f16dloop
+f16ddone:
+	VZEROUPPER
+	RET
+
+// func bf16DecodeAVX2(y *float32, x *byte, n int)
+// ggml_compute_bf16_to_fp32 on 8 values per step: the bits in the top half.
+TEXT ·bf16DecodeAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   bf16ddone
+bf16dloop:
+	VPMOVZXWD (SI), Y0
+	VPSLLD $16, Y0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  bf16dloop
+bf16ddone:
+	VZEROUPPER
+	RET

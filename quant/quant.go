@@ -117,6 +117,8 @@ func encodeF32(y []byte, x []float32) {
 // decodeF16 computes each value rather than using the table: over a whole
 // tensor of halves the 256 KiB table misses the cache more than it helps.
 func decodeF16(y []float32, x []byte) {
+	n := fp16Decode(y, x)
+	y, x = y[n:], x[2*n:]
 	for i := range y {
 		y[i] = fp16ToFP32(le.Uint16(x[2*i:]))
 	}
@@ -139,6 +141,8 @@ func encodeF16(y []byte, x []float32) {
 }
 
 func decodeBF16(y []float32, x []byte) {
+	n := bf16Decode(y, x)
+	y, x = y[n:], x[2*n:]
 	for i := range y {
 		y[i] = BF16ToFP32(le.Uint16(x[2*i:]))
 	}
