@@ -41,6 +41,7 @@ func newBPEModel(md *gguf.Metadata, t *Tokenizer) (*bpeModel, error) {
 		extra: map[string]int32{},
 	}
 	pairs := make(pairBuilder, 0, len(merges))
+	var buf []byte
 	for rank, w := range merges {
 		// llama.cpp splits at the first space after the first byte, so a
 		// merge whose left side is a space still parses.
@@ -50,7 +51,8 @@ func newBPEModel(md *gguf.Metadata, t *Tokenizer) (*bpeModel, error) {
 				first, second = w[:i+1], w[i+2:]
 			}
 		}
-		l, r, res := m.intern(t, first), m.intern(t, second), m.intern(t, first+second)
+		buf = append(append(buf[:0], first...), second...)
+		l, r, res := m.intern(t, first), m.intern(t, second), m.internBytes(t, buf)
 		pairs.add(l, r, int32(rank), res)
 	}
 	m.pairs = pairs.build(len(m.strs))
@@ -82,6 +84,15 @@ func (m *bpeModel) intern(t *Tokenizer, s string) int32 {
 	m.strs = append(m.strs, s)
 	m.extra[s] = id
 	return id
+}
+
+// internBytes is intern for a string in a reused buffer: most merge results
+// are tokens, found without allocating.
+func (m *bpeModel) internBytes(t *Tokenizer, b []byte) int32 {
+	if id, ok := t.toID[string(b)]; ok {
+		return id
+	}
+	return m.intern(t, string(b))
 }
 
 // mergeWord runs llama_tokenizer_bpe_session's merge loop over one word given

@@ -46,8 +46,8 @@ func decodeByteLevel(text string) []byte {
 	for i := 0; i < len(text); {
 		c, n := decodeCpt(text, i)
 		i += n
-		if b, ok := gpt2Unbytes[c]; ok {
-			out = append(out, b)
+		if c >= 0 && int(c) < len(gpt2Unbytes) && gpt2Unbytes[c] >= 0 {
+			out = append(out, byte(gpt2Unbytes[c]))
 			continue
 		}
 		enc := appendCpt(nil, c)

@@ -87,10 +87,10 @@ func newSPMModel(t *Tokenizer) *spmModel {
 			continue
 		}
 		for k := first; k < len(w); k += nextChar(w, k) {
-			l := sym(w[:k], k == first)
-			r := sym(w[k:], k+nextChar(w, k) == len(w))
-			if l >= 0 && r >= 0 {
-				merges = append(merges, merge{l, r, int32(id)})
+			if l := sym(w[:k], k == first); l >= 0 {
+				if r := sym(w[k:], k+nextChar(w, k) == len(w)); r >= 0 {
+					merges = append(merges, merge{l, r, int32(id)})
+				}
 			}
 		}
 	}

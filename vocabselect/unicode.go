@@ -240,12 +240,16 @@ var gpt2Bytes = func() (t [256]string) {
 	return t
 }()
 
-// gpt2Unbytes inverts gpt2Bytes for decoding byte-level BPE pieces.
-var gpt2Unbytes = func() map[rune]byte {
-	m := make(map[rune]byte, 256)
+// gpt2Unbytes inverts gpt2Bytes for decoding byte-level BPE pieces: the
+// byte of each character up to U+0143 that stands for one, else -1. A flat
+// table, because every piece of a vocabulary is decoded at load.
+var gpt2Unbytes = func() (t [0x144]int16) {
+	for i := range t {
+		t[i] = -1
+	}
 	for b, s := range gpt2Bytes {
 		r, _ := utf8.DecodeRuneInString(s)
-		m[r] = byte(b)
+		t[r] = int16(b)
 	}
-	return m
+	return t
 }()
