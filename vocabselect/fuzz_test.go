@@ -156,17 +156,23 @@ func TestSPMWordsEqualsWhole(t *testing.T) {
 	for _, name := range []string{"llama-spm", "phi-3"} {
 		tok := loadVocab(t, name)
 		whole := loadVocab(t, name)
-		if c := tok.spmModel().cuts; c != cutSpace|cutNewline {
-			t.Fatalf("%s: expected word-by-word merging at spaces and line breaks, got cuts %b", name, c)
+		if c := tok.spmModel().cuts; c != cutSpace|cutNewline|cutIsolated {
+			t.Fatalf("%s: expected word-by-word merging at spaces, line breaks and isolated characters, got cuts %b", name, c)
 		}
 		whole.spmModel().cuts = 0
-		data, err := os.ReadFile(shared.Path(t, "corpus/fr/les-miserables-tome4-fr.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The second text has broken UTF-8 sequences before spaces and line
+		// French, Russian and Chinese (where most characters are isolated),
+		// then a text with broken UTF-8 sequences before spaces and line
 		// breaks, whose first bytes take bytes of the "▁" that follows.
-		for _, text := range []string{string(data[:200<<10]), "ab\xe3 cd \xf0\x9f efg\xc3\nhi  \xe2\x96 jk\xe2 \u2581l \xe3 \xe3a bc"} {
+		var texts []string
+		for _, c := range []string{"fr/les-miserables-tome4-fr.txt", "ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt"} {
+			data, err := os.ReadFile(shared.Path(t, "corpus", c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(data[:100<<10]))
+		}
+		texts = append(texts, "ab\xe3 cd \xf0\x9f efg\xc3\nhi  \xe2\x96 jk\xe2 \u2581l \xe3 \xe3a bc")
+		for _, text := range texts {
 			if a, b := tok.Encode(text, true, true), whole.Encode(text, true, true); !slices.Equal(a, b) {
 				t.Fatalf("%s: word-by-word and whole merging differ on %.40q", name, text)
 			}
