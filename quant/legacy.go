@@ -112,6 +112,8 @@ func packLegacy(b []byte, L *[32]uint8, bits int) {
 // capped at 2^bits-1.
 func quantizeSymRef(y []byte, x []float32, bits int) {
 	blockBytes := 2 + 16 + 4*(bits-4)
+	n := symBlocks(y, x, bits)
+	y, x = y[blockBytes*n:], x[32*n:]
 	for len(x) >= 32 && len(y) >= blockBytes {
 		symRefBlock(y[:blockBytes], (*[32]float32)(x), bits)
 		y, x = y[blockBytes:], x[32:]
@@ -149,10 +151,7 @@ func symRefBlock(b []byte, xb *[32]float32, bits int) {
 	packLegacy(b[2:], &L, bits)
 }
 
-func quantizeQ4_0Ref(y []byte, x []float32) {
-	n := q4_0Blocks(y, x)
-	quantizeSymRef(y[18*n:], x[32*n:], 4)
-}
+func quantizeQ4_0Ref(y []byte, x []float32) { quantizeSymRef(y, x, 4) }
 
 func dequantizeQ4_0(y []float32, x []byte) {
 	for len(x) > 0 {
@@ -173,6 +172,10 @@ func quantizeMinRef(y []byte, x []float32, bits int) {
 	blockBytes := 4 + 16 + 4*(bits-4)
 	var L [32]uint8
 	for len(x) > 0 {
+		if n := minBlocks(y, x, bits); n > 0 {
+			y, x = y[blockBytes*n:], x[32*n:]
+			continue
+		}
 		b, xb := y[:blockBytes], x[:32]
 		lo, id := minScale(b, xb, float32(nmax))
 		for j, v := range xb {

@@ -6,7 +6,10 @@ package quant
 func q8_0BlocksAVX2(y *byte, x *float32, nb int) int
 
 //go:noescape
-func q4_0BlocksAVX2(y *byte, x *float32, nb int)
+func symBlocksAVX2(y *byte, x *float32, nb int, bits int)
+
+//go:noescape
+func minBlocksAVX2(y *byte, x *float32, nb int, bits int) int
 
 // q8_0Blocks quantizes leading whole Q8_0 blocks of x into y with the AVX2
 // kernel and returns how many; it stops before a block holding a NaN, and
@@ -19,15 +22,26 @@ func q8_0Blocks(y []byte, x []float32) int {
 	return q8_0BlocksAVX2(&y[0], &x[0], nb)
 }
 
-// q4_0Blocks quantizes every whole Q4_0 block of x into y with the AVX2
-// kernel and returns how many (none without AVX2).
-func q4_0Blocks(y []byte, x []float32) int {
-	nb := min(len(x)/32, len(y)/18)
+// symBlocks quantizes every whole Q4_0 (bits 4) or Q5_0 (bits 5) block of
+// x into y with the AVX2 kernel and returns how many (none without AVX2).
+func symBlocks(y []byte, x []float32, bits int) int {
+	nb := min(len(x)/32, len(y)/(18+4*(bits-4)))
 	if !useAVX2 || nb == 0 {
 		return 0
 	}
-	q4_0BlocksAVX2(&y[0], &x[0], nb)
+	symBlocksAVX2(&y[0], &x[0], nb, bits)
 	return nb
+}
+
+// minBlocks quantizes leading whole Q4_1 (bits 4) or Q5_1 (bits 5) blocks
+// with the AVX2 kernel and returns how many; it stops before a block whose
+// min or max is zero or infinite, and does none without AVX2.
+func minBlocks(y []byte, x []float32, bits int) int {
+	nb := min(len(x)/32, len(y)/(20+4*(bits-4)))
+	if !useAVX2 || nb == 0 {
+		return 0
+	}
+	return minBlocksAVX2(&y[0], &x[0], nb, bits)
 }
 
 //go:noescape

@@ -67,6 +67,72 @@
 	VPERMD Y0, Y12, Y0; \
 	VMOVDQU Y0, (DI)
 
+// INT8S sign-extends the low byte of each int32 lane of Y0..Y3 (C's
+// (int8_t) cast of the truncated value).
+#define INT8S \
+	VPSLLD $24, Y0, Y0; \
+	VPSRAD $24, Y0, Y0; \
+	VPSLLD $24, Y1, Y1; \
+	VPSRAD $24, Y1, Y1; \
+	VPSLLD $24, Y2, Y2; \
+	VPSRAD $24, Y2, Y2; \
+	VPSLLD $24, Y3, Y3; \
+	VPSRAD $24, Y3, Y3
+
+// PACKNIBBLES stores qs[j] = (uint8)L[j] | (uint8)(L[j+16] << 4), j < 16,
+// for the levels in Y0..Y3 (unmasked, as the Q4 C code packs them).
+#define PACKNIBBLES(dst) \
+	VPSLLD $4, Y2, Y2; \
+	VPSLLD $4, Y3, Y3; \
+	VPOR Y2, Y0, Y0; \
+	VPOR Y3, Y1, Y1; \
+	PACK16(dst)
+
+// PACKNIBBLESMASKED stores qs[j] = (L[j] & 15) | (L[j+16] & 15) << 4, as
+// the Q5 C code packs them.
+#define PACKNIBBLESMASKED(dst) \
+	MOVL $15, DX; \
+	VMOVD DX, X14; \
+	VPBROADCASTD X14, Y14; \
+	VPAND Y14, Y0, Y0; \
+	VPAND Y14, Y1, Y1; \
+	VPAND Y14, Y2, Y2; \
+	VPAND Y14, Y3, Y3; \
+	VPSLLD $4, Y2, Y2; \
+	VPSLLD $4, Y3, Y3; \
+	VPOR Y2, Y0, Y0; \
+	VPOR Y3, Y1, Y1; \
+	PACK16(dst)
+
+// PACK16 stores the low bytes of the 16 int32 lanes of Y0, Y1 in order.
+#define PACK16(dst) \
+	VPAND Y10, Y0, Y0; \
+	VPAND Y10, Y1, Y1; \
+	VPACKUSDW Y1, Y0, Y0; \
+	VPERMQ $0xd8, Y0, Y0; \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPACKUSWB X1, X0, X0; \
+	VMOVDQU X0, dst
+
+// PACKQH stores the Q5 high bits: bit j of the 32-bit qh is bit 4 of
+// level j (Y0..Y3 hold levels 0..31), moved to the sign bit and collected.
+#define PACKQH(dst) \
+	VPSLLD $27, Y0, Y4; \
+	VMOVMSKPS Y4, AX; \
+	VPSLLD $27, Y1, Y4; \
+	VMOVMSKPS Y4, DX; \
+	SHLL $8, DX; \
+	ORL DX, AX; \
+	VPSLLD $27, Y2, Y4; \
+	VMOVMSKPS Y4, DX; \
+	SHLL $16, DX; \
+	ORL DX, AX; \
+	VPSLLD $27, Y3, Y4; \
+	VMOVMSKPS Y4, DX; \
+	SHLL $24, DX; \
+	ORL DX, AX; \
+	MOVL AX, dst
+
 // BLOCKCONSTS loads the constants both kernels use: Y11 = 0x7f800000 (the
 // magnitude bits of infinity), Y10 = 0xff, Y12 = packperm.
 #define BLOCKCONSTS \
@@ -171,16 +237,20 @@ q8done:
 	MOVQ R11, ret+24(FP)
 	RET
 
-// func q4_0BlocksAVX2(y *byte, x *float32, nb int)
-// quantize_row_q4_0_ref over nb blocks.
-TEXT ·q4_0BlocksAVX2(SB), NOSPLIT, $0-24
+// func symBlocksAVX2(y *byte, x *float32, nb int, bits int)
+// quantize_row_q4_0_ref (bits 4) or quantize_row_q5_0_ref (bits 5) over nb
+// blocks: max = the first element of largest magnitude (NaN never wins),
+// d = max/-2^(bits-1), levels MIN(2^bits-1, (int8_t)(x/d + 2^(bits-1) +
+// 0.5f)).
+TEXT ·symBlocksAVX2(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
+	MOVQ bits+24(FP), R10
 	BLOCKCONSTS
 	TESTQ CX, CX
-	JZ   q4done
-q4block:
+	JZ   symdone
+symblock:
 	VMOVUPS (SI), Y0
 	VMOVUPS 32(SI), Y1
 	VMOVUPS 64(SI), Y2
@@ -202,7 +272,7 @@ q4block:
 	// max = the first element of that magnitude (+0 if it is 0).
 	VXORPS X0, X0, X0
 	TESTL R12, R12
-	JZ   q4max
+	JZ   symmax
 	VMOVD R12, X8
 	VPBROADCASTD X8, Y8
 	VPCMPEQD Y8, Y4, Y4
@@ -221,27 +291,32 @@ q4block:
 	ORL DX, AX
 	BSFL AX, AX
 	VMOVSS (SI)(AX*4), X0
-q4max:
-	// d = max/-8, id = d ? 1/d : 0.
-	MOVL $0xc1000000, DX
+symmax:
+	// d = max/-2^(bits-1), id = d ? 1/d : 0.
+	MOVL $0xc1000000, DX // -8
+	MOVL $0xc1800000, R9 // -16
+	CMPQ R10, $4
+	CMOVLNE R9, DX
 	VMOVD DX, X1
 	VDIVSS X1, X0, X0
 	VXORPS X2, X2, X2
 	VUCOMISS X2, X0
-	JNE  q4inv
-	JPS  q4inv
-	JMP  q4scale
-q4inv:
+	JNE  syminv
+	JPS  syminv
+	JMP  symscale
+syminv:
 	MOVL $0x3f800000, DX
 	VMOVD DX, X1
 	VDIVSS X0, X1, X2
-q4scale:
+symscale:
 	FP16
 	MOVW AX, (DI)
-	ADDQ $2, DI
 	VBROADCASTSS X2, Y13
-	// MIN(15, (int8_t)(v*id + 8.5f)): truncate, keep the low byte signed.
-	MOVL $0x41080000, DX
+	// MIN(2^bits-1, (int8_t)(v*id + 2^(bits-1) + 0.5f)).
+	MOVL $0x41080000, DX // 8.5
+	MOVL $0x41840000, R9 // 16.5
+	CMPQ R10, $4
+	CMOVLNE R9, DX
 	VMOVD DX, X14
 	VPBROADCASTD X14, Y14
 	VMULPS (SI), Y13, Y0
@@ -256,14 +331,146 @@ q4scale:
 	VCVTTPS2DQ Y1, Y1
 	VCVTTPS2DQ Y2, Y2
 	VCVTTPS2DQ Y3, Y3
-	VPSLLD $24, Y0, Y0
-	VPSRAD $24, Y0, Y0
-	VPSLLD $24, Y1, Y1
-	VPSRAD $24, Y1, Y1
-	VPSLLD $24, Y2, Y2
-	VPSRAD $24, Y2, Y2
-	VPSLLD $24, Y3, Y3
-	VPSRAD $24, Y3, Y3
+	INT8S
+	MOVL $15, DX
+	MOVL $31, R9
+	CMPQ R10, $4
+	CMOVLNE R9, DX
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+	VPMINSD Y14, Y0, Y0
+	VPMINSD Y14, Y1, Y1
+	VPMINSD Y14, Y2, Y2
+	VPMINSD Y14, Y3, Y3
+	CMPQ R10, $4
+	JNE  sym5
+	PACKNIBBLES(2(DI))
+	ADDQ $18, DI
+	JMP  symnext
+sym5:
+	PACKQH(2(DI))
+	PACKNIBBLESMASKED(6(DI))
+	ADDQ $22, DI
+symnext:
+	ADDQ $128, SI
+	DECQ CX
+	JNZ  symblock
+symdone:
+	VZEROUPPER
+	RET
+
+// func minBlocksAVX2(y *byte, x *float32, nb int, bits int) int
+// quantize_row_q4_1_ref (bits 4) or quantize_row_q5_1_ref (bits 5) over nb
+// blocks: min and max as C's "if (v < min) min = v" loops find them (NaN
+// never counts), d = (max-min)/(2^bits-1), levels (int8_t)((x-min)/d +
+// 0.5f), Q4_1 capping them at 15. It stops before a block whose min or max
+// is zero (C keeps the sign of the first zero it meets, which the lane
+// order does not tell) or infinite, and returns how many blocks it did.
+TEXT ·minBlocksAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ bits+24(FP), R10
+	XORQ R11, R11
+	BLOCKCONSTS
+minblock:
+	CMPQ R11, CX
+	JGE  mindone
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	// Lane minima and maxima from +-FLT_MAX, each new value first (a NaN
+	// leaves the accumulator), then across lanes.
+	MOVL $0x7f7fffff, DX
+	VMOVD DX, X4
+	VPBROADCASTD X4, Y4
+	MOVL $0xff7fffff, DX
+	VMOVD DX, X5
+	VPBROADCASTD X5, Y5
+	VMINPS Y4, Y0, Y4
+	VMAXPS Y5, Y0, Y5
+	VMINPS Y4, Y1, Y4
+	VMAXPS Y5, Y1, Y5
+	VMINPS Y4, Y2, Y4
+	VMAXPS Y5, Y2, Y5
+	VMINPS Y4, Y3, Y4
+	VMAXPS Y5, Y3, Y5
+	VEXTRACTF128 $1, Y4, X6
+	VMINPS X6, X4, X4
+	VSHUFPS $0x4e, X4, X4, X6
+	VMINPS X6, X4, X4
+	VSHUFPS $0xb1, X4, X4, X6
+	VMINPS X6, X4, X4
+	VEXTRACTF128 $1, Y5, X6
+	VMAXPS X6, X5, X5
+	VSHUFPS $0x4e, X5, X5, X6
+	VMAXPS X6, X5, X5
+	VSHUFPS $0xb1, X5, X5, X6
+	VMAXPS X6, X5, X5
+	// Zero or infinite min or max: the Go path.
+	VMOVD X4, DX
+	ANDL $0x7fffffff, DX
+	JZ   mindone
+	CMPL DX, $0x7f800000
+	JAE  mindone
+	VMOVD X5, DX
+	ANDL $0x7fffffff, DX
+	JZ   mindone
+	CMPL DX, $0x7f800000
+	JAE  mindone
+	// d = (max-min)/(2^bits-1), id = d ? 1/d : 0.
+	VSUBSS X4, X5, X0
+	MOVL $0x41700000, DX // 15
+	MOVL $0x41f80000, R9 // 31
+	CMPQ R10, $4
+	CMOVLNE R9, DX
+	VMOVD DX, X1
+	VDIVSS X1, X0, X0
+	VXORPS X2, X2, X2
+	VUCOMISS X2, X0
+	JNE  mininv
+	JPS  mininv
+	JMP  minscale
+mininv:
+	MOVL $0x3f800000, DX
+	VMOVD DX, X1
+	VDIVSS X0, X1, X2
+minscale:
+	FP16
+	MOVW AX, (DI)
+	VMOVAPS X4, X0
+	FP16
+	MOVW AX, 2(DI)
+	VBROADCASTSS X4, Y6
+	VBROADCASTSS X2, Y13
+	MOVL $0x3f000000, DX // 0.5
+	VMOVD DX, X14
+	VPBROADCASTD X14, Y14
+	// Reload the block: FP16 wrote X0.
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VSUBPS Y6, Y0, Y0
+	VSUBPS Y6, Y1, Y1
+	VSUBPS Y6, Y2, Y2
+	VSUBPS Y6, Y3, Y3
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMULPS Y13, Y2, Y2
+	VMULPS Y13, Y3, Y3
+	VADDPS Y14, Y0, Y0
+	VADDPS Y14, Y1, Y1
+	VADDPS Y14, Y2, Y2
+	VADDPS Y14, Y3, Y3
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	CMPQ R10, $4
+	JNE  min5
+	INT8S
 	MOVL $15, DX
 	VMOVD DX, X14
 	VPBROADCASTD X14, Y14
@@ -271,24 +478,20 @@ q4scale:
 	VPMINSD Y14, Y1, Y1
 	VPMINSD Y14, Y2, Y2
 	VPMINSD Y14, Y3, Y3
-	// qs[j] = (uint8)xi0 | (uint8)(xi1 << 4), j < 16.
-	VPSLLD $4, Y2, Y2
-	VPSLLD $4, Y3, Y3
-	VPOR Y2, Y0, Y0
-	VPOR Y3, Y1, Y1
-	VPAND Y10, Y0, Y0
-	VPAND Y10, Y1, Y1
-	VPACKUSDW Y1, Y0, Y0
-	VPERMQ $0xd8, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPACKUSWB X1, X0, X0
-	VMOVDQU X0, (DI)
-	ADDQ $16, DI
+	PACKNIBBLES(4(DI))
+	ADDQ $20, DI
+	JMP  minnext
+min5:
+	PACKQH(4(DI))
+	PACKNIBBLESMASKED(8(DI))
+	ADDQ $24, DI
+minnext:
 	ADDQ $128, SI
-	DECQ CX
-	JNZ  q4block
-q4done:
+	INCQ R11
+	JMP  minblock
+mindone:
 	VZEROUPPER
+	MOVQ R11, ret+32(FP)
 	RET
 
 // packperm: after VPACKUSDW/VPACKUSWB of four 8-dword registers A, B, C,

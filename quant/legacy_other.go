@@ -6,6 +6,8 @@ package quant
 
 func q8_0Blocks(y []byte, x []float32) int { return 0 }
 
-func q4_0Blocks(y []byte, x []float32) int { return 0 }
+func symBlocks(y []byte, x []float32, bits int) int { return 0 }
+
+func minBlocks(y []byte, x []float32, bits int) int { return 0 }
 
 func q8_KBlocks(y []byte, x []float32) int { return 0 }
