@@ -174,16 +174,6 @@ func roundToInt32(x float32) int32 {
 	return cvtt32(x + math.Float32frombits(0x3effffff|math.Float32bits(x)&0x80000000))
 }
 
-// lroundf is glibc's lroundf on x86-64: round half away from zero into a
-// long, with LONG_MIN for NaN and values out of range.
-func lroundf(x float32) int64 {
-	r := math.Round(float64(x))
-	if !(r >= -0x1p63 && r < 0x1p63) {
-		return math.MinInt64
-	}
-	return int64(r)
-}
-
 // nearestInt is ggml's nearest_int: the float add of 1.5*2^23 puts the
 // rounded integer (to nearest even) in the low mantissa bits. Reproducing the
 // trick, not its intent, keeps out-of-range and NaN inputs bit-identical.
