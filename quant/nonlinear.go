@@ -402,9 +402,10 @@ func packTrits(q uint8) uint8 { return uint8((uint16(q)*256 + 242) / 243) }
 
 // trit is ggml's lroundf(x*id) + 1 kept as C keeps it: only its low byte
 // survives the uint8 arithmetic that follows. That byte is the same with
-// the 32-bit rounding: below 2^31 both round half away from zero; above,
-// float32 values are multiples of 256 and both sentinels (LONG_MIN for NaN
-// and overflow, cvttss2si's INT_MIN) end in a zero byte.
+// the 32-bit rounding (checked on all 2^32 inputs): below 2^31 both round
+// half away from zero; above, float32 values are multiples of 256 and both
+// sentinels (LONG_MIN for NaN and overflow, cvttss2si's INT_MIN) end in a
+// zero byte.
 func trit(v, id float32) uint8 { return uint8(roundToInt32(v*id) + 1) }
 
 func quantizeTQ1_0(y []byte, x []float32) {
