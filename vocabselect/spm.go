@@ -33,11 +33,6 @@ type spmModel struct {
 	// cuts says where no token spans, so that text is merged one word at
 	// a time (see encodeSPM).
 	cuts spmCuts
-	// isolated has the bit of every code point of the BMP that no token of
-	// two or more characters contains, so that no merge crosses the place
-	// before or after one: in a vocabulary made for English, most Chinese
-	// characters, which then need no merging and come from the cache.
-	isolated []uint64
 }
 
 // spmCuts are places no token spans.
@@ -50,9 +45,6 @@ const (
 	// cutNewline: after a line break followed by anything but a line break
 	// (no token has a byte other than '\n' and '\r' after a '\n').
 	cutNewline
-	// cutIsolated: before and after a character of spmModel.isolated, in
-	// valid UTF-8.
-	cutIsolated
 )
 
 // nextChar returns the length of the symbol starting at w[i]: llama.cpp's
@@ -113,21 +105,7 @@ func newSPMModel(t *Tokenizer) *spmModel {
 			m.ascii[b] = id
 		}
 	}
-	m.cuts = cutSpace | cutNewline | cutIsolated
-	m.isolated = make([]uint64, 0x10000/64)
-	for i := range m.isolated {
-		m.isolated[i] = ^uint64(0)
-	}
-	for _, w := range t.tokens {
-		// A token that is not valid UTF-8 never matches valid text.
-		if utf8.RuneCountInString(w) > 1 && utf8.ValidString(w) {
-			for _, c := range w {
-				if c < 0x10000 {
-					m.isolated[c/64] &^= 1 << (c % 64)
-				}
-			}
-		}
-	}
+	m.cuts = cutSpace | cutNewline
 	for _, w := range t.tokens {
 		if strings.Contains(strings.TrimLeft(w, "\u2581"), "\u2581") {
 			m.cuts &^= cutSpace
@@ -203,46 +181,24 @@ func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 		return s.mergeSPM(s.word, out)
 	}
 	text := frag
-	iso := m.cuts&cutIsolated != 0
 	if !utf8.ValidString(frag) {
 		text = string(appendEscaped(s.word[:0], frag, false))
-		iso = false
 	}
-	start, prevSpace, prevNL, prevIso := 0, false, false, false
+	start, prevSpace, prevNL := 0, false, false
 	for off := 0; off < len(text); {
 		n := nextChar(text, off)
 		c := text[off]
 		space := c == ' ' || (n == 3 && c == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81)
 		nl := c == '\n'
-		isoC := iso && m.isIsolated(text, off, n, space)
 		if off > start && ((m.cuts&cutSpace != 0 && space && !prevSpace) ||
-			(m.cuts&cutNewline != 0 && prevNL && !nl && c != '\r') || isoC || prevIso) {
+			(m.cuts&cutNewline != 0 && prevNL && !nl && c != '\r')) {
 			out = s.spmWord(text[start:off], prefix && start == 0, out)
 			start = off
 		}
-		prevSpace, prevNL, prevIso = space, nl, isoC
+		prevSpace, prevNL = space, nl
 		off += n
 	}
 	return s.spmWord(text[start:], prefix && start == 0, out)
-}
-
-// isIsolated reports whether the character of n bytes at text[off] (valid
-// UTF-8; a space stands for "▁") is in m.isolated.
-func (m *spmModel) isIsolated(text string, off, n int, space bool) bool {
-	var c rune
-	switch {
-	case space:
-		c = 0x2581
-	case n == 1:
-		c = rune(text[off])
-	case n == 2:
-		c = rune(text[off]&0x1F)<<6 | rune(text[off+1]&0x3F)
-	case n == 3:
-		c = rune(text[off]&0x0F)<<12 | rune(text[off+1]&0x3F)<<6 | rune(text[off+2]&0x3F)
-	default:
-		return false
-	}
-	return m.isolated[c/64]&(1<<(c%64)) != 0
 }
 
 // spmWord merges one word (with the leading "▁" of add_space_prefix when
