@@ -233,40 +233,25 @@ func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rde
 		if nstep-is+1 < nl {
 			nl = nstep - is + 1
 		}
-		var isc [8]float32
-		for k := range nl {
-			isc[k] = (rmin + float32(rdelta*float32(is+k)) + fnmax) / (max - min)
-		}
-		var sums [3][8]float32
-		qkxLanes(xm, x, ws, nmax, &isc, &lf, &sums)
-		var sc, mn [8]float32
-		var ok [8]bool
-		anyOK := false
-		for k := range nl {
-			sc[k], mn[k], ok[k] = qkxFit(sumW, sumX, sums[0][k], sums[1][k], sums[2][k])
-			anyOK = anyOK || ok[k]
-		}
+		var r [4][8]float32
+		qkxPass(xm, x, ws, nmax, is, rmin, rdelta, max-min, sumW, sumX, useMad, &lf, &r)
 		next := is + nl
-		if anyOK {
-			var mads [8]float32
-			qkxMads(x, ws, &sc, &mn, &lf, useMad, &mads)
-			for k := range nl {
-				if !ok[k] || !(mads[k] < bestMad) {
-					continue
+		for k := range nl {
+			if math.Float32bits(r[3][k]) == 0 || !(r[0][k] < bestMad) {
+				continue
+			}
+			for i := range L {
+				L[i] = uint8(lf[i][k])
+			}
+			bestMad, scale = r[0][k], r[1][k]
+			moved := r[2][k] != min
+			min = r[2][k]
+			if moved {
+				for i := range xm {
+					xm[i] = x[i] - min
 				}
-				for i := range L {
-					L[i] = uint8(lf[i][k])
-				}
-				bestMad, scale = mads[k], sc[k]
-				moved := mn[k] != min
-				min = mn[k]
-				if moved {
-					for i := range xm {
-						xm[i] = x[i] - min
-					}
-					next = is + k + 1
-					break
-				}
+				next = is + k + 1
+				break
 			}
 		}
 		is = next

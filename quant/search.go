@@ -1,12 +1,13 @@
 package quant
 
-// Lane kernels of the candidate-scale searches in makeQxQuants and
-// makeQkxQuants. A lane is one candidate scale; lane k of lf[i] holds the
-// level of value i at that scale. The search loops evaluate qxWidth (or
-// qkxWidth) candidates per call, then compare them in ggml's order. The Go
-// kernels below run three (two) lanes, which keeps the float units busy
-// without spilling; the amd64 assembly runs eight, one per AVX lane. Every
-// lane adds its terms in index order with separately rounded products, as
+// Lane kernels of the candidate-scale searches in makeQxQuants (qxLanes)
+// and makeQkxQuants (qkxPass: levels, sums, fit and error of each step). A
+// lane is one candidate scale; lane k of lf[i] holds the level of value i
+// at that scale. The search loops evaluate qxWidth (or qkxWidth)
+// candidates per call, then compare them in ggml's order. The Go kernels
+// below run three (two) lanes, which keeps the float units busy without
+// spilling; the amd64 assembly runs eight, one per AVX lane. Every lane
+// adds its terms in index order with separately rounded products, as
 // ggml's scalar loops do, so all kernels produce the same floats.
 
 // qxWidth and qkxWidth are the lanes per kernel call (8 with AVX2).
@@ -47,6 +48,28 @@ func qxLanesGo(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float3
 	}
 	out[0][0], out[0][1], out[0][2] = lx0, lx1, lx2
 	out[1][0], out[1][1], out[1][2] = l20, l21, l22
+}
+
+// qkxPassGo is one pass of make_qkx2_quants' search over qkxWidth steps
+// from is (see makeQkxQuants): out[0][k] the weighted error of step is+k
+// at its fitted scale out[1][k] and min out[2][k], out[3][k] nonzero when
+// the fit exists (ggml's D > 0).
+func qkxPassGo(xm, x, ws []float32, nmax, is int, rmin, rdelta, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32) {
+	fnmax := float32(nmax)
+	var isc [8]float32
+	for k := range qkxWidth {
+		isc[k] = (rmin + float32(rdelta*float32(is+k)) + fnmax) / span
+	}
+	var sums [3][8]float32
+	qkxLanesGo(xm, x, ws, nmax, &isc, lf, &sums)
+	for k := range qkxWidth {
+		var ok bool
+		out[1][k], out[2][k], ok = qkxFit(sumW, sumX, sums[0][k], sums[1][k], sums[2][k])
+		if ok {
+			out[3][k] = 1
+		}
+	}
+	qkxMadsGo(x, ws, &out[1], &out[2], lf, useMad, &out[0])
 }
 
 // qkxLanesGo is make_qkx2_quants' inner loop for lanes 0 and 1: levels

@@ -13,10 +13,7 @@ var useAVX2 = cpu.X86.HasAVX2
 func qxLanesAVX2(x, ws, wx *float32, n int, isc *[8]float32, nmax int, lf *[32][8]float32, out *[2][8]float32)
 
 //go:noescape
-func qkxLanesAVX2(xm, x, ws *float32, n int, isc *[8]float32, nmax int, lf *[32][8]float32, out *[3][8]float32)
-
-//go:noescape
-func qkxMadsAVX2(x, ws *float32, n int, sc, mn *[8]float32, lf *[32][8]float32, useMad bool, out *[8]float32)
+func qkxPassAVX2(xm, x, ws *float32, n int, nmax int, is int, rmin, rdelta, fnmax, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32)
 
 func init() { setAVX2(useAVX2) }
 
@@ -30,6 +27,7 @@ func setAVX2(on bool) {
 	}
 }
 
+// qxLanes is qxLanesGo over eight lanes with AVX2.
 func qxLanes(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float32, out *[2][8]float32) {
 	if useAVX2 {
 		n := len(x)
@@ -39,20 +37,12 @@ func qxLanes(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float32,
 	qxLanesGo(x, ws, wx, nmax, isc, lf, out)
 }
 
-func qkxLanes(xm, x, ws []float32, nmax int, isc *[8]float32, lf *[32][8]float32, out *[3][8]float32) {
+// qkxPass is qkxPassGo over eight steps with AVX2.
+func qkxPass(xm, x, ws []float32, nmax, is int, rmin, rdelta, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32) {
 	if useAVX2 {
 		n := len(xm)
-		qkxLanesAVX2(&xm[0], &x[:n][0], &ws[:n][0], n, isc, nmax, lf, out)
+		qkxPassAVX2(&xm[0], &x[:n][0], &ws[:n][0], n, nmax, is, rmin, rdelta, float32(nmax), span, sumW, sumX, useMad, lf, out)
 		return
 	}
-	qkxLanesGo(xm, x, ws, nmax, isc, lf, out)
-}
-
-func qkxMads(x, ws []float32, sc, mn *[8]float32, lf *[32][8]float32, useMad bool, out *[8]float32) {
-	if useAVX2 {
-		n := len(x)
-		qkxMadsAVX2(&x[0], &ws[:n][0], n, sc, mn, lf, useMad, out)
-		return
-	}
-	qkxMadsGo(x, ws, sc, mn, lf, useMad, out)
+	qkxPassGo(xm, x, ws, nmax, is, rmin, rdelta, span, sumW, sumX, useMad, lf, out)
 }

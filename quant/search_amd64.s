@@ -75,26 +75,44 @@ qxloop:
 	VZEROUPPER
 	RET
 
-// func qkxLanesAVX2(xm, x, ws *float32, n int, isc *[8]float32, nmax int, lf *[32][8]float32, out *[3][8]float32)
-// Per lane k: levels l = clamp(nearest(isc[k]*xm[i]), 0, nmax) into
-// lf[i][k]; with wl = ws[i]*l, out[0][k] = sum of wl, out[1][k] = sum of
-// wl*l, out[2][k] = sum of wl*x[i].
-TEXT ·qkxLanesAVX2(SB), NOSPLIT, $0-64
+// func qkxPassAVX2(xm, x, ws *float32, n int, nmax int, is int, rmin, rdelta, fnmax, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32)
+// One pass of make_qkx2_quants' search with steps is..is+7 in the lanes:
+// iscale = (rmin + rdelta*step + nmax)/span; levels l = clamp(nearest(
+// iscale*xm[i]), 0, nmax) into lf; with wl = ws[i]*l the sums of wl, wl*l
+// and wl*x[i]; the least-squares scale and min of those sums (ggml's D > 0
+// in out[3] as an all-ones mask; a positive min becomes 0 with scale
+// sumXL/sumL2) into out[1] and out[2]; and the weighted error (absolute
+// with useMad, else squared) of the levels at that scale and min into
+// out[0]. Every lane does in order what the scalar C does for its step.
+TEXT ·qkxPassAVX2(SB), NOSPLIT, $0-96
 	MOVQ xm+0(FP), SI
 	MOVQ x+8(FP), DI
 	MOVQ ws+16(FP), R8
 	MOVQ n+24(FP), CX
-	MOVQ isc+32(FP), R10
-	MOVQ nmax+40(FP), BX
-	MOVQ lf+48(FP), R9
-	MOVQ out+56(FP), R11
+	MOVQ nmax+32(FP), BX
+	MOVQ lf+80(FP), R9
+	MOVQ out+88(FP), R11
+	// iscale per lane.
+	MOVQ is+40(FP), DX
+	VMOVD DX, X0
+	VPBROADCASTD X0, Y0
+	VPADDD steplanes<>(SB), Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VBROADCASTSS rdelta+52(FP), Y1
+	VMULPS Y1, Y0, Y0
+	VBROADCASTSS rmin+48(FP), Y1
+	VADDPS Y0, Y1, Y0
+	VBROADCASTSS fnmax+56(FP), Y1
+	VADDPS Y1, Y0, Y0
+	VBROADCASTSS span+60(FP), Y1
+	VDIVPS Y1, Y0, Y0
 	XORQ AX, AX
 	CONSTS
-	VMOVUPS (R10), Y0
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y11, Y11, Y11
-qkxloop:
+	MOVQ CX, R10
+passloop:
 	VBROADCASTSS (SI), Y8
 	VMULPS Y8, Y0, Y8
 	LEVEL(Y8)
@@ -111,64 +129,84 @@ qkxloop:
 	ADDQ $4, DI
 	ADDQ $4, R8
 	ADDQ $32, R9
-	DECQ CX
-	JNZ  qkxloop
-	VMOVUPS Y6, (R11)
-	VMOVUPS Y7, 32(R11)
-	VMOVUPS Y11, 64(R11)
-	VZEROUPPER
-	RET
-
-// func qkxMadsAVX2(x, ws *float32, n int, sc, mn *[8]float32, lf *[32][8]float32, useMad bool, out *[8]float32)
-// Per lane k: out[k] = sum of ws[i]*f(sc[k]*l + mn[k] - x[i]) over the
-// levels l = lf[i][k], f being |d| with useMad and d*d otherwise.
-TEXT ·qkxMadsAVX2(SB), NOSPLIT, $0-64
-	MOVQ x+0(FP), SI
-	MOVQ ws+8(FP), DI
-	MOVQ n+16(FP), CX
-	MOVQ sc+24(FP), R10
-	MOVQ mn+32(FP), R12
-	MOVQ lf+40(FP), R9
-	MOVBLZX useMad+48(FP), AX
-	MOVQ out+56(FP), R11
-	VMOVUPS (R10), Y0
-	VMOVUPS (R12), Y1
+	DECQ R10
+	JNZ  passloop
+	// The fit: D = sumW*sL2 - sL*sL, scale = (sumW*sXL - sumX*sL)/D,
+	// min = (sL2*sumX - sL*sXL)/D; a positive min becomes 0 and the scale
+	// sXL/sL2.
+	VBROADCASTSS sumW+64(FP), Y1
+	VBROADCASTSS sumX+68(FP), Y2
+	VMULPS Y7, Y1, Y8
+	VMULPS Y6, Y6, Y9
+	VSUBPS Y9, Y8, Y8          // D
+	VXORPS Y3, Y3, Y3
+	VCMPPS $0x1e, Y3, Y8, Y13  // D > 0
+	VMULPS Y11, Y1, Y9
+	VMULPS Y6, Y2, Y10
+	VSUBPS Y10, Y9, Y9
+	VDIVPS Y8, Y9, Y9          // scale
+	VMULPS Y2, Y7, Y10
+	VMULPS Y11, Y6, Y12
+	VSUBPS Y12, Y10, Y10
+	VDIVPS Y8, Y10, Y10        // min
+	VCMPPS $0x1e, Y3, Y10, Y12 // min > 0
+	VDIVPS Y7, Y11, Y14        // sXL/sL2
+	VBLENDVPS Y12, Y14, Y9, Y9
+	VBLENDVPS Y12, Y3, Y10, Y10
+	VMOVUPS Y9, 32(R11)
+	VMOVUPS Y10, 64(R11)
+	VMOVUPS Y13, 96(R11)
+	// The error of each lane's levels at its scale and min.
+	MOVQ x+8(FP), SI
+	MOVQ ws+16(FP), DI
+	MOVQ lf+80(FP), R9
 	MOVL $0x7fffffff, DX
 	VMOVD DX, X2
 	VPBROADCASTD X2, Y2
 	VXORPS Y6, Y6, Y6
+	MOVBLZX useMad+72(FP), AX
 	TESTQ AX, AX
-	JZ   sqloop
-madloop:
-	VMULPS (R9), Y0, Y8
-	VADDPS Y1, Y8, Y8
-	VBROADCASTSS (SI), Y9
-	VSUBPS Y9, Y8, Y8
+	JZ   passsq
+passmad:
+	VMULPS (R9), Y9, Y8
+	VADDPS Y10, Y8, Y8
+	VBROADCASTSS (SI), Y11
+	VSUBPS Y11, Y8, Y8
 	VANDPS Y2, Y8, Y8
-	VBROADCASTSS (DI), Y10
-	VMULPS Y8, Y10, Y10
-	VADDPS Y10, Y6, Y6
+	VBROADCASTSS (DI), Y12
+	VMULPS Y8, Y12, Y12
+	VADDPS Y12, Y6, Y6
 	ADDQ $4, SI
 	ADDQ $4, DI
 	ADDQ $32, R9
 	DECQ CX
-	JNZ  madloop
-	JMP  maddone
-sqloop:
-	VMULPS (R9), Y0, Y8
-	VADDPS Y1, Y8, Y8
-	VBROADCASTSS (SI), Y9
-	VSUBPS Y9, Y8, Y8
+	JNZ  passmad
+	JMP  passdone
+passsq:
+	VMULPS (R9), Y9, Y8
+	VADDPS Y10, Y8, Y8
+	VBROADCASTSS (SI), Y11
+	VSUBPS Y11, Y8, Y8
 	VMULPS Y8, Y8, Y8
-	VBROADCASTSS (DI), Y10
-	VMULPS Y8, Y10, Y10
-	VADDPS Y10, Y6, Y6
+	VBROADCASTSS (DI), Y12
+	VMULPS Y8, Y12, Y12
+	VADDPS Y12, Y6, Y6
 	ADDQ $4, SI
 	ADDQ $4, DI
 	ADDQ $32, R9
 	DECQ CX
-	JNZ  sqloop
-maddone:
+	JNZ  passsq
+passdone:
 	VMOVUPS Y6, (R11)
 	VZEROUPPER
 	RET
+
+DATA steplanes<>+0(SB)/4, $0
+DATA steplanes<>+4(SB)/4, $1
+DATA steplanes<>+8(SB)/4, $2
+DATA steplanes<>+12(SB)/4, $3
+DATA steplanes<>+16(SB)/4, $4
+DATA steplanes<>+20(SB)/4, $5
+DATA steplanes<>+24(SB)/4, $6
+DATA steplanes<>+28(SB)/4, $7
+GLOBL steplanes<>(SB), RODATA|NOPTR, $32
