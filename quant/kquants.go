@@ -42,34 +42,28 @@ func makeQxQuants(n, nmax int, x []float32, L []int8, qw []float32) float32 {
 		}
 		ws[i], wx[i] = w, float32(w*v)
 	}
-	fnmax := float32(nmax)
-	iscale := -fnmax / max
-	var sumlx, suml2 float32
-	for i, v := range x {
-		l := clampInt(int(nearestInt(iscale*v)), -nmax, nmax-1)
-		L[i] = int8(l + nmax)
-		fl := float32(l)
-		sumlx += float32(wx[i] * fl)
-		suml2 += float32(float32(ws[i]*fl) * fl)
-	}
-	var scale float32
-	if suml2 != 0 {
-		scale = sumlx / suml2
-	}
-	best := scale * sumlx
-	// The 18 candidates, qxWidth per kernel call, compared in ggml's order.
-	cands := [18]int{-9, -8, -7, -6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	// ggml's first fit at iscale -nmax/max (candidate 0: -(nmax+0.1*0)/max
+	// is the same float), then 18 candidates, qxWidth per kernel call,
+	// compared in ggml's order.
+	const ncand = 19
+	cands := [ncand + 7]int32{0, -9, -8, -7, -6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	var lf [32][8]float32
-	for c0 := 0; c0 < len(cands); c0 += qxWidth {
-		nl := min(qxWidth, len(cands)-c0)
-		var isc [8]float32
-		for k, is := range cands[c0 : c0+nl] {
-			isc[k] = -(fnmax + float32(0.1*float32(is))) / max
-		}
+	var scale, best float32
+	for c0 := 0; c0 < ncand; c0 += qxWidth {
 		var sums [2][8]float32
-		qxLanes(x, ws, wx, nmax, &isc, &lf, &sums)
-		for k := range nl {
+		qxLanes(x, ws, wx, nmax, (*[8]int32)(cands[c0:]), max, &lf, &sums)
+		for k := range min(qxWidth, ncand-c0) {
 			sumlx, suml2 := sums[0][k], sums[1][k]
+			if c0+k == 0 {
+				for i := range L {
+					L[i] = int8(int(lf[i][0]) + nmax)
+				}
+				if suml2 != 0 {
+					scale = sumlx / suml2
+				}
+				best = scale * sumlx
+				continue
+			}
 			if suml2 > 0 && sumlx*sumlx > best*suml2 {
 				for i := range L {
 					L[i] = int8(int(lf[i][k]) + nmax)

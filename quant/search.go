@@ -26,13 +26,19 @@ func levelOf(v, lo, hi float32) float32 {
 	return float32(max(int32(lo), min(int32(hi), nearestInt(v))))
 }
 
-// qxLanesGo is make_qx_quants' inner loop for lanes 0..2: levels
-// clamp(nearest(isc[k]*x[i]), -nmax, nmax-1) into lf, out[0][k] the sum of
-// wx[i]*l and out[1][k] the sum of (ws[i]*l)*l.
-func qxLanesGo(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float32, out *[2][8]float32) {
+// qxLanesGo is make_qx_quants' inner loop for lanes 0..2: at iscale =
+// -(nmax + 0.1*cand[k])/max, levels clamp(nearest(iscale*x[i]), -nmax,
+// nmax-1) into lf, out[0][k] the sum of wx[i]*l and out[1][k] the sum of
+// (ws[i]*l)*l.
+func qxLanesGo(x, ws, wx []float32, nmax int, cand *[8]int32, max float32, lf *[32][8]float32, out *[2][8]float32) {
 	n := len(x)
 	ws, wx, lv := ws[:n], wx[:n], lf[:n]
-	lo, hi := -float32(nmax), float32(nmax-1)
+	fnmax := float32(nmax)
+	lo, hi := -fnmax, fnmax-1
+	var isc [3]float32
+	for k := range isc {
+		isc[k] = -(fnmax + float32(0.1*float32(cand[k]))) / max
+	}
 	is0, is1, is2 := isc[0], isc[1], isc[2]
 	var lx0, lx1, lx2, l20, l21, l22 float32
 	for i, v := range x {

@@ -10,7 +10,7 @@ import "golang.org/x/sys/cpu"
 var useAVX2 = cpu.X86.HasAVX2
 
 //go:noescape
-func qxLanesAVX2(x, ws, wx *float32, n int, isc *[8]float32, nmax int, lf *[32][8]float32, out *[2][8]float32)
+func qxLanesAVX2(x, ws, wx *float32, n int, cand *[8]int32, max float32, nmax int, lf *[32][8]float32, out *[2][8]float32)
 
 //go:noescape
 func qkxPassAVX2(xm, x, ws *float32, n int, nmax int, is int, rmin, rdelta, fnmax, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32)
@@ -28,13 +28,13 @@ func setAVX2(on bool) {
 }
 
 // qxLanes is qxLanesGo over eight lanes with AVX2.
-func qxLanes(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float32, out *[2][8]float32) {
+func qxLanes(x, ws, wx []float32, nmax int, cand *[8]int32, max float32, lf *[32][8]float32, out *[2][8]float32) {
 	if useAVX2 {
 		n := len(x)
-		qxLanesAVX2(&x[0], &ws[:n][0], &wx[:n][0], n, isc, nmax, lf, out)
+		qxLanesAVX2(&x[0], &ws[:n][0], &wx[:n][0], n, cand, max, nmax, lf, out)
 		return
 	}
-	qxLanesGo(x, ws, wx, nmax, isc, lf, out)
+	qxLanesGo(x, ws, wx, nmax, cand, max, lf, out)
 }
 
 // qkxPass is qkxPassGo over eight steps with AVX2.

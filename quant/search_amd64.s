@@ -33,23 +33,39 @@
 	VMOVD BX, X5; \
 	VPBROADCASTD X5, Y5
 
-// func qxLanesAVX2(x, ws, wx *float32, n int, isc *[8]float32, nmax int, lf *[32][8]float32, out *[2][8]float32)
-// Per lane k: levels l = clamp(nearest(isc[k]*x[i]), -nmax, nmax-1) into
-// lf[i][k], out[0][k] = sum of wx[i]*l, out[1][k] = sum of (ws[i]*l)*l.
-TEXT ·qxLanesAVX2(SB), NOSPLIT, $0-64
+// func qxLanesAVX2(x, ws, wx *float32, n int, cand *[8]int32, max float32, nmax int, lf *[32][8]float32, out *[2][8]float32)
+// Per lane k: iscale = -(nmax + 0.1*cand[k])/max, levels l = clamp(
+// nearest(iscale*x[i]), -nmax, nmax-1) into lf[i][k], out[0][k] = sum of
+// wx[i]*l, out[1][k] = sum of (ws[i]*l)*l.
+TEXT ·qxLanesAVX2(SB), NOSPLIT, $0-72
 	MOVQ x+0(FP), SI
 	MOVQ ws+8(FP), DI
 	MOVQ wx+16(FP), R8
 	MOVQ n+24(FP), CX
-	MOVQ isc+32(FP), R10
-	MOVQ nmax+40(FP), BX
-	MOVQ lf+48(FP), R9
-	MOVQ out+56(FP), R11
+	MOVQ cand+32(FP), R10
+	MOVQ nmax+48(FP), BX
+	MOVQ lf+56(FP), R9
+	MOVQ out+64(FP), R11
+	// iscale per lane.
+	VCVTDQ2PS (R10), Y0
+	MOVL $0x3dcccccd, DX // 0.1f
+	VMOVD DX, X1
+	VBROADCASTSS X1, Y1
+	VMULPS Y1, Y0, Y0
+	VMOVD BX, X1
+	VCVTDQ2PS X1, X1
+	VBROADCASTSS X1, Y1
+	VADDPS Y0, Y1, Y0
+	MOVL $0x80000000, DX
+	VMOVD DX, X1
+	VBROADCASTSS X1, Y1
+	VXORPS Y1, Y0, Y0
+	VBROADCASTSS max+40(FP), Y1
+	VDIVPS Y1, Y0, Y0
 	MOVQ BX, AX
 	NEGQ AX
 	DECQ BX
 	CONSTS
-	VMOVUPS (R10), Y0
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 qxloop:

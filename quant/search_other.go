@@ -4,8 +4,8 @@ package quant
 
 // Without assembly the scale searches use the Go lane kernels.
 
-func qxLanes(x, ws, wx []float32, nmax int, isc *[8]float32, lf *[32][8]float32, out *[2][8]float32) {
-	qxLanesGo(x, ws, wx, nmax, isc, lf, out)
+func qxLanes(x, ws, wx []float32, nmax int, cand *[8]int32, max float32, lf *[32][8]float32, out *[2][8]float32) {
+	qxLanesGo(x, ws, wx, nmax, cand, max, lf, out)
 }
 
 func qkxPass(xm, x, ws []float32, nmax, is int, rmin, rdelta, span, sumW, sumX float32, useMad bool, lf *[32][8]float32, out *[4][8]float32) {
