@@ -79,6 +79,18 @@
 	VPSLLD $24, Y3, Y3; \
 	VPSRAD $24, Y3, Y3
 
+// ADDCVT adds Y14 to Y0..Y3 and truncates them to int32 (cvttss2si's
+// INT_MIN for NaN and out-of-range values, like cvtt32).
+#define ADDCVT \
+	VADDPS Y14, Y0, Y0; \
+	VADDPS Y14, Y1, Y1; \
+	VADDPS Y14, Y2, Y2; \
+	VADDPS Y14, Y3, Y3; \
+	VCVTTPS2DQ Y0, Y0; \
+	VCVTTPS2DQ Y1, Y1; \
+	VCVTTPS2DQ Y2, Y2; \
+	VCVTTPS2DQ Y3, Y3
+
 // PACKNIBBLES stores qs[j] = (uint8)L[j] | (uint8)(L[j+16] << 4), j < 16,
 // for the levels in Y0..Y3 (unmasked, as the Q4 C code packs them).
 #define PACKNIBBLES(dst) \
@@ -323,14 +335,7 @@ symscale:
 	VMULPS 32(SI), Y13, Y1
 	VMULPS 64(SI), Y13, Y2
 	VMULPS 96(SI), Y13, Y3
-	VADDPS Y14, Y0, Y0
-	VADDPS Y14, Y1, Y1
-	VADDPS Y14, Y2, Y2
-	VADDPS Y14, Y3, Y3
-	VCVTTPS2DQ Y0, Y0
-	VCVTTPS2DQ Y1, Y1
-	VCVTTPS2DQ Y2, Y2
-	VCVTTPS2DQ Y3, Y3
+	ADDCVT
 	INT8S
 	MOVL $15, DX
 	MOVL $31, R9
@@ -460,14 +465,7 @@ minscale:
 	VMULPS Y13, Y1, Y1
 	VMULPS Y13, Y2, Y2
 	VMULPS Y13, Y3, Y3
-	VADDPS Y14, Y0, Y0
-	VADDPS Y14, Y1, Y1
-	VADDPS Y14, Y2, Y2
-	VADDPS Y14, Y3, Y3
-	VCVTTPS2DQ Y0, Y0
-	VCVTTPS2DQ Y1, Y1
-	VCVTTPS2DQ Y2, Y2
-	VCVTTPS2DQ Y3, Y3
+	ADDCVT
 	CMPQ R10, $4
 	JNE  min5
 	INT8S
