@@ -3,7 +3,7 @@ package vocabselect
 import (
 	"cmp"
 	"encoding/binary"
-	"hash/maphash"
+	"math/rand/v2"
 	"slices"
 )
 
@@ -17,7 +17,7 @@ import (
 // map[string][]int32 touched four (map slot, key, slice header, ids) and
 // made every entry two heap objects.
 type wordCache struct {
-	seed  maphash.Seed
+	seed  uint64
 	slots []uint64 // hash>>32 <<32 | entry offset+1; 0 marks a free slot
 	data  []byte   // entries: key length, id count (2 bytes each), key, ids (4 bytes each)
 	n     int
@@ -35,7 +35,8 @@ const (
 )
 
 func newWordCache() *wordCache {
-	return &wordCache{seed: maphash.MakeSeed(), slots: make([]uint64, minCacheSlots)}
+	// A random seed, so that no fixed set of words collides in every run.
+	return &wordCache{seed: 0xcbf29ce484222325 ^ rand.Uint64(), slots: make([]uint64, minCacheSlots)}
 }
 
 // entry returns the key and the ids (4 bytes each) of the entry at off.
@@ -45,13 +46,27 @@ func (c *wordCache) entry(off int) (key string, ids []byte) {
 	return string(e[4 : 4+kl]), e[4+kl : 4+kl+4*il]
 }
 
+// hash hashes a word: FNV-1a from a per-cache seed, then mixed so that the
+// low bits (the slot) and the high bits (kept in the slot) both depend on
+// every byte. Words are a few bytes long, where this inlined loop costs a
+// fraction of a call to maphash.
+func (c *wordCache) hash(word string) uint64 {
+	h := c.seed
+	for i := 0; i < len(word); i++ {
+		h = (h ^ uint64(word[i])) * 0x100000001b3
+	}
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
 // appendIDs appends the ids of word to out and reports whether the cache
 // had them.
 func (c *wordCache) appendIDs(out []int32, word string) ([]int32, bool) {
 	if len(word) == 0 || len(word) > maxCachedWord {
 		return out, false
 	}
-	h := maphash.String(c.seed, word)
+	h := c.hash(word)
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := c.slots[i]
@@ -62,13 +77,16 @@ func (c *wordCache) appendIDs(out []int32, word string) ([]int32, bool) {
 			continue
 		}
 		e := c.data[uint32(sl)-1:]
-		kl := int(binary.LittleEndian.Uint16(e))
-		if kl != len(word) || string(e[4:4+kl]) != word {
+		head := binary.LittleEndian.Uint32(e)
+		kl, il := int(head&0xFFFF), int(head>>16)
+		e = e[4:]
+		if kl != len(word) || string(e[:kl]) != word {
 			continue
 		}
-		ids := e[4+kl : 4+kl+4*int(binary.LittleEndian.Uint16(e[2:]))]
-		for k := 0; k+4 <= len(ids); k += 4 {
-			out = append(out, int32(binary.LittleEndian.Uint32(ids[k:])))
+		e = e[kl : kl+4*il]
+		for len(e) >= 4 {
+			out = append(out, int32(binary.LittleEndian.Uint32(e)))
+			e = e[4:]
 		}
 		return out, true
 	}
@@ -93,7 +111,7 @@ func (c *wordCache) put(word string, ids []int32) {
 	for _, id := range ids {
 		c.data = binary.LittleEndian.AppendUint32(c.data, uint32(id))
 	}
-	c.insert(maphash.String(c.seed, word), off)
+	c.insert(c.hash(word), off)
 	c.n++
 }
 
@@ -115,7 +133,7 @@ func (c *wordCache) grow() {
 		if sl != 0 {
 			off := int(uint32(sl)) - 1
 			key, _ := c.entry(off)
-			c.insert(maphash.String(c.seed, key), off)
+			c.insert(c.hash(key), off)
 		}
 	}
 }

@@ -31,15 +31,27 @@ func (t *cpText) decode(s string) {
 	}
 	cps, fl, off := t.cps[:n], t.fl[:n], t.off[:n+1]
 	tab := flagsTab()
+	ascii := (*[128]uint16)(tab[:128])
 	exact := true
 	j := 0
 	for i := 0; i < n; j++ {
-		off[j] = int32(i)
-		if b := s[i]; b < 0x80 {
-			cps[j], fl[j] = rune(b), tab[b]
-			i++
+		if s[i] < 0x80 {
+			// A run of ASCII, filled by a loop the compiler can see stays
+			// in bounds: most text is mostly ASCII.
+			e := i + 1
+			for e < n && s[e] < 0x80 {
+				e++
+			}
+			run := s[i:e]
+			c, f, o := cps[j:j+len(run)], fl[j:j+len(run)], off[j:j+len(run)]
+			for k := 0; k < len(run); k++ {
+				b := run[k]
+				c[k], f[k], o[k] = rune(b), ascii[b&0x7F], int32(i+k)
+			}
+			i, j = e, j+len(run)-1
 			continue
 		}
+		off[j] = int32(i)
 		c, k := decodeCpt(s, i)
 		// llama.cpp's decoder replaced or normalized the bytes when they
 		// do not spell c in the shortest form.
