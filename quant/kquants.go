@@ -436,17 +436,12 @@ func quantizeQ2KRef(y []byte, x []float32) {
 // requantizeQ2K recomputes the levels from the stored (rounded) scales.
 func requantizeQ2K(b []byte, x []float32, L []uint8) {
 	dAll, mAll := getF16(b[80:]), getF16(b[82:])
-	for j := 0; j < 16; j++ {
-		d := dAll * float32(b[j]&0xf)
-		if d == 0 {
-			continue
-		}
-		dm := mAll * float32(b[j]>>4)
-		for ii := 0; ii < 16; ii++ {
-			l := nearestInt((x[16*j+ii] + dm) / d)
-			L[16*j+ii] = uint8(max32i(0, min32i(3, l)))
-		}
+	var d, dm [16]float32
+	for j := range d {
+		d[j] = dAll * float32(b[j]&0xf)
+		dm[j] = mAll * float32(b[j]>>4)
 	}
+	requantize(x[:qkK], 16, d[:], dm[:], 0, 3, 0, L)
 }
 
 func quantizeQ2KImat(y []byte, x, qw []float32) {
@@ -529,8 +524,14 @@ func quantizeQ3KRef(y []byte, x []float32) {
 	for len(x) > 0 {
 		b := y[:110]
 		var maxScale, amax float32
+		for h := 0; h < 2; h++ {
+			if !q3Lanes(x[128*h:], L[128*h:], scales[8*h:]) {
+				for j := 8 * h; j < 8*h+8; j++ {
+					scales[j] = makeQ3Quants(4, x[16*j:], L[16*j:])
+				}
+			}
+		}
 		for j := 0; j < 16; j++ {
-			scales[j] = makeQ3Quants(4, x[16*j:], L[16*j:])
 			if s := abs32(scales[j]); s > amax {
 				amax, maxScale = s, scales[j]
 			}
@@ -558,30 +559,28 @@ func quantizeQ3KRef(y []byte, x []float32) {
 func finishQ3K(b []byte, x []float32, L []int8) {
 	s := b[96:108]
 	dAll := getF16(b[108:])
-	for j := 0; j < 16; j++ {
-		d := dAll * float32(q3KScale(s, j))
-		if d == 0 {
-			continue
-		}
-		for ii := 0; ii < 16; ii++ {
-			l := clampInt(int(nearestInt(x[16*j+ii]/d)), -4, 3)
-			L[16*j+ii] = int8(l + 4)
-		}
+	var d, zero [16]float32
+	for j := range d {
+		d[j] = dAll * float32(q3KScale(s, j))
 	}
+	var Lu [qkK]uint8 // the levels kept where d is 0, then the new ones
+	for i, l := range L[:qkK] {
+		Lu[i] = uint8(l)
+	}
+	requantize(x[:qkK], 16, d[:], zero[:], -4, 3, 4, Lu[:])
 	// Levels 0..7: bit 2 of element j goes to bit j/32 of hmask[j%32] (ggml
 	// tests L > 3 and subtracts 4), the low two bits to qs.
 	hmask := b[:32:32]
-	L = L[:qkK:qkK]
 	for m := range hmask {
 		var h uint8
 		for k := range 8 {
-			h |= uint8(L[m+32*k]) >> 2 & 1 << k
+			h |= Lu[m+32*k] >> 2 & 1 << k
 		}
 		hmask[m] = h
 	}
 	var U [qkK]uint8
-	for j, l := range L {
-		U[j] = uint8(l) & 3
+	for j, l := range Lu {
+		U[j] = l & 3
 	}
 	pack2bit(b[32:], U[:])
 }
@@ -680,18 +679,13 @@ func kScalesRef(b []byte, scales, mins *[8]float32, maxScale, maxMin float32) {
 // requantizeK4 recomputes levels 0..nmax from the stored Q4_K/Q5_K scales.
 func requantizeK4(b []byte, x []float32, L []uint8, nmax int32) {
 	dAll, mAll := getF16(b), getF16(b[2:])
-	for j := 0; j < 8; j++ {
+	var d, dm [8]float32
+	for j := range d {
 		sc, m := getScaleMinK4(j, b[4:16])
-		d := dAll * float32(sc)
-		if d == 0 {
-			continue
-		}
-		dm := mAll * float32(m)
-		for ii := 0; ii < 32; ii++ {
-			l := nearestInt((x[32*j+ii] + dm) / d)
-			L[32*j+ii] = uint8(max32i(0, min32i(nmax, l)))
-		}
+		d[j] = dAll * float32(sc)
+		dm[j] = mAll * float32(m)
 	}
+	requantize(x[:qkK], 32, d[:], dm[:], 0, nmax, 0, L)
 }
 
 // refWeightsK4 fills the reference K4/K5 weights av_x + |x| of one 32-group.
@@ -909,15 +903,17 @@ func quantizeQ6K(y []byte, x, qw []float32) {
 				sc[ib] = uint8(min(127, nearestInt(iscale*scales[ib])))
 			}
 			dAll := getF16(b[208:])
-			for j := 0; j < 16; j++ {
-				d := dAll * float32(int8(sc[j]))
-				if d == 0 {
-					continue
-				}
-				for ii := 0; ii < 16; ii++ {
-					l := clampInt(int(nearestInt(x[16*j+ii]/d)), -32, 31)
-					L[16*j+ii] = int8(l + 32)
-				}
+			var d, zero [16]float32
+			for j := range d {
+				d[j] = dAll * float32(int8(sc[j]))
+			}
+			var Lu [qkK]uint8 // the levels kept where d is 0, then the new ones
+			for i, l := range L {
+				Lu[i] = uint8(l)
+			}
+			requantize(x[:qkK], 16, d[:], zero[:], -32, 31, 32, Lu[:])
+			for i, l := range Lu {
+				L[i] = int8(l)
 			}
 			ql, qh := b[:128], b[128:192]
 			for j := 0; j < qkK; j += 128 {

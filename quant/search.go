@@ -126,3 +126,20 @@ func qkxMadsGo(x, ws []float32, sc, mn *[8]float32, lf *[32][8]float32, useMad b
 	}
 	out[0], out[1] = mad0, mad1
 }
+
+// requantizeGo is the K-quants' last step, the levels from the stored
+// scales: for each sub-block s of sub values whose d[s] is not 0, L =
+// MAX(lo, MIN(hi, nearest_int((x + add[s])/d[s]))) + off; the others keep
+// their levels. (The types without a min pass add 0: x+0 differs from x
+// only for -0, whose level is 0 either way.)
+func requantizeGo(x []float32, sub int, d, add []float32, lo, hi, off int32, L []uint8) {
+	for s, ds := range d {
+		if ds == 0 {
+			continue
+		}
+		a := add[s]
+		for i := s * sub; i < (s+1)*sub; i++ {
+			L[i] = uint8(max(lo, min(hi, nearestInt((x[i]+a)/ds))) + off)
+		}
+	}
+}

@@ -46,3 +46,49 @@ func qkxPass(xm, x, ws []float32, nmax, is int, rmin, rdelta, span, sumW, sumX f
 	}
 	qkxPassGo(xm, x, ws, nmax, is, rmin, rdelta, span, sumW, sumX, useMad, lf, out)
 }
+
+//go:noescape
+func q3LanesAVX2(xt *[16][8]float32, lf *[16][8]float32, out *[2][8]float32)
+
+// q3Lanes runs makeQ3Quants (nmax 4) on the eight sub-blocks of 16 in x
+// with AVX2, one per lane: their levels (offset by 4) into L and their
+// scales into scales. ok is false without AVX2.
+func q3Lanes(x []float32, L []int8, scales []float32) bool {
+	if !useAVX2 {
+		return false
+	}
+	x, L, scales = x[:128], L[:128], scales[:8]
+	var xt, lf [16][8]float32
+	for k := range 8 {
+		for i := range 16 {
+			xt[i][k] = x[16*k+i]
+		}
+	}
+	var out [2][8]float32
+	q3LanesAVX2(&xt, &lf, &out)
+	for k := range 8 {
+		if out[1][k] < groupMaxEps {
+			clear(L[16*k : 16*k+16])
+			scales[k] = 0
+			continue
+		}
+		for i := range 16 {
+			L[16*k+i] = int8(lf[i][k]) + 4
+		}
+		scales[k] = out[0][k]
+	}
+	return true
+}
+
+//go:noescape
+func requantAVX2(x *float32, nsub, sub int, d, add *float32, lo, hi, off int, L *uint8)
+
+// requantize is requantizeGo with AVX2 for sub-blocks of a multiple of 8.
+func requantize(x []float32, sub int, d, add []float32, lo, hi, off int32, L []uint8) {
+	n := len(d)
+	if !useAVX2 || sub%8 != 0 || n == 0 {
+		requantizeGo(x, sub, d, add, lo, hi, off, L)
+		return
+	}
+	requantAVX2(&x[:n*sub][0], n, sub, &d[0], &add[:n][0], int(lo), int(hi), int(off), &L[:n*sub][0])
+}
