@@ -174,10 +174,7 @@ func splitGPT2(t *cpText, a, b int, out []int) []int {
 			if cpt == ' ' {
 				pos++
 			}
-			for f2&flagLetter != 0 {
-				pos++
-				f2 = v.flags(pos)
-			}
+			pos = runOf(v.fl[:b], pos+1, flagLetter)
 			v.add(pos)
 			continue
 		}
@@ -212,6 +209,15 @@ func splitGPT2(t *cpText, a, b int, out []int) []int {
 	return v.out
 }
 
+// runOf returns the end of the run of code points from pos on that have
+// one of the flags (fl ends at the chunk's end).
+func runOf(fl []uint16, pos int, flags uint16) int {
+	for pos < len(fl) && fl[pos]&flags != 0 {
+		pos++
+	}
+	return pos
+}
+
 // llama3Style selects the variant of the llama3-family splitter.
 type llama3Style int
 
@@ -243,10 +249,7 @@ func splitLlama3(style llama3Style) splitPass {
 			// [^\r\n\p{L}\p{N}]?\p{L}+ (qwen35: [\p{L}\p{M}]+)
 			if !(cpt == '\r' || cpt == '\n' || f&flagNumber != 0) {
 				if f&word != 0 || v.flags(pos+1)&word != 0 {
-					pos++
-					for v.flags(pos)&word != 0 {
-						pos++
-					}
+					pos = runOf(v.fl[:b], pos+1, word)
 					v.add(pos)
 					continue
 				}
