@@ -21,6 +21,40 @@ type wordCache struct {
 	slots []uint64 // hash>>32 <<32 | entry offset+1; 0 marks a free slot
 	data  []byte   // entries: key length, id count (2 bytes each), key, ids (4 bytes each)
 	n     int
+	// short is a direct-mapped cache in front of the table for words of up
+	// to 8 bytes with one or two tokens, the bulk of a text's words ("the",
+	// " of", ","): their bytes are the key itself, so a hit costs no hash
+	// of the bytes, no probe and no comparison of strings.
+	short [shortWords]shortWord
+}
+
+const shortWords = 1 << 12
+
+type shortWord struct {
+	key uint64 // the word's bytes, first byte lowest
+	n   uint8  // the word's length, 0 for a free entry
+	nid uint8
+	ids [2]int32
+}
+
+// shortEntry packs a word of up to 8 bytes and returns its entry.
+func (c *wordCache) shortEntry(word string) (*shortWord, uint64) {
+	var k uint64
+	for i := 0; i < len(word); i++ {
+		k |= uint64(word[i]) << (8 * i)
+	}
+	h := (k ^ c.seed) * 0x9E3779B97F4A7C15
+	return &c.short[h>>(64-12)], k
+}
+
+// remember puts a word of up to 8 bytes with one or two ids in c.short.
+func (c *wordCache) remember(word string, ids []int32) {
+	if len(word) == 0 || len(word) > 8 || len(ids) == 0 || len(ids) > 2 {
+		return
+	}
+	e, k := c.shortEntry(word)
+	*e = shortWord{key: k, n: uint8(len(word)), nid: uint8(len(ids))}
+	copy(e.ids[:], ids)
 }
 
 // Bounds of one word cache. Words past maxCachedWord bytes (long runs of
@@ -66,6 +100,14 @@ func (c *wordCache) appendIDs(out []int32, word string) ([]int32, bool) {
 	if len(word) == 0 || len(word) > maxCachedWord {
 		return out, false
 	}
+	if len(word) <= 8 {
+		if e, k := c.shortEntry(word); e.key == k && int(e.n) == len(word) {
+			if e.nid == 1 {
+				return append(out, e.ids[0]), true
+			}
+			return append(out, e.ids[0], e.ids[1]), true
+		}
+	}
 	h := c.hash(word)
 	mask := uint64(len(c.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -84,10 +126,12 @@ func (c *wordCache) appendIDs(out []int32, word string) ([]int32, bool) {
 			continue
 		}
 		e = e[kl : kl+4*il]
+		n := len(out)
 		for len(e) >= 4 {
 			out = append(out, int32(binary.LittleEndian.Uint32(e)))
 			e = e[4:]
 		}
+		c.remember(word, out[n:])
 		return out, true
 	}
 }
@@ -113,6 +157,7 @@ func (c *wordCache) put(word string, ids []int32) {
 	}
 	c.insert(c.hash(word), off)
 	c.n++
+	c.remember(word, ids)
 }
 
 // insert puts the entry at off into the table under hash h.
@@ -141,6 +186,7 @@ func (c *wordCache) grow() {
 // reset empties the cache, keeping its memory.
 func (c *wordCache) reset() {
 	clear(c.slots)
+	clear(c.short[:])
 	c.data, c.n = c.data[:0], 0
 }
 
