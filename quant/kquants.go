@@ -158,7 +158,7 @@ func min32i(a, b int32) int32 { return min(a, b) }
 // The candidate scales are independent until the comparison of their
 // errors, so the lane kernels (search.go) evaluate several per pass; the
 // comparisons then run in ggml's order.
-func makeQkxQuants(n, nmax int, x, weights []float32, L, Laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
+func makeQkxQuants(n, nmax int, x, weights []float32, L []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
 	x, L = x[:n], L[:n]
 	// nil weights mean x^2; computed once (n is at most 32 in ggml's callers).
 	var wbuf [32]float32
@@ -388,7 +388,6 @@ func pack2bit(qs []byte, L []uint8) {
 
 func quantizeQ2KRef(y []byte, x []float32) {
 	var L [qkK]uint8
-	var Laux [16]uint8
 	var weights, mins, scales [16]float32
 	const q4scale = float32(15)
 	for len(x) > 0 {
@@ -398,7 +397,7 @@ func quantizeQ2KRef(y []byte, x []float32) {
 			for l := 0; l < 16; l++ {
 				weights[l] = abs32(x[16*j+l])
 			}
-			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weights[:], L[16*j:], Laux[:], -0.5, 0.1, 15, true)
+			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weights[:], L[16*j:], -0.5, 0.1, 15, true)
 			if scales[j] > maxScale {
 				maxScale = scales[j]
 			}
@@ -446,7 +445,6 @@ func requantizeQ2K(b []byte, x []float32, L []uint8) {
 
 func quantizeQ2KImat(y []byte, x, qw []float32) {
 	var L [qkK]uint8
-	var Laux [16]uint8
 	var mins, scales, sw, weight [16]float32
 	var Ls, Lm [16]uint8
 	for len(x) > 0 {
@@ -455,7 +453,7 @@ func quantizeQ2KImat(y []byte, x, qw []float32) {
 		for j := 0; j < 16; j++ {
 			iqWeights(weight[:], x[16*j:], qw[16*j:], sigma2)
 			sw[j] = sum32(weight[:])
-			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weight[:], L[16*j:], Laux[:], -0.9, 0.05, 36, false)
+			scales[j], mins[j] = makeQkxQuants(16, 3, x[16*j:], weight[:], L[16*j:], -0.9, 0.05, 36, false)
 		}
 		dm := makeQpQuants(16, 15, scales[:], Ls[:], sw[:])
 		mm := makeQpQuants(16, 15, mins[:], Lm[:], sw[:])
@@ -704,13 +702,12 @@ func refWeightsK4(weights []float32, xg []float32) {
 // packing: a (scale, min) fit per 32-group, their 6-bit codes, and the levels
 // 0..nmax recomputed from the stored scales.
 func kRefFits(b []byte, x []float32, L []uint8, nmax int, rmin float32, nstep int) {
-	var Laux [32]uint8
 	var weights [32]float32
 	var mins, scales [8]float32
 	var maxScale, maxMin float32
 	for j := 0; j < 8; j++ {
 		refWeightsK4(weights[:], x[32*j:])
-		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], Laux[:], rmin, 0.1, nstep, false)
+		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], rmin, 0.1, nstep, false)
 		if scales[j] > maxScale {
 			maxScale = scales[j]
 		}
@@ -744,7 +741,6 @@ func packQ4K(q []byte, L []uint8) {
 // scales search (make_qp_quants over the 8 scales and 8 mins), then packs
 // the codes. capCodes applies Q5_K's MIN(63, ...) that Q4_K lacks.
 func kImatFits(b []byte, x, qw []float32, L []uint8, nmax int, capCodes bool) {
-	var Laux [32]uint8
 	var weights [32]float32
 	var mins, scales, sw [8]float32
 	var ls, lm [8]uint8
@@ -752,7 +748,7 @@ func kImatFits(b []byte, x, qw []float32, L []uint8, nmax int, capCodes bool) {
 	for j := 0; j < 8; j++ {
 		iqWeights(weights[:], x[32*j:], qw[32*j:], sigma2)
 		sw[j] = sum32(weights[:])
-		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], Laux[:], -0.9, 0.05, 36, false)
+		scales[j], mins[j] = makeQkxQuants(32, nmax, x[32*j:], weights[:], L[32*j:], -0.9, 0.05, 36, false)
 	}
 	dBlock := makeQpQuants(8, 63, scales[:], ls[:], sw[:])
 	mBlock := makeQpQuants(8, 63, mins[:], lm[:], sw[:])

@@ -394,7 +394,7 @@ func legacyWeights(weight *[32]float32, xb, qw []float32, sigma2 float32) {
 func quantizeLegacyImat(y []byte, x, qw []float32, bits int, withMin bool) {
 	sigma2 := rowSigma2(x)
 	var weight [32]float32
-	var L, Laux [32]uint8
+	var L [32]uint8
 	var Ls [32]int8
 	off := 2
 	if withMin {
@@ -405,7 +405,7 @@ func quantizeLegacyImat(y []byte, x, qw []float32, bits int, withMin bool) {
 		xb := x[:32]
 		legacyWeights(&weight, xb, qw, sigma2)
 		if withMin {
-			d, min := makeQkxQuants(32, 1<<bits-1, xb, weight[:], L[:], Laux[:], -0.9, 0.05, 36, false)
+			d, min := makeQkxQuants(32, 1<<bits-1, xb, weight[:], L[:], -0.9, 0.05, 36, false)
 			putF16(y, d)
 			putF16(y[2:], -min)
 		} else {
