@@ -180,8 +180,8 @@ func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 		s.word = appendEscaped(s.word[:0], frag, prefix)
 		return s.mergeSPM(s.word, out)
 	}
-	text := frag
-	if !utf8.ValidString(frag) {
+	text, valid := frag, utf8.ValidString(frag)
+	if !valid {
 		text = string(appendEscaped(s.word[:0], frag, false))
 	}
 	start, prevSpace, prevNL := 0, false, false
@@ -197,9 +197,22 @@ func (s *session) encodeSPM(frag string, prefix bool, out []int32) []int32 {
 		}
 		prevSpace, prevNL = space, nl
 		off += n
+		if valid && !space && !nl {
+			// The characters up to the next space, "▁" or line break cut
+			// nothing and leave prevSpace and prevNL false. In valid UTF-8
+			// these bytes never occur inside a character, so the scan can
+			// skip bytes rather than step through characters.
+			for off < len(text) && !spmStop[text[off]] {
+				off++
+			}
+		}
 	}
 	return s.spmWord(text[start:], prefix && start == 0, out)
 }
+
+// spmStop marks the bytes encodeSPM stops at: a space, the first byte of
+// "▁" and a line break.
+var spmStop = [256]bool{' ': true, 0xE2: true, '\n': true}
 
 // spmWord merges one word (with the leading "▁" of add_space_prefix when
 // prefix is set), through the cache. The cache maps a word to the tokens of
