@@ -249,7 +249,7 @@ func q8Scale(b []byte, xb []float32) (d, id float32) {
 
 func quantizeQ8_0Ref(y []byte, x []float32) {
 	for len(x) >= 32 && len(y) >= 34 {
-		if n := q8_0Blocks(y, x); n > 0 {
+		if n := q8Blocks(y, x, false); n > 0 {
 			y, x = y[34*n:], x[32*n:]
 			continue
 		}
@@ -284,6 +284,10 @@ func dequantizeQ8_0(y []float32, x []byte) {
 
 func quantizeQ8_1Ref(y []byte, x []float32) {
 	for len(x) > 0 {
+		if n := q8Blocks(y, x, true); n > 0 {
+			y, x = y[36*n:], x[32*n:]
+			continue
+		}
 		b, xb := y[:36], x[:32]
 		d, id := q8Scale(b, xb)
 		sum := 0

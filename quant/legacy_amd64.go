@@ -3,7 +3,7 @@
 package quant
 
 //go:noescape
-func q8_0BlocksAVX2(y *byte, x *float32, nb int) int
+func q8BlocksAVX2(y *byte, x *float32, nb int, q81 bool) int
 
 //go:noescape
 func symBlocksAVX2(y *byte, x *float32, nb int, bits int)
@@ -22,9 +22,18 @@ func avx2Blocks(y []byte, x []float32, blockLen, blockBytes int, run func(y *byt
 	return run(&y[0], &x[0], nb)
 }
 
-// q8_0Blocks quantizes leading whole Q8_0 blocks of x into y with the AVX2
-// kernel and returns how many; it stops before a block holding a NaN.
-func q8_0Blocks(y []byte, x []float32) int { return avx2Blocks(y, x, 32, 34, q8_0BlocksAVX2) }
+// q8Blocks quantizes leading whole Q8_0 (q81 false) or Q8_1 blocks of x
+// into y with the AVX2 kernel and returns how many; it stops before a block
+// holding a NaN.
+func q8Blocks(y []byte, x []float32, q81 bool) int {
+	bytes := 34
+	if q81 {
+		bytes = 36
+	}
+	return avx2Blocks(y, x, 32, bytes, func(y *byte, x *float32, nb int) int {
+		return q8BlocksAVX2(y, x, nb, q81)
+	})
+}
 
 // symBlocks quantizes every whole Q4_0 (bits 4) or Q5_0 (bits 5) block of
 // x into y with the AVX2 kernel and returns how many.

@@ -9,8 +9,7 @@
 // FP16 converts the float32 in X0 to ggml's half bits in AX (the FP16
 // library algorithm of ggml_compute_fp32_to_fp16, which ggml-base uses):
 // |f|*2^112*2^-110 plus 2^(max(exp, -14)+13) rounds to ten mantissa bits.
-// It does not handle NaN (the callers' scales are never NaN). Clobbers
-// DX, R8, R13, X13, X14.
+// NaN becomes 0x7e00 with its sign. Clobbers DX, R8, R13, X13, X14.
 #define FP16 \
 	VMOVD X0, R13; \
 	MOVL R13, DX; \
@@ -37,6 +36,11 @@
 	ANDL $0x7c00, AX; \
 	ANDL $0x0fff, DX; \
 	ADDL DX, AX; \
+	MOVL R13, DX; \
+	ANDL $0x7fffffff, DX; \
+	MOVL $0x7e00, R8; \
+	CMPL DX, $0x7f800000; \
+	CMOVLHI R8, AX; \
 	SHRL $16, R13; \
 	ANDL $0x8000, R13; \
 	ORL R13, AX
@@ -157,14 +161,16 @@
 	LEAQ packperm<>(SB), DX; \
 	VMOVDQU (DX), Y12
 
-// func q8_0BlocksAVX2(y *byte, x *float32, nb int) int
-// quantize_row_q8_0_ref over nb blocks; it stops before the first block
-// holding a NaN (where C's MAX order matters) and returns how many blocks
-// it did.
-TEXT ·q8_0BlocksAVX2(SB), NOSPLIT, $0-32
+// func q8BlocksAVX2(y *byte, x *float32, nb int, q81 bool) int
+// quantize_row_q8_0_ref (q81 false) or quantize_row_q8_1_ref (q81 true,
+// which also stores s = sum of the levels times d) over nb blocks; it stops
+// before the first block holding a NaN (where C's MAX order matters) and
+// returns how many blocks it did.
+TEXT ·q8BlocksAVX2(SB), NOSPLIT, $0-40
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ nb+16(FP), CX
+	MOVBLZX q81+24(FP), R10
 	XORQ R11, R11
 	BLOCKCONSTS
 q8block:
@@ -202,9 +208,14 @@ q8block:
 	VMOVD DX, X1
 	VDIVSS X0, X1, X2
 q8zero:
+	VMOVD X0, R9 // d, for Q8_1's s
 	FP16
 	MOVW AX, (DI)
 	ADDQ $2, DI
+	TESTQ R10, R10
+	JZ   q8noS
+	ADDQ $2, DI
+q8noS:
 	VBROADCASTSS X2, Y13
 	// roundf(v*id) as add-and-truncate: p + copysign(0.49999997, p).
 	MOVL $0x3effffff, DX
@@ -235,6 +246,36 @@ q8zero:
 	VCVTTPS2DQ Y1, Y1
 	VCVTTPS2DQ Y2, Y2
 	VCVTTPS2DQ Y3, Y3
+	TESTQ R10, R10
+	JZ   q8pack
+	// Q8_1: s = (sum of the int8 levels) * d, at -2(DI).
+	VPSLLD $24, Y0, Y4
+	VPSRAD $24, Y4, Y4
+	VPSLLD $24, Y1, Y5
+	VPSRAD $24, Y5, Y5
+	VPADDD Y5, Y4, Y4
+	VPSLLD $24, Y2, Y5
+	VPSRAD $24, Y5, Y5
+	VPADDD Y5, Y4, Y4
+	VPSLLD $24, Y3, Y5
+	VPSRAD $24, Y5, Y5
+	VPADDD Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD X5, X4, X4
+	VPSHUFD $0x4e, X4, X5
+	VPADDD X5, X4, X4
+	VPSHUFD $0xb1, X4, X5
+	VPADDD X5, X4, X4
+	VCVTDQ2PS X4, X4
+	VMOVD R9, X5
+	VMULSS X5, X4, X4
+	VMOVAPS X4, X5
+	VMOVAPS Y0, Y6
+	VMOVAPS X5, X0
+	FP16
+	VMOVAPS Y6, Y0
+	MOVW AX, -2(DI)
+q8pack:
 	VPAND Y10, Y0, Y0
 	VPAND Y10, Y1, Y1
 	VPAND Y10, Y2, Y2
@@ -246,7 +287,7 @@ q8zero:
 	JMP  q8block
 q8done:
 	VZEROUPPER
-	MOVQ R11, ret+24(FP)
+	MOVQ R11, ret+32(FP)
 	RET
 
 // func symBlocksAVX2(y *byte, x *float32, nb int, bits int)

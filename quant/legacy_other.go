@@ -4,7 +4,7 @@ package quant
 
 // Without assembly every block takes the Go path.
 
-func q8_0Blocks(y []byte, x []float32) int { return 0 }
+func q8Blocks(y []byte, x []float32, q81 bool) int { return 0 }
 
 func symBlocks(y []byte, x []float32, bits int) int { return 0 }
 
