@@ -101,16 +101,22 @@ func (m *merger) mergeScan(syms []mergeSym) {
 	}
 }
 
-// heapItem is a candidate merge; stale ones are skipped when popped.
+// heapItem is a candidate merge; stale ones are skipped when popped. Its
+// key is rank<<32 | left, so that one comparison orders by rank, then
+// leftmost.
 type heapItem struct {
-	rank, left, sym int32
+	key uint64
+	sym int32
 }
+
+func (it heapItem) rank() int32 { return int32(it.key >> 32) }
+func (it heapItem) left() int32 { return int32(uint32(it.key)) }
 
 func (m *merger) mergeHeap(syms []mergeSym) {
 	h := m.heap[:0]
 	push := func(i int32) {
 		if i >= 0 && syms[i].rank != noMerge {
-			h = heapPush(h, heapItem{syms[i].rank, i, syms[i].sym})
+			h = heapPush(h, heapItem{uint64(syms[i].rank)<<32 | uint64(i), syms[i].sym})
 		}
 	}
 	for i := range syms {
@@ -119,26 +125,25 @@ func (m *merger) mergeHeap(syms []mergeSym) {
 	for len(h) > 0 {
 		var it heapItem
 		it, h = heapPop(h)
-		sy := &syms[it.left]
+		left := it.left()
+		sy := &syms[left]
 		// Valid only if the left symbol is alive and unchanged and still has
 		// a merge of the same rank with its neighbour. Where ranks are not
 		// unique (SentencePiece scores), a stale item of the same rank and
 		// left symbol stands for the current pair, whose item has the same
 		// place in the heap: the merge applied is the current one either way.
-		if sy.next == deadSym || sy.sym != it.sym || sy.rank != it.rank {
+		if sy.next == deadSym || sy.sym != it.sym || sy.rank != it.rank() {
 			continue
 		}
-		m.apply(syms, it.left)
+		m.apply(syms, left)
 		push(sy.prev)
-		push(it.left)
+		push(left)
 	}
 	m.heap = h
 }
 
 // heapLess orders candidate merges: lower rank first, then leftmost.
-func heapLess(a, b heapItem) bool {
-	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
-}
+func heapLess(a, b heapItem) bool { return a.key < b.key }
 
 // heapPush and heapPop keep h a binary heap whose first element pops first.
 func heapPush(h []heapItem, it heapItem) []heapItem {
@@ -160,22 +165,27 @@ func heapPop(h []heapItem) (heapItem, []heapItem) {
 	last := len(h) - 1
 	h[0] = h[last]
 	h = h[:last]
-	for i := 0; ; {
+	siftDown(h, 0)
+	return top, h
+}
+
+// siftDown moves h[i] down to its place below.
+func siftDown(h []heapItem, i int) {
+	for {
 		l := 2*i + 1
 		if l >= len(h) {
-			break
+			return
 		}
 		c := l
 		if r := l + 1; r < len(h) && heapLess(h[r], h[l]) {
 			c = r
 		}
 		if !heapLess(h[c], h[i]) {
-			break
+			return
 		}
 		h[i], h[c] = h[c], h[i]
 		i = c
 	}
-	return top, h
 }
 
 // symEnd returns where the text of alive symbol i ends in a word of n bytes.
