@@ -403,20 +403,21 @@ var (
 // set them, marks them control, builds the end-of-generation set and applies
 // llama.cpp's per-vocabulary fixes. llama.cpp walks an unordered_map here, so
 // when several names match it takes whichever its hash order meets first;
-// libstdc++ meets recently inserted (higher) ids first, so ids are scanned
-// from the top down to pick the same one.
+// libstdc++ meets recently inserted (higher) ids first, so the highest id
+// whose text is one of the names is the one picked.
 func (t *Tokenizer) detectSpecials() {
 	markControl := func(id int32) { t.attrs[id] |= attrControl }
 	find := func(id *int32, names []string) {
 		if *id >= 0 {
 			return
 		}
-		for i := int32(len(t.tokens)) - 1; i >= 0; i-- {
-			if contains(names, t.tokens[i]) {
+		for _, w := range names {
+			if i, ok := t.toID[w]; ok && i > *id {
 				*id = i
-				markControl(i)
-				return
 			}
+		}
+		if *id >= 0 {
+			markControl(*id)
 		}
 	}
 	find(&t.eot, eotNames)
@@ -435,12 +436,14 @@ func (t *Tokenizer) detectSpecials() {
 			t.eog[id] = true
 		}
 	}
-	for i, w := range t.tokens {
-		if contains(eogNames, w) {
-			t.eog[int32(i)] = true
-			markControl(int32(i))
+	for _, w := range eogNames {
+		if i, ok := t.toID[w]; ok {
+			t.eog[i] = true
+			markControl(i)
 		}
-		if contains(renderedAs, w) {
+	}
+	for _, w := range renderedAs {
+		if i, ok := t.toID[w]; ok {
 			t.attrs[i] = attrUserDefined
 		}
 	}
@@ -464,15 +467,6 @@ func (t *Tokenizer) detectSpecials() {
 			t.attrs[s] = attrNormal
 		}
 	}
-}
-
-func contains(list []string, w string) bool {
-	for _, x := range list {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // buildCaches builds the special-token cache (longest text first) and the
