@@ -87,8 +87,13 @@ func (s *session) encode(out []int32, text string, addSpecial, parseSpecial, con
 		if addSpecial && t.addEOS {
 			out = append(out, t.eos)
 		}
-	case kindBPE:
-		if addSpecial && t.addBOS {
+	default:
+		// BPE adds BOS and EOS as its flags say, WordPiece BOS and SEP.
+		enc, first, last, end := s.encodeBPE, addSpecial && t.addBOS, addSpecial && t.addEOS, t.eos
+		if t.kind == kindWPM {
+			enc, first, last, end = s.encodeWPM, addSpecial, addSpecial, t.sep
+		}
+		if first {
 			out = append(out, t.bos)
 		}
 		for _, f := range s.frags {
@@ -98,30 +103,12 @@ func (s *session) encode(out []int32, text string, addSpecial, parseSpecial, con
 			}
 			for frag := text[f.start:f.end]; frag != ""; {
 				n := t.blockEnd(frag)
-				out = s.encodeBPE(frag[:n], out)
+				out = enc(frag[:n], out)
 				frag = frag[n:]
 			}
 		}
-		if addSpecial && t.addEOS {
-			out = append(out, t.eos)
-		}
-	case kindWPM:
-		if addSpecial {
-			out = append(out, t.bos)
-		}
-		for _, f := range s.frags {
-			if f.id >= 0 {
-				out = append(out, f.id)
-				continue
-			}
-			for frag := text[f.start:f.end]; frag != ""; {
-				n := t.blockEnd(frag)
-				out = s.encodeWPM(frag[:n], out)
-				frag = frag[n:]
-			}
-		}
-		if addSpecial {
-			out = append(out, t.sep)
+		if last {
+			out = append(out, end)
 		}
 	}
 	return out

@@ -118,8 +118,16 @@ model asks for it (--no-bos: never); special tokens written in the text are reco
 					b = append(b, '\n')
 				}
 			default:
+				// llama-tokenize's "%6d -> '%s'", without fmt: on a multi-MB
+				// text formatting each line took as long as tokenizing.
+				var num [12]byte
 				for _, id := range ids {
-					b = fmt.Appendf(b, "%6d -> '%s'\n", id, tok.TokenToPiece(id, true))
+					d := strconv.AppendInt(num[:0], int64(id), 10)
+					for k := len(d); k < 6; k++ {
+						b = append(b, ' ')
+					}
+					b = append(append(b, d...), " -> '"...)
+					b = append(append(b, tok.TokenToPiece(id, true)...), "'\n"...)
 				}
 			}
 			_, err = stdout.Write(b)
