@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/split"
 )
 
 // Matrix is a weight matrix used in place: Rows rows of Cols elements of
@@ -85,8 +83,6 @@ type tensorSet struct {
 	used map[string]bool
 }
 
-var splitName = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
-
 // Open loads the model in the GGUF file at path. Split models (llama.cpp's
 // gguf-split: NAME-00001-of-0000N.gguf) are opened from their first file,
 // the others are found next to it.
@@ -116,15 +112,15 @@ func (m *Model) addSplits(path string, first *gguf.Reader, n int, ts *tensorSet)
 	if no, _ := first.Metadata.Uint(gguf.KeySplitNo); no != 0 {
 		return fmt.Errorf("%s is split %d of %d: open the first split", path, no+1, n)
 	}
-	match := splitName.FindStringSubmatch(filepath.Base(path))
-	if match == nil {
+	prefix, _, c, ok := split.ParseName(path)
+	if !ok {
 		return fmt.Errorf("%s says it is split in %d files but its name is not PREFIX-00001-of-%05d.gguf", path, n, n)
 	}
-	if c, _ := strconv.Atoi(match[3]); c != n {
+	if c != n {
 		return fmt.Errorf("%s: name says %d splits, metadata says %d", path, c, n)
 	}
 	for i := 2; i <= n; i++ {
-		p := filepath.Join(filepath.Dir(path), fmt.Sprintf("%s-%05d-of-%05d.gguf", match[1], i, n))
+		p := split.Name(prefix, i-1, n)
 		r, err := m.addFile(p, ts)
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
 
 // writePruned writes a copy of the GGUF at src whose head keeps only the
@@ -18,16 +19,7 @@ import (
 // head pruning writes them; token_embd stays complete.
 func writePruned(t testing.TB, src string, ids []int32) string {
 	t.Helper()
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testfiles.Reader(t, src)
 	var infos []gguf.TensorInfo
 	var datas [][]byte
 	for i, ti := range r.Tensors {

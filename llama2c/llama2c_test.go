@@ -12,31 +12,18 @@ import (
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
-
-func openFile(t *testing.T, path string) (*os.File, int64) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, st.Size()
-}
 
 // convertStories converts stories260K.bin + tok512.bin into a temp file.
 func convertStories(t *testing.T) string {
 	t.Helper()
-	f, size := openFile(t, shared.Path(t, "models", "stories260K.bin"))
+	f, size := testfiles.Open(t, shared.Path(t, "models", "stories260K.bin"))
 	ck, err := Open(f, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf, tsize := openFile(t, shared.Path(t, "models", "tok512.bin"))
+	tf, tsize := testfiles.Open(t, shared.Path(t, "models", "tok512.bin"))
 	tok, err := ReadTokenizer(tf, tsize, ck.Vocab)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +43,7 @@ func convertStories(t *testing.T) string {
 }
 
 func readGGUF(t *testing.T, path string) *gguf.Reader {
-	f, size := openFile(t, path)
+	f, size := testfiles.Open(t, path)
 	r, err := gguf.NewReader(f, size)
 	if err != nil {
 		t.Fatal(err)

@@ -5,31 +5,18 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
 
 func openGGUF(t *testing.T, rel ...string) *gguf.Reader {
 	t.Helper()
-	f, err := os.Open(shared.Path(t, rel...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return testfiles.Reader(t, shared.Path(t, rel...))
 }
 
 func tensorBytes(t *testing.T, r *gguf.Reader, i int) []byte {

@@ -13,6 +13,7 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
 	"github.com/ggufkit/gguf/internal/synthetic"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
 
 // TestRunStory is the issue's done criterion: the greedy story of
@@ -205,16 +206,7 @@ var peakRSS = regexp.MustCompile(`peak RSS ([0-9.]+) (KiB|MiB|GiB)`)
 
 // tensorBytes is the size of a GGUF file's tensor data.
 func tensorBytes(t *testing.T, path string) int64 {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testfiles.Reader(t, path)
 	var n int64
 	for i := range r.Tensors {
 		n += r.Tensors[i].Size()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/internal/testfiles"
 )
 
 func readmeSums(t testing.TB) map[string]FileSum {
@@ -71,16 +72,7 @@ func TestHeaderMatchesDump(t *testing.T) {
 	if err := WriteFile(path, Dense256, shared.Path(t, "models", "stories260K-f32.gguf")); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testfiles.Reader(t, path)
 	dump, err := os.ReadFile(shared.Path(t, "refdata", "synthetic", "gguf-dumps", "syn-dense-256-F32.gguf-dump.txt"))
 	if err != nil {
 		t.Fatal(err)
