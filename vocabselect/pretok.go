@@ -373,11 +373,22 @@ func punctPlus(extra string) classFunc {
 }
 
 // rangeClass is a bracket expression of code point ranges matched by a
-// wide regex (no categories), as pairs lo, hi.
+// wide regex (no categories), as pairs lo, hi. The BMP is looked up in a
+// bitset built here: DeepSeek's letter class has some 150 ranges, and
+// scanning them for every CJK character was most of the tokenizing time.
 func rangeClass(r ...rune) classFunc {
+	var bmp [0x10000 / 64]uint64
+	for i := 0; i < len(r); i += 2 {
+		for c := r[i]; c <= r[i+1] && c < 0x10000; c++ {
+			bmp[c/64] |= 1 << (c % 64)
+		}
+	}
 	return func(c rune, f uint16) bool {
 		if c >= 0x80 && f&flagWhitespace != 0 {
 			return false // the wide path replaces these with \v first
+		}
+		if c < 0x10000 {
+			return c >= 0 && bmp[c/64]&(1<<(c%64)) != 0
 		}
 		for i := 0; i < len(r); i += 2 {
 			if c >= r[i] && c <= r[i+1] {
@@ -497,7 +508,10 @@ var cjk = rangeClass(0x4E00, 0x9FA5, 0x0800, 0x4E00, 0xAC00, 0xD7FF)
 
 // deepseekLetters is the cased-letter class of deepseek-llm's
 // \s?[A-Za-zµÀ-ÖØ-öø-ƺ...]+ (Unicode's Lu, Ll and Lt as DeepSeek listed them).
-var deepseekLetters = rangeClass(
+var deepseekLetters = rangeClass(deepseekLetterRanges...)
+
+// deepseekLetterRanges are the ranges of deepseekLetters, as pairs lo, hi.
+var deepseekLetterRanges = []rune{
 	0x41, 0x5A, 0x61, 0x7A, 0xB5, 0xB5, 0xC0, 0xD6, 0xD8, 0xF6, 0xF8, 0x1BA, 0x1BC, 0x1BF, 0x1C4, 0x293,
 	0x295, 0x2AF, 0x370, 0x373, 0x376, 0x377, 0x37B, 0x37D, 0x37F, 0x37F, 0x386, 0x386, 0x388, 0x38A,
 	0x38C, 0x38C, 0x38E, 0x3A1, 0x3A3, 0x3F5, 0x3F7, 0x481, 0x48A, 0x52F, 0x531, 0x556, 0x10A0, 0x10C5,
@@ -512,7 +526,7 @@ var deepseekLetters = rangeClass(
 	0xA771, 0xA787, 0xA78B, 0xA78E, 0xAB70, 0xABBF, 0xFB00, 0xFB06, 0xFB13, 0xFB17, 0xFF21, 0xFF3A,
 	0xFF41, 0xFF5A, 0x10400, 0x1044F, 0x104B0, 0x104D3, 0x104D8, 0x104FB, 0x10C80, 0x10CB2, 0x10CC0,
 	0x10CF2, 0x118A0, 0x118DF, 0x1E900, 0x1E943,
-)
+}
 
 // deepseekPunct is [!-/:-~！-／：-～‘-‟　-。] of deepseek-llm.
 var deepseekPunct = rangeClass(0x21, 0x2F, 0x3A, 0x7E, 0xFF01, 0xFF0F, 0xFF1A, 0xFF5E, 0x2018, 0x201F, 0x3000, 0x3002)

@@ -102,3 +102,24 @@ func TestUnicodeFlags(t *testing.T) {
 		t.Fatal("NFD first code point")
 	}
 }
+
+// TestRangeClass checks the bitset of rangeClass against the ranges it is
+// built from, for every code point, with DeepSeek's letter class and a
+// class reaching past the BMP; whitespace past ASCII is never in a class.
+func TestRangeClass(t *testing.T) {
+	for _, ranges := range [][]rune{deepseekLetterRanges, {0x41, 0x5A, 0xFFF0, 0x10010, 0x1E900, 0x1E943}} {
+		class := rangeClass(ranges...)
+		for c := rune(0); c < maxCodepoint; c++ {
+			want := false
+			for i := 0; i < len(ranges); i += 2 {
+				want = want || (c >= ranges[i] && c <= ranges[i+1])
+			}
+			if got := class(c, cptFlags(c)&^flagWhitespace); got != want {
+				t.Fatalf("U+%04X: got %v, want %v", c, got, want)
+			}
+		}
+		if class(0x3000, flagWhitespace|flagSeparator) {
+			t.Fatal("U+3000 (whitespace) is in a range class")
+		}
+	}
+}
