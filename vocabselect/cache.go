@@ -71,6 +71,7 @@ const (
 	maxCacheArena = 32 << 20
 	maxCachedWord = 1 << 10
 )
+
 func newWordCache() *wordCache {
 	// A random seed, so that no fixed set of words collides in every run.
 	return &wordCache{seed: 0xcbf29ce484222325 ^ rand.Uint64(), slots: make([]uint64, minCacheSlots)}
