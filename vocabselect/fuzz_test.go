@@ -185,16 +185,9 @@ func TestSPMWordsEqualsWhole(t *testing.T) {
 // seams). The excerpts end inside UTF-8 sequences, so a broken sequence
 // comes right before some line breaks.
 func TestBlocksEqualWhole(t *testing.T) {
-	var text []byte
-	for _, c := range []string{"en/war-and-peace.txt", "ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt",
-		"ja/aozora-soseki-kenji-4-works.txt", "ar/un-v1.0-dev+test.ar.txt", "de/german-classics-7-books.txt"} {
-		data, err := os.ReadFile(shared.Path(t, "corpus", c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = append(text, data[:40<<10]...)
-		text = append(text, '\n')
-	}
+	text := corpusExcerpts(t, 40<<10, "\n", "en/war-and-peace.txt", "ru/anna-karenina-excerpt.txt",
+		"zh/hongloumeng-excerpt.txt", "ja/aozora-soseki-kenji-4-works.txt", "ar/un-v1.0-dev+test.ar.txt",
+		"de/german-classics-7-books.txt")
 	toks := map[string]*Tokenizer{}
 	for _, name := range []string{"llama-spm", "phi-3", "gpt-2", "deepseek-llm", "deepseek-coder", "falcon", "starcoder", "mpt", "refact", "bert-bge"} {
 		toks[name] = loadVocab(t, name)
@@ -236,16 +229,9 @@ func TestBlocksEqualWhole(t *testing.T) {
 // whitespace, accents and control characters mixed in.
 func TestWPMChunksEqualWhole(t *testing.T) {
 	tok := loadVocab(t, "bert-bge")
-	var text []byte
-	for _, c := range []string{"en/war-and-peace.txt", "ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt",
-		"fr/les-miserables-tome4-fr.txt", "ar/un-v1.0-dev+test.ar.txt", "de/german-classics-7-books.txt"} {
-		data, err := os.ReadFile(shared.Path(t, "corpus", c))
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = append(text, data[:20<<10]...)
-		text = append(text, "\u00a0e\u0301\u3000x\x00y\u200bz\t"...)
-	}
+	text := corpusExcerpts(t, 20<<10, "\u00a0e\u0301\u3000x\x00y\u200bz\t", "en/war-and-peace.txt",
+		"ru/anna-karenina-excerpt.txt", "zh/hongloumeng-excerpt.txt", "fr/les-miserables-tome4-fr.txt",
+		"ar/un-v1.0-dev+test.ar.txt", "de/german-classics-7-books.txt")
 	s := tok.getSession()
 	whole := s.wpmChunk(string(text), nil)
 	tok.sessions.Put(s)
@@ -279,4 +265,19 @@ func FuzzWPMLongest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// corpusExcerpts concatenates the first size bytes of each shared corpus
+// file, each followed by sep.
+func corpusExcerpts(t *testing.T, size int, sep string, files ...string) []byte {
+	t.Helper()
+	var text []byte
+	for _, c := range files {
+		data, err := os.ReadFile(shared.Path(t, "corpus", c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(append(text, data[:min(size, len(data))]...), sep...)
+	}
+	return text
 }
