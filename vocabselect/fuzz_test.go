@@ -49,26 +49,36 @@ func FuzzPreTokenizers(f *testing.F) {
 var (
 	fuzzOnce  sync.Once
 	fuzzToks  map[string]*Tokenizer
+	fuzzPlain map[string]*Tokenizer
 	fuzzError error
 )
 
-func fuzzTokenizers(tb testing.TB) map[string]*Tokenizer {
+// fuzzTokenizers returns the vocabularies the fuzz targets use, cutting
+// texts into blocks from 32 bytes on, and (plain) the same vocabularies
+// without blocks or SentencePiece word cuts.
+func fuzzTokenizers(tb testing.TB) (toks, plain map[string]*Tokenizer) {
 	dir := shared.Dir(tb)
 	fuzzOnce.Do(func() {
-		fuzzToks = map[string]*Tokenizer{}
+		fuzzToks, fuzzPlain = map[string]*Tokenizer{}, map[string]*Tokenizer{}
 		for _, n := range []string{"llama-spm", "gpt-2", "deepseek-coder", "deepseek-llm", "falcon", "bert-bge", "phi-3"} {
-			tok, err := Load(context.Background(), dir+"/models/vocab/ggml-vocab-"+n+".gguf")
-			if err != nil {
-				fuzzError = err
-				return
+			for _, m := range []map[string]*Tokenizer{fuzzToks, fuzzPlain} {
+				tok, err := Load(context.Background(), dir+"/models/vocab/ggml-vocab-"+n+".gguf")
+				if err != nil {
+					fuzzError = err
+					return
+				}
+				m[n] = tok
 			}
-			fuzzToks[n] = tok
+			fuzzToks[n].block, fuzzPlain[n].block = 16, 0
+			if fuzzPlain[n].kind == kindSPM {
+				fuzzPlain[n].spmModel().cuts = 0
+			}
 		}
 	})
 	if fuzzError != nil {
 		tb.Fatal(fuzzError)
 	}
-	return fuzzToks
+	return fuzzToks, fuzzPlain
 }
 
 // hasSpecialText reports whether s contains the text of a control token,
@@ -95,7 +105,8 @@ func FuzzEncode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for name, tok := range fuzzTokenizers(t) {
+		toks, _ := fuzzTokenizers(t)
+		for name, tok := range toks {
 			ids := tok.Encode(s, true, true)
 			for _, id := range ids {
 				if !tok.valid(id) {
@@ -122,6 +133,38 @@ func FuzzEncode(f *testing.F) {
 	})
 }
 
+// FuzzFastPaths checks that what only makes tokenizing faster changes no
+// token on any input: blocks, SentencePiece's word cuts, WordPiece's chunks
+// and the word caches (warm from earlier inputs) against tokenizing each
+// fragment whole.
+func FuzzFastPaths(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Add("Hello world\nThe end. \xe3 \xe3a bc\n\nNext line\n  more text here")
+	f.Fuzz(func(t *testing.T, s string) {
+		toks, plain := fuzzTokenizers(t)
+		for name, tok := range toks {
+			got := tok.Encode(s, true, true)
+			var want []int32
+			if tok.kind == kindWPM {
+				if hasSpecialText(tok, s) {
+					continue
+				}
+				got = tok.Encode(s, false, false)
+				sess := plain[name].getSession()
+				want = sess.wpmChunk(s, nil)
+				plain[name].sessions.Put(sess)
+			} else {
+				want = plain[name].Encode(s, true, true)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s %q: got %v, whole %v", name, s, got, want)
+			}
+		}
+	})
+}
+
 // FuzzBPEMerge checks that the heap and the linear scan merge any word the
 // same way, for byte-level BPE (unique ranks) and SentencePiece (ranks from
 // scores, with ties).
@@ -131,7 +174,8 @@ func FuzzBPEMerge(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, word string) {
 		for _, name := range []string{"gpt-2", "falcon", "llama-spm", "phi-3"} {
-			tok := fuzzTokenizers(t)[name]
+			toks, _ := fuzzTokenizers(t)
+			tok := toks[name]
 			s := tok.getSession()
 			var a, b []int32
 			if tok.kind == kindSPM {
@@ -249,7 +293,8 @@ func FuzzWPMLongest(f *testing.F) {
 	f.Add("\u2581привет")
 	f.Add("\u2581unaffable")
 	f.Fuzz(func(t *testing.T, s string) {
-		tok := fuzzTokenizers(t)["bert-bge"]
+		toks, _ := fuzzTokenizers(t)
+		tok := toks["bert-bge"]
 		w := []byte(s)
 		for i := 0; i < len(w); i++ {
 			id, end := tok.wpmLongest(w, i)
