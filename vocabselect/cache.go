@@ -34,7 +34,7 @@ const (
 )
 
 type shortWord struct {
-	key uint64 // the word's bytes, first byte lowest
+	key uint64 // the word's bytes, last byte lowest
 	n   uint8  // the word's length, 0 for a free entry
 	nid uint8
 	ids [2]int32
@@ -44,7 +44,7 @@ type shortWord struct {
 func (c *wordCache) shortEntry(word string) (*shortWord, uint64) {
 	var k uint64
 	for i := 0; i < len(word); i++ {
-		k |= uint64(word[i]) << (8 * i)
+		k = k<<8 | uint64(word[i])
 	}
 	h := (k ^ c.seed) * 0x9E3779B97F4A7C15
 	return &c.short[h>>(64-shortBits)], k

@@ -237,11 +237,11 @@ func (s *session) encodeBPE(frag string, out []int32) []int32 {
 	t := s.t
 	s.text.decode(frag)
 	s.ends, s.tmp = t.preTok.split(&s.text, s.ends, s.tmp)
-	a := 0
+	a, off, exact := 0, s.text.off, s.text.exact
 	for _, b := range s.ends {
 		var word string
-		if s.text.exact {
-			word = frag[s.text.off[a]:s.text.off[b]]
+		if exact {
+			word = frag[off[a]:off[b]]
 		} else {
 			s.word = s.word[:0]
 			for _, c := range s.text.cps[a:b] {
