@@ -78,17 +78,20 @@ func newWordCache() *wordCache {
 }
 
 // entryKey returns the word of the entry at off.
-func (c *wordCache) entryKey(off int) string {
+func (c *wordCache) entryKey(off int) []byte {
 	e := c.data[off:]
-	return string(e[4 : 4+int(binary.LittleEndian.Uint16(e))])
+	return e[4 : 4+int(binary.LittleEndian.Uint16(e))]
 }
 
 // hash hashes a word: FNV-1a from a per-cache seed, then mixed so that the
 // low bits (the slot) and the high bits (kept in the slot) both depend on
 // every byte. Words are a few bytes long, where this inlined loop costs a
 // fraction of a call to maphash.
-func (c *wordCache) hash(word string) uint64 {
-	h := c.seed
+func (c *wordCache) hash(word string) uint64 { return fnvHash(c.seed, word) }
+
+// fnvHash is wordCache.hash for a word as a string or as bytes.
+func fnvHash[T string | []byte](seed uint64, word T) uint64 {
+	h := seed
 	for i := 0; i < len(word); i++ {
 		h = (h ^ uint64(word[i])) * 0x100000001b3
 	}
@@ -180,7 +183,7 @@ func (c *wordCache) grow() {
 	for _, sl := range old {
 		if sl != 0 {
 			off := int(uint32(sl)) - 1
-			c.insert(c.hash(c.entryKey(off)), off)
+			c.insert(fnvHash(c.seed, c.entryKey(off)), off)
 		}
 	}
 }
