@@ -26,6 +26,7 @@ type FormatError struct {
 	Err    error  // an underlying sentinel error, if any
 }
 
+// Error says where and what, as "gguf: offset N: what".
 func (e *FormatError) Error() string {
 	if e.Err != nil && e.What == "" {
 		return fmt.Sprintf("gguf: offset %d: %v", e.Offset, e.Err)
@@ -33,4 +34,5 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("gguf: offset %d: %s", e.Offset, e.What)
 }
 
+// Unwrap returns the sentinel error, so errors.Is(err, ErrTruncated) works.
 func (e *FormatError) Unwrap() error { return e.Err }
