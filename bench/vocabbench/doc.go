@@ -1,0 +1,19 @@
+// Command vocabbench times vocabselect's tokenizer on a whole text file, the
+// counterpart of bench/llama-tokenize-bench.c for llama.cpp: it loads a
+// GGUF's vocabulary, reads the file and times Encode alone (add_special on,
+// parse_special off unless -parse-special), over the same text REPS times.
+//
+// It prints one line in the C harness's format, with the times of three
+// kinds of pass:
+//
+//	cold:  the first Encode after loading, in a fresh process: lazily built
+//	       tables and empty word caches, what a one-shot run pays;
+//	fresh: the best of REPS first passes, each on a newly loaded tokenizer
+//	       (empty word caches, no process start-up effects);
+//	best:  the best of REPS passes on one tokenizer, its word caches warm,
+//	       what a long-lived tokenizer does.
+//
+// -o writes the ids of the first pass, one per line.
+//
+// Usage: vocabbench [-r REPS] [-o IDS] [-no-special] [-parse-special] MODEL.gguf TEXT
+package main

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ggufkit/gguf/vocabselect"
+)
+
+func main() {
+	reps := flag.Int("r", 5, "passes over the text for the best-of times")
+	idsPath := flag.String("o", "", "write the first pass's ids to this file, one per line")
+	noSpecial := flag.Bool("no-special", false, "add no BOS/EOS (add_special off)")
+	parseSpecial := flag.Bool("parse-special", false, "recognize control tokens written in the text")
+	flag.Parse()
+	if flag.NArg() != 2 || *reps < 1 {
+		fmt.Fprintln(os.Stderr, "usage: vocabbench [-r REPS] [-o IDS] [-no-special] [-parse-special] MODEL.gguf TEXT")
+		os.Exit(2)
+	}
+	model, textPath := flag.Arg(0), flag.Arg(1)
+	data, err := os.ReadFile(textPath)
+	check(err)
+	text := string(data)
+	addSpecial := !*noSpecial
+
+	load := func() *vocabselect.Tokenizer {
+		tok, err := vocabselect.Load(context.Background(), model)
+		check(err)
+		return tok
+	}
+	encode := func(tok *vocabselect.Tokenizer) ([]int32, time.Duration) {
+		start := time.Now()
+		ids := tok.Encode(text, addSpecial, *parseSpecial)
+		return ids, time.Since(start)
+	}
+
+	t0 := time.Now()
+	tok := load()
+	loadTime := time.Since(t0)
+	ids, cold := encode(tok)
+	if *idsPath != "" {
+		check(writeIDs(*idsPath, ids))
+	}
+	best := cold
+	for range *reps - 1 {
+		again, d := encode(tok)
+		if len(again) != len(ids) {
+			fatalf("Encode gave %d tokens, then %d", len(ids), len(again))
+		}
+		best = min(best, d)
+	}
+	fresh := cold
+	for range *reps - 1 {
+		_, d := encode(load())
+		fresh = min(fresh, d)
+	}
+	mbs := func(d time.Duration) float64 { return float64(len(data)) / 1e6 / d.Seconds() }
+	fmt.Printf("tokens=%d bytes=%d reps=%d load_s=%.6f cold_s=%.6f fresh_s=%.6f best_s=%.6f cold_MBps=%.2f fresh_MBps=%.2f best_MBps=%.2f\n",
+		len(ids), len(data), *reps, loadTime.Seconds(), cold.Seconds(), fresh.Seconds(), best.Seconds(),
+		mbs(cold), mbs(fresh), mbs(best))
+}
+
+func writeIDs(path string, ids []int32) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	var num []byte
+	for _, id := range ids {
+		num = strconv.AppendInt(num[:0], int64(id), 10)
+		w.Write(append(num, '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func check(err error) {
+	if err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "vocabbench: "+format+"\n", args...)
+	os.Exit(1)
+}
