@@ -2,9 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -103,14 +105,14 @@ func sqrt32(x float32) float32 { return sqrtf(x) }
 // withRefKernels runs fn with every kernel's fast dot replaced by its
 // reference, the baseline the fast kernels are measured and checked against.
 func withRefKernels(fn func()) {
-	saved := map[gguf.Type]dotFunc{}
-	for typ, k := range kernels {
-		saved[typ] = k.dot
-		k.dot = k.ref
+	saved := map[*kernel]kernel{}
+	for _, k := range append(slices.Collect(maps.Values(kernels)), genericKernel) {
+		saved[k] = *k
+		k.dot, k.dot4 = k.ref, nil
 	}
 	defer func() {
-		for typ, k := range kernels {
-			k.dot = saved[typ]
+		for k, v := range saved {
+			*k = v
 		}
 	}()
 	fn()

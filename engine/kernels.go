@@ -12,6 +12,10 @@ import (
 // activation type.
 type dotFunc func(n int, w, a []byte) float32
 
+// dot4Func computes out[c] = w . a[c*stride*size:] for c = 0..3, n
+// elements each (stride counts activation elements).
+type dot4Func func(n int, w, a []byte, stride int, out *[4]float32)
+
 // kernel is how one weight type is multiplied.
 type kernel struct {
 	// act is the type activations are converted to first: ggml's
@@ -19,6 +23,10 @@ type kernel struct {
 	act gguf.Type
 	// dot is the fast dot product, ref the plain one it is tested against.
 	dot, ref dotFunc
+	// dot4, where set, computes four products of one weight row at once
+	// (activation rows stride elements apart), loading the weights once:
+	// prompt batches use it. Its float sums may be ordered unlike dot's.
+	dot4 dot4Func
 	// generic marks types without an integer kernel: rows are dequantized
 	// to float32 and multiplied with float32 activations.
 	generic bool

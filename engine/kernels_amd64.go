@@ -16,6 +16,9 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func dotF32AVX2(x, y *float32, n int) float32
 
 //go:noescape
+func dotF32x4AVX2(w, a *float32, stride, n int, out *[4]float32)
+
+//go:noescape
 func dotQ8_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -35,6 +38,15 @@ func dotF32(n int, w, a []byte) float32 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
 	}
 	return dotF32Go(f32s(w)[:n], f32s(a)[:n])
+}
+
+// dotF32x4 is the four-row F32 product of the prompt path (matmulTask):
+// one weight row against activation rows a, a+stride, a+2*stride and
+// a+3*stride, each weight load shared by the four.
+func dotF32x4(n int, w, a []byte, stride int, out *[4]float32) {
+	af := f32s(a)
+	_ = af[3*stride+n-1]
+	dotF32x4AVX2(&f32s(w)[:n][0], &af[0], stride, n, out)
 }
 
 // The integer kernels compute ggml's x86 sums: |w| times sign-adjusted
@@ -67,6 +79,8 @@ func dotQ2_KAsm(n int, w, a []byte) float32 {
 
 func init() {
 	if useAVX2 && cpu.X86.HasAVX {
+		kernels[gguf.TypeF32].dot4 = dotF32x4
+		genericKernel.dot4 = dotF32x4
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm

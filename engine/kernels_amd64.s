@@ -447,3 +447,91 @@ q2kdone:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func dotF32x4AVX2(w, a *float32, stride, n int, out *[4]float32)
+// Four dot products of one weight row w with the activation rows a,
+// a+stride, a+2*stride and a+3*stride (stride in floats): each weight
+// vector is loaded once for four rows (two 8-lane accumulators per row),
+// the rows reduced together with horizontal adds, then a scalar tail.
+TEXT ·dotF32x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+x4loop16:
+	CMPQ CX, $16
+	JLT  x4loop8
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	VFMADD231PS (R9), Y8, Y2
+	VFMADD231PS 32(R9), Y9, Y3
+	VFMADD231PS (R10), Y8, Y4
+	VFMADD231PS 32(R10), Y9, Y5
+	VFMADD231PS (R11), Y8, Y6
+	VFMADD231PS 32(R11), Y9, Y7
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $64, R11
+	SUBQ $16, CX
+	JMP  x4loop16
+x4loop8:
+	CMPQ CX, $8
+	JLT  x4reduce
+	VMOVUPS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS (R9), Y8, Y2
+	VFMADD231PS (R10), Y8, Y4
+	VFMADD231PS (R11), Y8, Y6
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $8, CX
+x4reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VHADDPS Y2, Y0, Y0
+	VHADDPS Y6, Y4, Y4
+	VHADDPS Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+x4tail:
+	TESTQ CX, CX
+	JEQ  x4done
+	VBROADCASTSS (SI), X1
+	VMOVSS (DI), X2
+	VINSERTPS $0x10, (R9), X2, X2
+	VINSERTPS $0x20, (R10), X2, X2
+	VINSERTPS $0x30, (R11), X2, X2
+	VFMADD231PS X2, X1, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JMP  x4tail
+x4done:
+	VMOVUPS X0, (DX)
+	VZEROUPPER
+	RET

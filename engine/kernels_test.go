@@ -189,3 +189,42 @@ func TestFastKernelsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// TestDot4 checks every four-row kernel against the kernel's single-row
+// dot on the same rows, for lengths with and without 16-, 8- and 1-element
+// tails and a stride wider than the row: equal to float rounding (the
+// two may order their sums differently), relative 1e-5 of the sum of
+// |products|.
+func TestDot4(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for typ, k := range map[string]*kernel{"F32": kernels[gguf.TypeF32], "generic": genericKernel} {
+		if k.dot4 == nil {
+			t.Logf("%s: no four-row kernel in this build", typ)
+			continue
+		}
+		for _, n := range []int{1, 7, 8, 15, 16, 17, 32, 64, 172, 257, 1024} {
+			stride := n + 5
+			w := make([]float32, n)
+			a := make([]float32, 3*stride+n)
+			for i := range w {
+				w[i] = float32(rng.NormFloat64())
+			}
+			for i := range a {
+				a[i] = float32(rng.NormFloat64())
+			}
+			var out [4]float32
+			k.dot4(n, bytesOf(w), bytesOf(a), stride, &out)
+			for c := range out {
+				row := a[c*stride : c*stride+n]
+				var mag float64
+				for i := range row {
+					mag += math.Abs(float64(w[i]) * float64(row[i]))
+				}
+				want := k.ref(n, bytesOf(w), bytesOf(row))
+				if d := math.Abs(float64(out[c] - want)); d > 1e-5*mag {
+					t.Errorf("%s n=%d row %d: %v, single-row dot %v", typ, n, c, out[c], want)
+				}
+			}
+		}
+	}
+}

@@ -61,12 +61,14 @@ func softmaxInPlace(x []float32) {
 	softmaxMax(x, mx)
 }
 
-// softmaxMax is softmaxInPlace with the maximum of x already known.
+// softmaxMax is softmaxInPlace with the maximum of x already known: the
+// exponentials (expShift), their sum in float64 in index order, then x
+// scaled by the float32 inverse of the sum, as ggml_vec_soft_max_f32 and
+// ggml_vec_scale_f32 do.
 func softmaxMax(x []float32, mx float32) {
+	expShift(x, mx)
 	var sum float64
-	for i, v := range x {
-		e := expf(v - mx)
-		x[i] = e
+	for _, e := range x {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
@@ -75,8 +77,9 @@ func softmaxMax(x []float32, mx float32) {
 	}
 }
 
-// swiglu is ggml_swiglu_split: silu(g) * u with silu(x) = x/(1+expf(-x)).
-func swiglu(g, u []float32) {
+// swigluGo is swiglu element by element: silu(g) * u with
+// silu(x) = x/(1+expf(-x)), ggml_swiglu_split's formula.
+func swigluGo(g, u []float32) {
 	u = u[:len(g)]
 	for i, v := range g {
 		g[i] = v / (1 + expf(-v)) * u[i]

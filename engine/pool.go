@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+)
 
 // task is work split over the pool: run handles items [lo, hi) on worker w.
 // Tasks are long-lived structs owned by a State, so dispatching one costs
@@ -9,21 +13,40 @@ type task interface {
 	run(lo, hi, w int)
 }
 
+// spinFor is how long an idle worker polls for the next step before it
+// parks. A token's forward pass dispatches a matmul every few tens of
+// microseconds; waking a parked goroutine costs about as much (a futex
+// wake-up of an OS thread), which made two threads barely faster than one.
+// Spinning through the short serial gaps between steps removes that cost,
+// as ggml's thread pool does; parking after the window keeps an idle
+// State from burning a core.
+const spinFor = 500 * time.Microsecond
+
 // pool is a fixed set of worker goroutines, started once per State: each
 // parallel step hands every worker one contiguous range of items.
+//
+// A step is published by bumping step (after t and total are set); workers
+// poll it, run their range and decrement pending, which the caller polls.
+// The atomics order those plain fields: a worker that loads the new step
+// sees the t and total stored before it.
 type pool struct {
-	n     int
-	start []chan struct{}
-	wg    sync.WaitGroup
-	t     task
-	total int
+	n       int
+	step    atomic.Uint64
+	pending atomic.Int32
+	quit    atomic.Bool
+	t       task
+	total   int
+	// asleep[w] is set by a parked worker; bell[w] (buffered, 1) wakes it.
+	asleep []atomic.Bool
+	bell   []chan struct{}
 }
 
 func newPool(n int) *pool {
 	p := &pool{n: max(1, n)}
-	p.start = make([]chan struct{}, p.n)
+	p.asleep = make([]atomic.Bool, p.n)
+	p.bell = make([]chan struct{}, p.n)
 	for w := 1; w < p.n; w++ {
-		p.start[w] = make(chan struct{}, 1)
+		p.bell[w] = make(chan struct{}, 1)
 		go p.worker(w)
 	}
 	return p
@@ -34,12 +57,56 @@ func (p *pool) bounds(w int) (int, int) {
 }
 
 func (p *pool) worker(w int) {
-	for range p.start[w] {
-		lo, hi := p.bounds(w)
-		if lo < hi {
+	var seen uint64
+	for {
+		next, ok := p.await(w, seen)
+		if !ok {
+			return
+		}
+		seen = next
+		if lo, hi := p.bounds(w); lo < hi {
 			p.t.run(lo, hi, w)
 		}
-		p.wg.Done()
+		p.pending.Add(-1)
+	}
+}
+
+// await returns the first step after seen, spinning for spinFor and then
+// parking until run rings the bell. It reports false once the pool closes.
+func (p *pool) await(w int, seen uint64) (uint64, bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 1; ; i++ {
+		if p.quit.Load() {
+			return 0, false
+		}
+		if s := p.step.Load(); s != seen {
+			return s, true
+		}
+		if i%64 != 0 {
+			continue
+		}
+		runtime.Gosched()
+		if time.Now().Before(deadline) {
+			continue
+		}
+		// Park. Announce it first, then look once more: a step published
+		// between the two either is seen here or finds asleep set and rings.
+		p.asleep[w].Store(true)
+		if s := p.step.Load(); s != seen || p.quit.Load() {
+			if !p.asleep[w].CompareAndSwap(true, false) {
+				<-p.bell[w] // run already rang: drain it so the next park blocks
+			}
+			continue
+		}
+		<-p.bell[w]
+		deadline = time.Now().Add(spinFor)
+	}
+}
+
+// ring wakes worker w if it is parked.
+func (p *pool) ring(w int) {
+	if p.asleep[w].CompareAndSwap(true, false) {
+		p.bell[w] <- struct{}{}
 	}
 }
 
@@ -51,21 +118,29 @@ func (p *pool) run(t task, total int, parallel bool) {
 		return
 	}
 	p.t, p.total = t, total
-	p.wg.Add(p.n - 1)
+	p.pending.Store(int32(p.n - 1))
+	p.step.Add(1)
 	for w := 1; w < p.n; w++ {
-		p.start[w] <- struct{}{}
+		p.ring(w)
 	}
 	if lo, hi := p.bounds(0); lo < hi {
 		t.run(lo, hi, 0)
 	}
-	p.wg.Wait()
+	for i := 1; p.pending.Load() != 0; i++ {
+		if i%64 == 0 {
+			runtime.Gosched()
+		}
+	}
 	p.t = nil
 }
 
 // close stops the workers.
 func (p *pool) close() {
+	if p.quit.Swap(true) {
+		return
+	}
 	for w := 1; w < p.n; w++ {
-		close(p.start[w])
+		p.ring(w)
 	}
 	p.n = 1
 }

@@ -97,6 +97,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.act = make([]byte, b*actBytes)
 	s.pool = newPool(o.Threads)
 	s.mt.scratch = make([][]float32, o.Threads)
+	s.mt.quad = make([][4]float32, o.Threads)
 	s.at.scores = make([][]float32, o.Threads)
 	for w := 0; w < o.Threads; w++ {
 		s.mt.scratch[w] = make([]float32, maxCols)
@@ -136,7 +137,7 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, s.act, stride, out, nb
 	// Threads pay off from ~64 KB of weights per product; below that the
 	// hand-off costs more than the work (stories260K's 64x64 matrices).
-	s.pool.run(&s.mt, w.Rows, w.Rows*w.RowBytes*nb >= 64<<10)
+	s.pool.run(&s.mt, w.Rows, w.Rows*w.RowBytes*nb >= 256<<10)
 }
 
 type matmulTask struct {
@@ -146,6 +147,9 @@ type matmulTask struct {
 	out     []float32
 	nb      int
 	scratch [][]float32
+	// quad holds each worker's four dot4 results: a local array would
+	// escape through the function value and cost an allocation per row.
+	quad [][4]float32
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
@@ -158,7 +162,17 @@ func (t *matmulTask) run(lo, hi, wk int) {
 			_ = dequantizeRow(w.Type, f, row)
 			row = bytesOf(f)
 		}
-		for j := 0; j < t.nb; j++ {
+		j := 0
+		if k.dot4 != nil && t.nb >= 4 {
+			o := &t.quad[wk]
+			for ; j+4 <= t.nb; j += 4 {
+				k.dot4(n, row, t.act[j*t.stride:], t.stride/4, o)
+				for c, v := range o {
+					t.out[(j+c)*w.Rows+r] = v
+				}
+			}
+		}
+		for ; j < t.nb; j++ {
 			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
 		}
 	}

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package engine
+
+// Without assembly softmax and SwiGLU call expf element by element.
+
+func expShift(x []float32, shift float32) {
+	for i, v := range x {
+		x[i] = expf(v - shift)
+	}
+}
+
+func swiglu(g, u []float32) { swigluGo(g, u) }
