@@ -94,3 +94,33 @@ func bytesOf(f []float32) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), len(f)*4)
 }
+
+// scoresGo computes the attention scores sc[t] = scale * (q . key t),
+// keys kstride floats apart in k, one key at a time, and returns their
+// maximum (-Inf for none).
+func scoresGo(q, k []float32, kstride int, scale float32, sc []float32) float32 {
+	hd, mx := len(q), negInf
+	for t := range sc {
+		kt := k[t*kstride : t*kstride+hd : t*kstride+hd]
+		var v float32
+		if hd%4 == 0 && hd <= 16 {
+			// Tiny heads (stories260K: 8): four accumulators inline, a
+			// call per key would cost more than the dot.
+			var d0, d1, d2, d3 float32
+			for j := 0; j < hd; j += 4 {
+				d0 += q[j] * kt[j]
+				d1 += q[j+1] * kt[j+1]
+				d2 += q[j+2] * kt[j+2]
+				d3 += q[j+3] * kt[j+3]
+			}
+			v = ((d0 + d1) + (d2 + d3)) * scale
+		} else {
+			v = dotF32(hd, bytesOf(kt), bytesOf(q)) * scale
+		}
+		sc[t] = v
+		if v > mx {
+			mx = v
+		}
+	}
+	return mx
+}

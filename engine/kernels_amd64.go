@@ -19,6 +19,9 @@ func dotF32AVX2(x, y *float32, n int) float32
 func dotF32x4AVX2(w, a *float32, stride, n int, out *[4]float32)
 
 //go:noescape
+func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float32) float32
+
+//go:noescape
 func dotQ8_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -47,6 +50,19 @@ func dotF32x4(n int, w, a []byte, stride int, out *[4]float32) {
 	af := f32s(a)
 	_ = af[3*stride+n-1]
 	dotF32x4AVX2(&f32s(w)[:n][0], &af[0], stride, n, out)
+}
+
+// scores sets sc[t] = scale * (q . k[t*kstride : t*kstride+len(q)]) for
+// every t in sc and returns their maximum: the attention scores of one
+// query head over the cache, in one assembly loop when the head size is a
+// multiple of 8 (the same sums as dotF32, without a call per key).
+func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
+	hd := len(q)
+	if useAVX2 && hd%8 == 0 && len(sc) > 0 {
+		_ = k[(len(sc)-1)*kstride+hd-1]
+		return scoresAVX2(&q[0], &k[0], kstride, hd, len(sc), scale, &sc[0])
+	}
+	return scoresGo(q, k, kstride, scale, sc)
 }
 
 // The integer kernels compute ggml's x86 sums: |w| times sign-adjusted

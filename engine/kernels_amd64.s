@@ -535,3 +535,70 @@ x4done:
 	VMOVUPS X0, (DX)
 	VZEROUPPER
 	RET
+
+// func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float32) float32
+// Attention scores of one query head against npos keys kstride floats
+// apart: out[t] = (k[t*kstride:] . q) * scale for hd a multiple of 8,
+// each dot summed exactly as dotF32AVX2 sums it (so scores do not depend on
+// which of the two computed them) without a call per key; returns the
+// maximum score (-Inf when npos is 0).
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-60
+	MOVQ q+0(FP), DI
+	MOVQ k+8(FP), SI
+	MOVQ kstride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ hd+24(FP), BX
+	SHLQ $2, BX
+	MOVQ npos+32(FP), CX
+	VMOVSS scale+40(FP), X15
+	MOVQ out+48(FP), DX
+	MOVL $0xff800000, AX
+	VMOVD AX, X14
+sckey:
+	TESTQ CX, CX
+	JEQ  scdone
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+sc32:
+	LEAQ 128(AX), R9
+	CMPQ R9, BX
+	JGT  sc8
+	VMOVUPS (SI)(AX*1), Y4
+	VMOVUPS 32(SI)(AX*1), Y5
+	VMOVUPS 64(SI)(AX*1), Y6
+	VMOVUPS 96(SI)(AX*1), Y7
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	VFMADD231PS 32(DI)(AX*1), Y5, Y1
+	VFMADD231PS 64(DI)(AX*1), Y6, Y2
+	VFMADD231PS 96(DI)(AX*1), Y7, Y3
+	MOVQ R9, AX
+	JMP  sc32
+sc8:
+	CMPQ AX, BX
+	JGE  screduce
+	VMOVUPS (SI)(AX*1), Y4
+	VFMADD231PS (DI)(AX*1), Y4, Y0
+	ADDQ $32, AX
+	JMP  sc8
+screduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DX)
+	VMAXSS X14, X0, X14
+	ADDQ R8, SI
+	ADDQ $4, DX
+	DECQ CX
+	JMP  sckey
+scdone:
+	VZEROUPPER
+	MOVSS X14, ret+56(FP)
+	RET

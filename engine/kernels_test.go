@@ -228,3 +228,41 @@ func TestDot4(t *testing.T) {
 		}
 	}
 }
+
+// TestScores checks the attention-score kernel against float64 dot
+// products for head sizes with and without the four-key assembly path and
+// key counts with tails, and that it returns the maximum.
+func TestScores(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, hd := range []int{4, 8, 12, 16, 64, 128} {
+		for _, npos := range []int{1, 3, 4, 5, 8, 13, 64} {
+			kstride := hd*2 + 8
+			q := make([]float32, hd)
+			k := make([]float32, npos*kstride)
+			for i := range q {
+				q[i] = float32(rng.NormFloat64())
+			}
+			for i := range k {
+				k[i] = float32(rng.NormFloat64())
+			}
+			sc := make([]float32, npos)
+			const scale = 0.35
+			mx := scores(q, k, kstride, scale, sc)
+			want := float32(math.Inf(-1))
+			for p := range sc {
+				var dot, mag float64
+				for j := range q {
+					dot += float64(q[j]) * float64(k[p*kstride+j])
+					mag += math.Abs(float64(q[j]) * float64(k[p*kstride+j]))
+				}
+				if d := math.Abs(float64(sc[p]) - dot*scale); d > 1e-6*mag {
+					t.Errorf("hd=%d npos=%d: score %d = %v, want %v", hd, npos, p, sc[p], dot*scale)
+				}
+				want = max(want, sc[p])
+			}
+			if mx != want {
+				t.Errorf("hd=%d npos=%d: max %v, want %v", hd, npos, mx, want)
+			}
+		}
+	}
+}

@@ -199,35 +199,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		kvo := (h / group) * hd
 		sc := t.scores[w][:p+1]
 		kb := base + kvo
-		mx := negInf
-		if hd%4 == 0 && hd <= 16 {
-			// Tiny heads (stories260K: 8): four accumulators inline, a
-			// call per position would cost more than the dot.
-			for tt := range sc {
-				k := s.kc[kb+tt*kvd : kb+tt*kvd+hd : kb+tt*kvd+hd]
-				k = k[:len(q)]
-				var d0, d1, d2, d3 float32
-				for j := 0; j < len(q); j += 4 {
-					d0 += q[j] * k[j]
-					d1 += q[j+1] * k[j+1]
-					d2 += q[j+2] * k[j+2]
-					d3 += q[j+3] * k[j+3]
-				}
-				v := ((d0 + d1) + (d2 + d3)) * scale
-				sc[tt] = v
-				if v > mx {
-					mx = v
-				}
-			}
-		} else {
-			for tt := range sc {
-				v := dotF32(hd, bytesOf(s.kc[kb+tt*kvd:kb+tt*kvd+hd]), bytesOf(q)) * scale
-				sc[tt] = v
-				if v > mx {
-					mx = v
-				}
-			}
-		}
+		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		vb := t.layer*kvd*s.ctx + kvo*s.ctx
