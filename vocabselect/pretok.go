@@ -17,7 +17,7 @@ type cpText struct {
 	fl  []uint16
 	off []int32 // byte offset of each code point in the source; len(cps)+1 entries
 	// exact reports that re-encoding the code points gives back the source
-	// bytes (false when llama.cpp's decoder replaced or normalized some).
+	// bytes (false when llama.cpp's decoder replaced some).
 	exact bool
 }
 
@@ -53,9 +53,9 @@ func (t *cpText) decode(s string) {
 		}
 		off[j] = int32(i)
 		c, k := decodeCpt(s, i)
-		// llama.cpp's decoder replaced or normalized the bytes when they
-		// do not spell c in the shortest form.
-		if k == 1 || (k == 2 && c < 0x80) || (k == 3 && c < 0x800) || (k == 4 && c < 0x10000) {
+		// llama.cpp's decoder replaced an invalid byte; what it takes is
+		// the shortest form, re-encoded as it is.
+		if k == 1 {
 			exact = false
 		}
 		f := flagUndefined

@@ -3,7 +3,6 @@ package vocabselect
 import (
 	"slices"
 	"testing"
-	"unicode/utf8"
 )
 
 // splitWords runs a pre-tokenizer and returns its words.
@@ -66,14 +65,25 @@ func TestPreTokenizers(t *testing.T) {
 	}
 }
 
-// TestLenientUTF8 checks llama.cpp's decoding of invalid UTF-8: U+FFFD per
-// bad byte, overlong forms accepted (and re-encoded short).
-func TestLenientUTF8(t *testing.T) {
-	var ct cpText
-	ct.decode("a\xffb\xc0\x80\xe2\x96")
-	want := []rune{'a', utf8.RuneError, 'b', 0, utf8.RuneError, utf8.RuneError}
-	if !slices.Equal(ct.cps, want) || ct.exact {
-		t.Fatalf("got %U exact=%v", ct.cps, ct.exact)
+// TestInvalidUTF8 checks llama.cpp's decoding of invalid UTF-8: U+FFFD for
+// each byte of an invalid sequence, overlong forms and values past U+10FFFF
+// included; surrogates are taken as they are.
+func TestInvalidUTF8(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		want  []rune
+		exact bool
+	}{
+		{"a\xffb\xc0\x80\xe2\x96", []rune{'a', 0xFFFD, 'b', 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}, false},
+		{"\xc1\x81\xe0\x9f\xbf", []rune{0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}, false},
+		{"\xf0\x8f\xbf\xbf\xf4\x90\x80\x80\xf5\x80", []rune{0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD, 0xFFFD}, false},
+		{"\xed\xa0\x80\xc2\x80\xe0\xa0\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", []rune{0xD800, 0x80, 0x800, 0x10000, 0x10FFFF}, true},
+	} {
+		var ct cpText
+		ct.decode(c.in)
+		if !slices.Equal(ct.cps, c.want) || ct.exact != c.exact {
+			t.Errorf("%q: got %U exact=%v, want %U exact=%v", c.in, ct.cps, ct.exact, c.want, c.exact)
+		}
 	}
 	if got := string(appendCpt(nil, 0x1FFFFF)); got != "\xf7\xbf\xbf\xbf" {
 		t.Fatalf("appendCpt past U+10FFFF: %q", got)

@@ -101,9 +101,10 @@ func flagsTab() []uint16 {
 }
 
 // decodeCpt decodes one code point the way llama.cpp's unicode_cpt_from_utf8
-// does: leniently (overlong forms, surrogates and values up to 0x1FFFFF are
-// accepted), and an invalid sequence yields U+FFFD for one byte. It returns
-// the code point and the number of bytes consumed.
+// does: an invalid sequence yields U+FFFD for its first byte alone, and it
+// returns the code point and the number of bytes consumed. Overlong forms
+// and values past U+10FFFF are invalid (llama.cpp took them until 2025);
+// surrogates (ED A0..BF) are still taken.
 func decodeCpt(s string, i int) (rune, int) {
 	b0 := s[i]
 	if b0 < 0x80 {
@@ -111,20 +112,21 @@ func decodeCpt(s string, i int) (rune, int) {
 	}
 	n := len(s) - i
 	switch {
-	case b0&0x40 == 0:
+	case b0 < 0xC2: // a continuation byte, or C0/C1: overlong
 		return utf8.RuneError, 1
-	case b0&0x20 == 0:
+	case b0 < 0xE0:
 		if n < 2 || s[i+1]&0xC0 != 0x80 {
 			return utf8.RuneError, 1
 		}
 		return rune(b0&0x1F)<<6 | rune(s[i+1]&0x3F), 2
-	case b0&0x10 == 0:
-		if n < 3 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 {
+	case b0 < 0xF0:
+		if n < 3 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 || (b0 == 0xE0 && s[i+1] < 0xA0) {
 			return utf8.RuneError, 1
 		}
 		return rune(b0&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F), 3
-	case b0&0x08 == 0:
-		if n < 4 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 || s[i+3]&0xC0 != 0x80 {
+	case b0 < 0xF5:
+		if n < 4 || s[i+1]&0xC0 != 0x80 || s[i+2]&0xC0 != 0x80 || s[i+3]&0xC0 != 0x80 ||
+			(b0 == 0xF0 && s[i+1] < 0x90) || (b0 == 0xF4 && s[i+1] >= 0x90) {
 			return utf8.RuneError, 1
 		}
 		return rune(b0&0x07)<<18 | rune(s[i+1]&0x3F)<<12 | rune(s[i+2]&0x3F)<<6 | rune(s[i+3]&0x3F), 4
