@@ -149,3 +149,34 @@ func BenchmarkCount(b *testing.B) {
 	}
 	report(b, len(data), base, cpu0)
 }
+
+// BenchmarkFirstEncode times the first Encode of a freshly loaded tokenizer
+// on a whole corpus, as a one-shot llama-tokenize run (and
+// bench/llama-tokenize.sh's "cold" column) pays it: the lazily built tables
+// and the empty word caches are part of the pass. Loading is not timed.
+func BenchmarkFirstEncode(b *testing.B) {
+	cases := []struct{ name, vocab, corpus string }{
+		{"spm-llama/zh", "llama-spm", "corpus/zh/hongloumeng-excerpt.txt"},
+		{"spm-llama/zh-un", "llama-spm", "corpus/zh/un-v1.0-dev+test.zh.txt"},
+		{"spm-baichuan/ja", "baichuan", "corpus/ja/aozora-soseki-kenji-4-works.txt"},
+		{"spm-phi3/zh", "phi-3", "corpus/zh/hongloumeng-excerpt.txt"},
+		{"wpm-bert/zh-un", "bert-bge", "corpus/zh/un-v1.0-dev+test.zh.txt"},
+		{"bpe-gpt2/en", "gpt-2", "corpus/en/war-and-peace.txt"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			data, err := os.ReadFile(shared.Path(b, c.corpus))
+			if err != nil {
+				b.Fatal(err)
+			}
+			text := string(data)
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				b.StopTimer()
+				tok := loadVocab(b, c.vocab)
+				b.StartTimer()
+				tok.Encode(text, true, false)
+			}
+		})
+	}
+}

@@ -292,6 +292,7 @@ func FuzzWPMLongest(f *testing.F) {
 	}
 	f.Add("\u2581привет")
 	f.Add("\u2581unaffable")
+	f.Add("\u2581中\u2581利\u2581未\u2581a\u2581ab\u2581\u2581，x")
 	f.Fuzz(func(t *testing.T, s string) {
 		toks, _ := fuzzTokenizers(t)
 		tok := toks["bert-bge"]

@@ -105,6 +105,13 @@ type Tokenizer struct {
 	spm     *spmModel // built by spmModel on first use
 	block   int       // blockSize, or 0 to tokenize fragments whole
 	wpmLens []uint64  // WordPiece: token lengths by first three bytes, see wpmLongest
+	// wpmSpaceLens: lengths of the "▁"-initial tokens by the three bytes after it
+	wpmSpaceLens []uint64
+	// wpmShort: by first byte, bits 1 and 2 for the tokens of one and two
+	// bytes; by the byte after "▁", bits 4 and 5 for the tokens of "▁" and
+	// one or two bytes. wpmSpace: the token "▁", or -1.
+	wpmShort [256]uint8
+	wpmSpace int32
 
 	sessions sync.Pool
 }

@@ -1,6 +1,9 @@
 package vocabselect
 
-import "math/bits"
+import (
+	"math/bits"
+	"strings"
+)
 
 // WordPiece tokenization (llm_tokenizer_wpm_session), as llama.cpp runs it on
 // converted BERT vocabularies: word-initial pieces carry a "▁" prefix and
@@ -125,11 +128,19 @@ func (s *session) wpmChunk(chunk string, out []int32) []int32 {
 // or -1. Only the lengths wpmLens allows for the first three bytes are
 // looked up, longest first: llama.cpp tries every length down from the
 // longest token's, which on text the vocabulary does not cover (Cyrillic in
-// an English vocabulary) meant some twenty lookups per character.
+// an English vocabulary) meant some twenty lookups per character. A word's
+// start is its "▁", which every word-initial token shares, so there the
+// three bytes after the "▁" choose the lengths (wpmSpaceLens): a CJK
+// character, a word of its own, then costs one lookup instead of one per
+// length of a word-initial token.
 func (t *Tokenizer) wpmLongest(w []byte, i int) (int32, int) {
 	rest := min(len(w)-i, t.maxLen)
-	if rest >= 3 {
-		mask := t.wpmLens[prefixHash(w[i], w[i+1], w[i+2])]
+	lens, skip := t.wpmLens, 0
+	if rest >= 6 && w[i] == 0xE2 && w[i+1] == 0x96 && w[i+2] == 0x81 {
+		lens, skip = t.wpmSpaceLens, 3
+	}
+	if rest >= skip+3 {
+		mask := lens[prefixHash(w[i+skip], w[i+skip+1], w[i+skip+2])]
 		for mask != 0 {
 			l := 63 - bits.LeadingZeros64(mask)
 			mask &^= 1 << l
@@ -144,26 +155,63 @@ func (t *Tokenizer) wpmLongest(w []byte, i int) (int32, int) {
 			}
 		}
 	}
+	// The lengths the masks leave out, where a token has them: "▁" and one
+	// or two bytes, "▁" alone, one or two bytes. A character no token
+	// covers (the unknown token's case) then costs no lookup.
+	if skip == 3 {
+		m := t.wpmShort[w[i+3]]
+		for n := 5; n >= 4; n-- {
+			if m&(1<<n) != 0 {
+				if id, ok := t.toID[string(w[i:i+n])]; ok {
+					return id, i + n
+				}
+			}
+		}
+		if t.wpmSpace >= 0 {
+			return t.wpmSpace, i + 3
+		}
+	}
+	m := t.wpmShort[w[i]]
 	for n := min(rest, 2); n >= 1; n-- {
-		if id, ok := t.toID[string(w[i:i+n])]; ok {
-			return id, i + n
+		if m&(1<<n) != 0 {
+			if id, ok := t.toID[string(w[i:i+n])]; ok {
+				return id, i + n
+			}
 		}
 	}
 	return -1, i
 }
 
-// prefixHash buckets the first three bytes of a token for wpmLens.
+// prefixHash buckets three bytes of a token for wpmLens and wpmSpaceLens.
 func prefixHash(a, b, c byte) uint32 {
 	return (uint32(a)<<16 | uint32(b)<<8 | uint32(c)) * 0x9E3779B1 >> 16
 }
 
 // buildWPMLens sets, for every token of three bytes or more, the bit of its
-// length (63 for 63 and more) in the mask of its first three bytes' bucket.
+// length (63 for 63 and more) in the mask of its first three bytes' bucket,
+// and for every token of "▁" and three bytes or more the same bit in
+// wpmSpaceLens, in the bucket of the three bytes after the "▁".
+// wpmShort and wpmSpace note the shorter tokens.
 func (t *Tokenizer) buildWPMLens() {
 	t.wpmLens = make([]uint64, 1<<16)
-	for _, w := range t.tokens {
+	t.wpmSpaceLens = make([]uint64, 1<<16)
+	t.wpmSpace = -1
+	for id, w := range t.tokens {
+		switch {
+		case len(w) == 3 && w == "\u2581":
+			t.wpmSpace = int32(id)
+		case len(w) == 4 || len(w) == 5:
+			if strings.HasPrefix(w, "\u2581") {
+				t.wpmShort[w[3]] |= 1 << len(w)
+			}
+		case len(w) == 1 || len(w) == 2:
+			t.wpmShort[w[0]] |= 1 << len(w)
+		}
 		if len(w) >= 3 {
 			t.wpmLens[prefixHash(w[0], w[1], w[2])] |= 1 << min(len(w), 63)
+		}
+		if len(w) >= 6 && strings.HasPrefix(w, "\u2581") {
+			t.wpmSpaceLens[prefixHash(w[3], w[4], w[5])] |= 1 << min(len(w), 63)
 		}
 	}
 }
