@@ -24,7 +24,8 @@
 #   VOCABS  vocab GGUFs: names under shared/models/vocab (gpt-2 for
 #           ggml-vocab-gpt-2.gguf) or paths; qwen2 and llama-bpe are made
 #           from the Hugging Face files in shared/models/tokenizers with
-#           `gguf vocab import-hf`. Default: all of them.
+#           `gguf vocab import-hf` (Qwen2's config, tokenizer_config and
+#           added_tokens included, as the tests import it). Default: all.
 #   TEXTS   texts: paths under shared/corpus (en/war-and-peace.txt) or
 #           absolute paths. Default: every corpus text but eval/.
 #
@@ -77,12 +78,23 @@ llama() {
 
 (cd "$root" && go build -o "$tmp/vocabbench" ./bench/vocabbench && go build -o "$tmp/gguf" ./cmd/gguf)
 
+hf_dir() { # the Hugging Face files of qwen2 or llama-bpe under their own names
+  local src=$shared/models/tokenizers dir=$tmp/hf-$1
+  mkdir -p "$dir"
+  case $1 in
+    qwen2)
+      ln -sf "$src/qwen2/vocab.json" "$src/qwen2/merges.txt" "$dir/"
+      for f in config tokenizer_config added_tokens; do
+        ln -sf "$src/qwen2/qwen2-1.5b-instruct_$f.json" "$dir/$f.json"
+      done ;;
+    llama-bpe) ln -sf "$src/llama3/vocab.json" "$src/llama3/merges.txt" "$dir/" ;;
+  esac
+  echo "$dir"
+}
 vocab_path() { # name or path -> GGUF path
   case $1 in
     qwen2 | llama-bpe)
-      local dir=qwen2
-      [ "$1" = llama-bpe ] && dir=llama3
-      [ -f "$tmp/$1.gguf" ] || "$tmp/gguf" vocab import-hf "$shared/models/tokenizers/$dir" --pre "$1" -o "$tmp/$1.gguf" 2>/dev/null
+      [ -f "$tmp/$1.gguf" ] || "$tmp/gguf" vocab import-hf "$(hf_dir "$1")" --pre "$1" -o "$tmp/$1.gguf" 2>/dev/null
       echo "$tmp/$1.gguf" ;;
     */*) echo "$1" ;;
     *) echo "$shared/models/vocab/ggml-vocab-$1.gguf" ;;
@@ -117,7 +129,7 @@ for v in $VOCABS; do
     else
       ok=DIFF
       bad=1
-      first=$(cmp "$tmp/llama.ids" "$tmp/ours.ids" 2>&1 | sed -n 's/.* line \([0-9]*\).*/\1/p')
+      first=$(cmp "$tmp/llama.ids" "$tmp/ours.ids" 2>&1 | sed -n 's/.* line \([0-9]*\).*/\1/p' || true)
       echo "  $v $t: ids differ from line ${first:-?} (llama.cpp $n tokens, ours $(field tokens "$o"))" >&2
     fi
     vmb=$(awk -v a="$vmb" -v b="$mb" 'BEGIN { print a + b }')

@@ -13,7 +13,8 @@
 //	best:  the best of REPS passes on one tokenizer, its word caches warm,
 //	       what a long-lived tokenizer does.
 //
-// -o writes the ids of the first pass, one per line.
+// -o writes the ids of the first pass, one per line; -cpuprofile a CPU
+// profile of the whole run.
 //
-// Usage: vocabbench [-r REPS] [-o IDS] [-no-special] [-parse-special] MODEL.gguf TEXT
+// Usage: vocabbench [-r REPS] [-o IDS] [-no-special] [-parse-special] [-cpuprofile FILE] MODEL.gguf TEXT
 package main

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ func main() {
 	idsPath := flag.String("o", "", "write the first pass's ids to this file, one per line")
 	noSpecial := flag.Bool("no-special", false, "add no BOS/EOS (add_special off)")
 	parseSpecial := flag.Bool("parse-special", false, "recognize control tokens written in the text")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if flag.NArg() != 2 || *reps < 1 {
 		fmt.Fprintln(os.Stderr, "usage: vocabbench [-r REPS] [-o IDS] [-no-special] [-parse-special] MODEL.gguf TEXT")
@@ -27,6 +29,15 @@ func main() {
 	check(err)
 	text := string(data)
 	addSpecial := !*noSpecial
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer func() {
+			pprof.StopCPUProfile()
+			check(f.Close())
+		}()
+	}
 
 	load := func() *vocabselect.Tokenizer {
 		tok, err := vocabselect.Load(context.Background(), model)
