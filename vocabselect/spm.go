@@ -1,7 +1,6 @@
 package vocabselect
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -122,28 +121,39 @@ func newSPMModel(t *Tokenizer) *spmModel {
 // spmRanks turns scores into ranks: 0 for the highest score, equal scores
 // share a rank, so that "lower rank first" is llama.cpp's "higher score
 // first" and ties still go to the leftmost pair. A NaN score (which
-// llama.cpp's comparisons leave unordered) ranks after all others.
+// llama.cpp's comparisons leave unordered) ranks after all others, each on
+// its own. The ids are sorted as integers, score and id packed in one key,
+// which is several times faster than sorting them with a comparison
+// function.
 func spmRanks(scores []float32) []int32 {
-	order := make([]int32, len(scores))
-	for i := range order {
-		order[i] = int32(i)
+	keys := make([]uint64, len(scores))
+	for id, s := range scores {
+		keys[id] = uint64(^scoreKey(s))<<32 | uint64(id)
 	}
-	key := func(id int32) float32 {
-		if s := scores[id]; !math.IsNaN(float64(s)) {
-			return s
-		}
-		return float32(math.Inf(-1))
-	}
-	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(key(b), key(a)) })
+	slices.Sort(keys)
 	rank := make([]int32, len(scores))
 	r := int32(0)
-	for k, id := range order {
-		if k > 0 && scores[id] != scores[order[k-1]] {
+	for k, key := range keys {
+		id := int32(uint32(key))
+		if k > 0 && scores[id] != scores[int32(uint32(keys[k-1]))] {
 			r++
 		}
 		rank[id] = r
 	}
 	return rank
+}
+
+// scoreKey maps a score to an integer in the scores' order, NaN below
+// every number; -0 and +0 get neighbouring keys.
+func scoreKey(s float32) uint32 {
+	if math.IsNaN(float64(s)) {
+		return 0
+	}
+	b := math.Float32bits(s)
+	if b>>31 != 0 {
+		return ^b
+	}
+	return b | 1<<31
 }
 
 // appendEscaped appends text with every space replaced by "▁" and, when
