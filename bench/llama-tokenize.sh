@@ -31,9 +31,10 @@
 #
 # Columns: the text's MB and token count, whether all ids matched, then
 # MB/s of the tokenization call alone. llama.cpp: its first (cold) call and
-# the best of REPS calls. Ours: the first Encode after loading (cold: empty
-# word caches), the best first Encode over REPS freshly loaded tokenizers
-# (fresh) and the best of REPS on one tokenizer (warm caches). The ratios
+# the best of REPS calls. Ours: the first Encode after loading (cold: lazily
+# built tables and empty word caches), the best first pass over the text of
+# REPS freshly loaded tokenizers whose tables are built (fresh: empty word
+# caches) and the best of REPS on one tokenizer (warm caches). The ratios
 # are ours/llama.cpp MB/s, cold against cold and warm against llama.cpp's
 # best. A last summary gives the MB and ids compared per vocab.
 #

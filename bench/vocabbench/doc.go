@@ -8,8 +8,10 @@
 //
 //	cold:  the first Encode after loading, in a fresh process: lazily built
 //	       tables and empty word caches, what a one-shot run pays;
-//	fresh: the best of REPS first passes, each on a newly loaded tokenizer
-//	       (empty word caches, no process start-up effects);
+//	fresh: the best of REPS first passes over the text, each on a newly
+//	       loaded tokenizer whose lazily built tables (SentencePiece merges,
+//	       Unicode tables) a one-letter Encode made first: empty word
+//	       caches, as BenchmarkTokenize's "cold";
 //	best:  the best of REPS passes on one tokenizer, its word caches warm,
 //	       what a long-lived tokenizer does.
 //
