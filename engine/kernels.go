@@ -12,8 +12,8 @@ import (
 // activation type.
 type dotFunc func(n int, w, a []byte) float32
 
-// dot4Func computes out[c] = w . a[c*stride*size:] for c = 0..3, n
-// elements each (stride counts activation elements).
+// dot4Func computes out[c] = w . (activation row at a[c*stride:]) for
+// c = 0..3, n elements each; stride is the byte distance between rows.
 type dot4Func func(n int, w, a []byte, stride int, out *[4]float32)
 
 // kernel is how one weight type is multiplied.

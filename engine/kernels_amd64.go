@@ -22,6 +22,12 @@ func dotF32x4AVX2(w, a *float32, stride, n int, out *[4]float32)
 func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float32) float32
 
 //go:noescape
+func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+
+//go:noescape
+func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+
+//go:noescape
 func dotQ8_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -47,9 +53,16 @@ func dotF32(n int, w, a []byte) float32 {
 // one weight row against activation rows a, a+stride, a+2*stride and
 // a+3*stride, each weight load shared by the four.
 func dotF32x4(n int, w, a []byte, stride int, out *[4]float32) {
-	af := f32s(a)
-	_ = af[3*stride+n-1]
-	dotF32x4AVX2(&f32s(w)[:n][0], &af[0], stride, n, out)
+	_ = a[3*stride+4*n-1]
+	dotF32x4AVX2(&f32s(w)[:n][0], &f32s(a)[0], stride/4, n, out)
+}
+
+// dotQ8_0x4 is the four-row Q8_0 product: each row's result is
+// dotQ8_0Asm's, bit for bit, with the weight block decoded once.
+func dotQ8_0x4(n int, w, a []byte, stride int, out *[4]float32) {
+	nb := n / 32
+	_ = a[3*stride+nb*q8_0Bytes-1]
+	dotQ8_0x4AVX2(&w[:nb*q8_0Bytes][0], &a[0], stride, nb, out)
 }
 
 // scores sets sc[t] = scale * (q . k[t*kstride : t*kstride+len(q)]) for
@@ -63,6 +76,17 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 		return scoresAVX2(&q[0], &k[0], kstride, hd, len(sc), scale, &sc[0])
 	}
 	return scoresGo(q, k, kstride, scale, sc)
+}
+
+// dotQ4_Kx4 is the four-row Q4_K product, two rows per kernel call: each
+// row's result is dotQ4_KAsm's, bit for bit, with each weight
+// super-block's scales and nibbles decoded once per pair of rows.
+func dotQ4_Kx4(n int, w, a []byte, stride int, out *[4]float32) {
+	nb := n / 256
+	_ = a[3*stride+nb*q8_KBytes-1]
+	wp := &w[:nb*q4_KBytes][0]
+	dotQ4_Kx2AVX2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
+	dotQ4_Kx2AVX2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
 }
 
 // The integer kernels compute ggml's x86 sums: |w| times sign-adjusted
@@ -98,8 +122,10 @@ func init() {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
 		genericKernel.dot4 = dotF32x4
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
+		kernels[gguf.TypeQ8_0].dot4 = dotQ8_0x4
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
+		kernels[gguf.TypeQ4_K].dot4 = dotQ4_Kx4
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
 	}

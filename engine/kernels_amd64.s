@@ -602,3 +602,211 @@ scdone:
 	VZEROUPPER
 	MOVSS X14, ret+56(FP)
 	RET
+
+// One Q8_0 block of the four-row kernel: activation row at (reg), its
+// scale times the weight scale in X1, the sign-adjusted products into the
+// float lanes of acc, exactly as BLOCK_SCALE and DOT_I8 do for one row.
+#define Q8ROW(reg, acc) \
+	MOVWLZX (reg), AX \
+	VMOVD AX, X3 \
+	VCVTPH2PS X3, X3 \
+	VMULSS X3, X1, X3 \
+	VBROADCASTSS X3, Y3 \
+	VMOVDQU 2(reg), Y5 \
+	VPSIGNB Y2, Y5, Y5 \
+	VPMADDUBSW Y5, Y4, Y6 \
+	VPMADDWD Y7, Y6, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VFMADD231PS Y6, Y3, acc
+
+// func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+// Four dotQ8_0AVX2 products of one weight row with the activation rows at
+// a, a+astride, a+2*astride, a+3*astride (bytes): the weight block, its
+// absolute values and its scale are loaded once for the four rows; each
+// row's sums are the single-row kernel's, bit for bit.
+TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+q8x4loop:
+	TESTQ CX, CX
+	JEQ  q8x4done
+	MOVWLZX (SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMOVDQU 2(SI), Y2
+	VPSIGNB Y2, Y2, Y4
+	Q8ROW(DI, Y0)
+	Q8ROW(R9, Y8)
+	Q8ROW(R10, Y9)
+	Q8ROW(R11, Y10)
+	ADDQ $34, SI
+	ADDQ $34, DI
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, R11
+	DECQ CX
+	JMP  q8x4loop
+q8x4done:
+	MOVQ out+32(FP), DX
+	HSUM_Y0
+	VMOVSS X0, (DX)
+	VMOVAPS Y8, Y0
+	HSUM_Y0
+	VMOVSS X0, 4(DX)
+	VMOVAPS Y9, Y0
+	HSUM_Y0
+	VMOVSS X0, 8(DX)
+	VMOVAPS Y10, Y0
+	HSUM_Y0
+	VMOVSS X0, 12(DX)
+	VZEROUPPER
+	RET
+
+// One activation row's share of a Q4_K quarter in the two-row kernel:
+// the nibbles in Y3 (low) and Y2 (high), scales in Y10/Y11, activations
+// at (reg), int32 sums into acc (Q4K_QUARTER's arithmetic).
+#define Q4K2ROW(j, reg, acc) \
+	VMOVDQU (4+64*j)(reg), Y4 \
+	VPMADDUBSW Y4, Y3, Y4 \
+	VPMADDWD Y10, Y4, Y4 \
+	VMOVDQU (36+64*j)(reg), Y5 \
+	VPMADDUBSW Y5, Y2, Y5 \
+	VPMADDWD Y11, Y5, Y5 \
+	VPADDD Y4, acc, acc \
+	VPADDD Y5, acc, acc
+
+// A Q4_K quarter for both rows: scales and nibbles decoded once.
+#define Q4K2_QUARTER(j) \
+	MOVBLZX (2*j)(SP), AX \
+	VMOVD AX, X10 \
+	VPBROADCASTW X10, Y10 \
+	MOVBLZX (2*j+1)(SP), AX \
+	VMOVD AX, X11 \
+	VPBROADCASTW X11, Y11 \
+	VMOVDQU (16+32*j)(SI), Y2 \
+	VPAND Y8, Y2, Y3 \
+	VPSRLW $4, Y2, Y2 \
+	VPAND Y8, Y2, Y2 \
+	Q4K2ROW(j, DI, Y9) \
+	Q4K2ROW(j, BX, Y1)
+
+// The mins term of one row: bsums at 260(reg) against the mins in X3,
+// scaled by the row's d times dmin (X14), subtracted from macc.
+#define Q4K2MINS(reg, macc) \
+	VMOVSS (reg), X15 \
+	VMULSS X14, X15, X15 \
+	VMOVDQU 260(reg), Y4 \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPHADDW X5, X4, X4 \
+	VPMADDWD X4, X3, X4 \
+	VCVTDQ2PS X4, X4 \
+	VBROADCASTSS X15, X15 \
+	VFNMADD231PS X4, X15, macc
+
+// The scaled block sum of one row: acc += float(iacc) * (row d * d).
+#define Q4K2SUM(reg, iacc, acc) \
+	VCVTDQ2PS iacc, iacc \
+	VMOVSS (reg), X15 \
+	VMULSS X13, X15, X15 \
+	VBROADCASTSS X15, Y15 \
+	VFMADD231PS iacc, Y15, acc
+
+// Reduce the float lanes of Y0 and the mins lanes of X12 of one row
+// as dotQ4_KAVX2 does and store the result at off(DX).
+#define Q4K2OUT(off) \
+	VMOVHLPS X12, X12, X1 \
+	VADDPS X1, X12, X12 \
+	VMOVSHDUP X12, X1 \
+	VADDSS X1, X12, X12 \
+	HSUM_Y0 \
+	VADDSS X12, X0, X0 \
+	VMOVSS X0, off(DX)
+
+// func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+// Two dotQ4_KAVX2 products of one weight row with the activation rows at
+// a and a+astride (bytes): the scales, mins and nibbles of each weight
+// super-block are decoded once for both; each row's arithmetic is the
+// single-row kernel's, bit for bit.
+TEXT ·dotQ4_Kx2AVX2(SB), NOSPLIT, $16-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), BX
+	ADDQ DI, BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y6, Y6, Y6
+	VXORPS X12, X12, X12
+	VXORPS X7, X7, X7
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+q4k2loop:
+	TESTQ CX, CX
+	JEQ  q4k2done
+	MOVWLZX (SI), AX
+	VMOVD AX, X13
+	VCVTPH2PS X13, X13
+	MOVWLZX 2(SI), AX
+	VMOVD AX, X14
+	VCVTPH2PS X14, X14
+	MOVL 4(SI), R8
+	MOVL 8(SI), R9
+	MOVL 12(SI), R10
+	MOVL R10, R11
+	SHRL $4, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL R9, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R11
+	MOVL R9, R13
+	ANDL $0x3f3f3f3f, R13
+	MOVL R10, R9
+	ANDL $0x0f0f0f0f, R9
+	MOVL R8, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R9
+	ANDL $0x3f3f3f3f, R8
+	MOVL R8, 0(SP)
+	MOVL R9, 4(SP)
+	MOVL R13, 8(SP)
+	MOVL R11, 12(SP)
+	VPMOVZXBW 8(SP), X3
+	Q4K2MINS(DI, X12)
+	Q4K2MINS(BX, X7)
+	VPXOR Y9, Y9, Y9
+	VPXOR Y1, Y1, Y1
+	Q4K2_QUARTER(0)
+	Q4K2_QUARTER(1)
+	Q4K2_QUARTER(2)
+	Q4K2_QUARTER(3)
+	Q4K2SUM(DI, Y9, Y0)
+	Q4K2SUM(BX, Y1, Y6)
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $292, BX
+	DECQ CX
+	JMP  q4k2loop
+q4k2done:
+	MOVQ out+32(FP), DX
+	Q4K2OUT(0)
+	VMOVAPS Y6, Y0
+	VMOVAPS X7, X12
+	Q4K2OUT(4)
+	VZEROUPPER
+	RET

@@ -191,38 +191,68 @@ func TestFastKernelsMatchReference(t *testing.T) {
 }
 
 // TestDot4 checks every four-row kernel against the kernel's single-row
-// dot on the same rows, for lengths with and without 16-, 8- and 1-element
-// tails and a stride wider than the row: equal to float rounding (the
-// two may order their sums differently), relative 1e-5 of the sum of
-// |products|.
+// dot on the same rows, for lengths with and without tails and rows
+// further apart than their length: F32 to float rounding (the two order
+// their sums differently: relative 1e-5 of the sum of |products|), the
+// integer kernels bit for bit (they share the per-row arithmetic).
 func TestDot4(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for typ, k := range map[string]*kernel{"F32": kernels[gguf.TypeF32], "generic": genericKernel} {
-		if k.dot4 == nil {
-			t.Logf("%s: no four-row kernel in this build", typ)
+	cases := map[string]struct {
+		k     *kernel
+		wtype gguf.Type
+		exact bool
+	}{
+		"F32":     {kernels[gguf.TypeF32], gguf.TypeF32, false},
+		"generic": {genericKernel, gguf.TypeF32, false},
+		"Q8_0":    {kernels[gguf.TypeQ8_0], gguf.TypeQ8_0, true},
+		"Q4_K":    {kernels[gguf.TypeQ4_K], gguf.TypeQ4_K, true},
+	}
+	for name, c := range cases {
+		if c.k.dot4 == nil {
+			t.Logf("%s: no four-row kernel in this build", name)
 			continue
 		}
-		for _, n := range []int{1, 7, 8, 15, 16, 17, 32, 64, 172, 257, 1024} {
-			stride := n + 5
-			w := make([]float32, n)
-			a := make([]float32, 3*stride+n)
-			for i := range w {
-				w[i] = float32(rng.NormFloat64())
+		for _, n := range []int{1, 7, 8, 15, 16, 17, 32, 64, 172, 257, 512, 1024} {
+			if n%c.wtype.BlockSize() != 0 || n%c.k.act.BlockSize() != 0 {
+				continue
 			}
-			for i := range a {
-				a[i] = float32(rng.NormFloat64())
+			row := func(typ gguf.Type) ([]byte, []float32) {
+				f := make([]float32, n)
+				for i := range f {
+					f[i] = float32(rng.NormFloat64())
+				}
+				b := make([]byte, actRowBytes(typ, n))
+				if err := quantizeAct(typ, b, f); err != nil {
+					t.Fatal(err)
+				}
+				return b, f
+			}
+			w, wf := row(c.wtype)
+			stride := actRowBytes(c.k.act, n) + 12
+			a := make([]byte, 3*stride+actRowBytes(c.k.act, n))
+			var af [4][]float32
+			for r := range af {
+				var b []byte
+				b, af[r] = row(c.k.act)
+				copy(a[r*stride:], b)
 			}
 			var out [4]float32
-			k.dot4(n, bytesOf(w), bytesOf(a), stride, &out)
-			for c := range out {
-				row := a[c*stride : c*stride+n]
-				var mag float64
-				for i := range row {
-					mag += math.Abs(float64(w[i]) * float64(row[i]))
+			c.k.dot4(n, w, a, stride, &out)
+			for r := range out {
+				one := a[r*stride : r*stride+actRowBytes(c.k.act, n)]
+				want := c.k.dot(n, w, one)
+				if c.exact {
+					if out[r] != want {
+						t.Errorf("%s n=%d row %d: %v, single-row dot %v", name, n, r, out[r], want)
+					}
+					continue
 				}
-				want := k.ref(n, bytesOf(w), bytesOf(row))
-				if d := math.Abs(float64(out[c] - want)); d > 1e-5*mag {
-					t.Errorf("%s n=%d row %d: %v, single-row dot %v", typ, n, c, out[c], want)
+				var mag float64
+				for i := range wf {
+					mag += math.Abs(float64(wf[i]) * float64(af[r][i]))
+				}
+				if d := math.Abs(float64(out[r] - want)); d > 1e-5*mag {
+					t.Errorf("%s n=%d row %d: %v, single-row dot %v", name, n, r, out[r], want)
 				}
 			}
 		}

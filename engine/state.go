@@ -166,7 +166,7 @@ func (t *matmulTask) run(lo, hi, wk int) {
 		if k.dot4 != nil && t.nb >= 4 {
 			o := &t.quad[wk]
 			for ; j+4 <= t.nb; j += 4 {
-				k.dot4(n, row, t.act[j*t.stride:], t.stride/4, o)
+				k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
 				for c, v := range o {
 					t.out[(j+c)*w.Rows+r] = v
 				}
