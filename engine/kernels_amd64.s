@@ -179,7 +179,8 @@ q4done:
 
 // func dotQ4_KAVX2(x, y *byte, nb int) float32
 // Per super-block: the 12 packed bytes of 6-bit scales and mins are
-// unpacked (ggml's utmp shuffle) into the 16-byte frame, the mins term is
+// unpacked (ggml's utmp shuffle): scales to the stack frame, mins into X3 (no
+// store-to-load of a split qword); the mins term is
 // accumulated in 4 float lanes (X12) from the activation block sums, the
 // scaled nibble products in 8 float lanes (Y0); both reductions follow
 // ggml's order.
@@ -227,9 +228,10 @@ q4kloop:
 	ANDL $0x3f3f3f3f, R8
 	MOVL R8, 0(SP)
 	MOVL R9, 4(SP)
-	MOVL R13, 8(SP)
-	MOVL R11, 12(SP)
-	VPMOVZXBW 8(SP), X3
+	SHLQ $32, R11
+	ORQ  R13, R11
+	VMOVQ R11, X3
+	VPMOVZXBW X3, X3
 	VMOVDQU 260(DI), Y4
 	VEXTRACTI128 $1, Y4, X5
 	VPHADDW X5, X4, X4
@@ -784,9 +786,10 @@ q4k2loop:
 	ANDL $0x3f3f3f3f, R8
 	MOVL R8, 0(SP)
 	MOVL R9, 4(SP)
-	MOVL R13, 8(SP)
-	MOVL R11, 12(SP)
-	VPMOVZXBW 8(SP), X3
+	SHLQ $32, R11
+	ORQ  R13, R11
+	VMOVQ R11, X3
+	VPMOVZXBW X3, X3
 	Q4K2MINS(DI, X12)
 	Q4K2MINS(BX, X7)
 	VPXOR Y9, Y9, Y9
