@@ -28,6 +28,9 @@ func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 
 //go:noescape
+func dotQ6_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+
+//go:noescape
 func dotQ8_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -89,6 +92,16 @@ func dotQ4_Kx4(n int, w, a []byte, stride int, out *[4]float32) {
 	dotQ4_Kx2AVX2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
 }
 
+// dotQ6_Kx4 is the four-row Q6_K product, two rows per kernel call, each
+// row's result dotQ6_KAsm's bit for bit.
+func dotQ6_Kx4(n int, w, a []byte, stride int, out *[4]float32) {
+	nb := n / 256
+	_ = a[3*stride+nb*q8_KBytes-1]
+	wp := &w[:nb*q6_KBytes][0]
+	dotQ6_Kx2AVX2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
+	dotQ6_Kx2AVX2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
+}
+
 // The integer kernels compute ggml's x86 sums: |w| times sign-adjusted
 // activations with VPMADDUBSW, pairs to int32 with VPMADDWD, then one FMA
 // per block with the product of the two half-float scales.
@@ -127,6 +140,7 @@ func init() {
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = dotQ4_Kx4
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
+		kernels[gguf.TypeQ6_K].dot4 = dotQ6_Kx4
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
 	}
 }

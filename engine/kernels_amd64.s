@@ -813,3 +813,109 @@ q4k2done:
 	Q4K2OUT(4)
 	VZEROUPPER
 	RET
+
+// One Q6_K group for one row of the two-row kernel: weights (plus 32) in
+// Y14, scales in Y12, activations read from memory at off(reg), int32
+// sums into acc; tmp is clobbered (Q6GROUP's arithmetic).
+#define Q6ROW(off, reg, tmp, acc) \
+	VPMADDUBSW off(reg), Y6, Y5 \
+	VPMADDUBSW off(reg), Y14, tmp \
+	VPSUBW Y5, tmp, tmp \
+	VPMADDWD Y12, tmp, tmp \
+	VPADDD tmp, acc, acc
+
+// One Q6_K group for both rows: the weights and the group's scales are
+// built once.
+#define Q6GROUP2(off, k) \
+	VPSHUFB scaleShuf<>+(16*(k))(SB), X11, X12 \
+	VPMOVSXBW X12, Y12 \
+	Q6ROW(off, DI, Y13, Y9) \
+	Q6ROW(off, BX, Y15, Y4)
+
+// Q6HALF for both rows (see Q6HALF).
+#define Q6HALF2(h) \
+	VMOVDQU (64*h)(SI), Y1 \
+	VMOVDQU (64*h+32)(SI), Y2 \
+	VMOVDQU (128+32*h)(SI), Y3 \
+	VPAND Y7, Y3, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPAND Y8, Y1, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP2(4+128*h, 4*h) \
+	VPSRLW $2, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPAND Y8, Y2, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP2(36+128*h, 4*h+1) \
+	VPSRLW $4, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPSRLW $4, Y1, Y14 \
+	VPAND Y8, Y14, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP2(68+128*h, 4*h+2) \
+	VPSRLW $6, Y3, Y13 \
+	VPAND Y7, Y13, Y13 \
+	VPSLLW $4, Y13, Y13 \
+	VPSRLW $4, Y2, Y14 \
+	VPAND Y8, Y14, Y14 \
+	VPOR Y13, Y14, Y14 \
+	Q6GROUP2(100+128*h, 4*h+3)
+
+// The scaled super-block sum of one row: acc += float(iacc) * (d * row d).
+#define Q6SUM(reg, iacc, acc) \
+	MOVWLZX 208(SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMULSS (reg), X1, X1 \
+	VBROADCASTSS X1, Y1 \
+	VCVTDQ2PS iacc, iacc \
+	VFMADD231PS iacc, Y1, acc
+
+// func dotQ6_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+// Two dotQ6_KAVX2 products of one weight row with the activation rows at
+// a and a+astride (bytes): each group's 6-bit weights and scales are built
+// once for both; each row's arithmetic is the single-row kernel's, bit for
+// bit.
+TEXT ·dotQ6_Kx2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), BX
+	ADDQ DI, BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y10, Y10, Y10
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x03030303, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x20202020, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+q6k2loop:
+	TESTQ CX, CX
+	JEQ  q6k2done
+	VMOVDQU 192(SI), X11
+	VPXOR Y9, Y9, Y9
+	VPXOR Y4, Y4, Y4
+	Q6HALF2(0)
+	Q6HALF2(1)
+	Q6SUM(DI, Y9, Y0)
+	Q6SUM(BX, Y4, Y10)
+	ADDQ $210, SI
+	ADDQ $292, DI
+	ADDQ $292, BX
+	DECQ CX
+	JMP  q6k2loop
+q6k2done:
+	MOVQ out+32(FP), DX
+	HSUM_Y0
+	VMOVSS X0, (DX)
+	VMOVAPS Y10, Y0
+	HSUM_Y0
+	VMOVSS X0, 4(DX)
+	VZEROUPPER
+	RET

@@ -206,6 +206,7 @@ func TestDot4(t *testing.T) {
 		"generic": {genericKernel, gguf.TypeF32, false},
 		"Q8_0":    {kernels[gguf.TypeQ8_0], gguf.TypeQ8_0, true},
 		"Q4_K":    {kernels[gguf.TypeQ4_K], gguf.TypeQ4_K, true},
+		"Q6_K":    {kernels[gguf.TypeQ6_K], gguf.TypeQ6_K, true},
 	}
 	for name, c := range cases {
 		if c.k.dot4 == nil {
