@@ -22,20 +22,35 @@ type task interface {
 // State from burning a core.
 const spinFor = 500 * time.Microsecond
 
-// pool is a fixed set of worker goroutines, started once per State: each
-// parallel step hands every worker one contiguous range of items.
+// rangesPerWorker is how many pieces each participant's share of a step
+// is cut into. Any participant may run any piece it claims first, so a
+// worker that is parked, or descheduled by a busy machine, delays a step
+// by at most the piece it is running instead of by its whole share: the
+// caller runs the pieces nobody has claimed.
+const rangesPerWorker = 4
+
+// pool is a fixed set of worker goroutines, started once per State, that
+// run the parallel steps of a forward pass with the calling goroutine.
 //
-// A step is published by bumping step (after t and total are set); workers
-// poll it, run their range and decrement pending, which the caller polls.
-// The atomics order those plain fields: a worker that loads the new step
-// sees the t and total stored before it.
+// A step is published by bumping step after t and total are set. Its
+// items are cut into ranges; claim[r] holds the last step range r was
+// claimed for, and a participant runs range r of step s only after moving
+// claim[r] from s-1 to s, so each range runs once. Workers try their own
+// ranges first, then the others; the caller, after its own, runs whatever
+// is left unclaimed and then waits for pending (ranges not yet finished)
+// to reach zero. The atomics order the plain fields: t and total are
+// written before step is bumped and read only by a participant holding a
+// claim of that step, and they are not written again until every range of
+// the step has finished.
 type pool struct {
 	n       int
+	ranges  int
 	step    atomic.Uint64
 	pending atomic.Int32
 	quit    atomic.Bool
 	t       task
 	total   int
+	claim   []atomic.Uint64
 	// asleep[w] is set by a parked worker; bell[w] (buffered, 1) wakes it.
 	asleep []atomic.Bool
 	bell   []chan struct{}
@@ -43,6 +58,8 @@ type pool struct {
 
 func newPool(n int) *pool {
 	p := &pool{n: max(1, n)}
+	p.ranges = p.n * rangesPerWorker
+	p.claim = make([]atomic.Uint64, p.ranges)
 	p.asleep = make([]atomic.Bool, p.n)
 	p.bell = make([]chan struct{}, p.n)
 	for w := 1; w < p.n; w++ {
@@ -52,22 +69,34 @@ func newPool(n int) *pool {
 	return p
 }
 
-func (p *pool) bounds(w int) (int, int) {
-	return p.total * w / p.n, p.total * (w + 1) / p.n
+func (p *pool) bounds(r int) (int, int) {
+	return p.total * r / p.ranges, p.total * (r + 1) / p.ranges
+}
+
+// work runs every range of step s that participant w can claim, its own
+// ranges first.
+func (p *pool) work(s uint64, w int) {
+	for i := 0; i < p.ranges; i++ {
+		r := (w*rangesPerWorker + i) % p.ranges
+		if !p.claim[r].CompareAndSwap(s-1, s) {
+			continue
+		}
+		if lo, hi := p.bounds(r); lo < hi {
+			p.t.run(lo, hi, w)
+		}
+		p.pending.Add(-1)
+	}
 }
 
 func (p *pool) worker(w int) {
 	var seen uint64
 	for {
-		next, ok := p.await(w, seen)
+		s, ok := p.await(w, seen)
 		if !ok {
 			return
 		}
-		seen = next
-		if lo, hi := p.bounds(w); lo < hi {
-			p.t.run(lo, hi, w)
-		}
-		p.pending.Add(-1)
+		seen = s
+		p.work(s, w)
 	}
 }
 
@@ -110,22 +139,20 @@ func (p *pool) ring(w int) {
 	}
 }
 
-// run executes t over [0, total), on all workers when parallel is set
-// (the caller is worker 0) and inline otherwise.
+// run executes t over [0, total), on all participants when parallel is
+// set (the caller is participant 0) and inline otherwise.
 func (p *pool) run(t task, total int, parallel bool) {
 	if !parallel || p.n == 1 || total < 2 {
 		t.run(0, total, 0)
 		return
 	}
 	p.t, p.total = t, total
-	p.pending.Store(int32(p.n - 1))
-	p.step.Add(1)
+	p.pending.Store(int32(p.ranges))
+	s := p.step.Add(1)
 	for w := 1; w < p.n; w++ {
 		p.ring(w)
 	}
-	if lo, hi := p.bounds(0); lo < hi {
-		t.run(lo, hi, 0)
-	}
+	p.work(s, 0)
 	for i := 1; p.pending.Load() != 0; i++ {
 		if i%64 == 0 {
 			runtime.Gosched()
@@ -134,7 +161,7 @@ func (p *pool) run(t task, total int, parallel bool) {
 	p.t = nil
 }
 
-// close stops the workers.
+// close stops the workers; run then works inline.
 func (p *pool) close() {
 	if p.quit.Swap(true) {
 		return
