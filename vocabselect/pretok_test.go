@@ -102,7 +102,8 @@ func TestUnicodeFlags(t *testing.T) {
 		{0xA0, flagSeparator | flagWhitespace}, {0xAA, flagLetter}, {0xAD, flagControl}, {0xB2, flagNumber},
 		{0x300, flagMark}, {0x378, flagUndefined}, {0x85, flagControl | flagWhitespace},
 		{0x0CF3, flagMark}, {0x3000, flagSeparator | flagWhitespace}, {0x4E00, flagLetter},
-		{0x1F600, flagSymbol}, {0xE000, flagControl}, {0x10FFFF, flagUndefined}, {0x110000, flagUndefined},
+		{0x1F600, flagSymbol}, {0xE000, flagControl}, {0x2FFC, flagSymbol}, {0x31EF, flagSymbol},
+		{0x2EBF0, flagLetter}, {0x2EE5D, flagLetter}, {0x2EE5E, flagUndefined}, {0x10FFFF, flagUndefined}, {0x110000, flagUndefined},
 	} {
 		if got := cptFlags(c.r); got != c.want {
 			t.Errorf("U+%04X: flags %#x want %#x", c.r, got, c.want)

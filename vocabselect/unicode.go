@@ -79,10 +79,29 @@ func buildFlags() {
 			}
 		}
 	}
+	for _, r := range unicode151 {
+		for c := r.lo; c <= r.hi; c++ {
+			if t[c] == flagUndefined {
+				t[c] = r.flag
+			}
+		}
+	}
 	for _, r := range whitespaceRunes {
 		t[r] |= flagWhitespace
 	}
 	flagsTable = t
+}
+
+// unicode151 are the characters Unicode 15.1 added, which llama.cpp's
+// tables have and Go's unicode package (Unicode 15.0) lacks: ideographic
+// description characters (So) and CJK Unified Ideographs Extension I (Lo).
+var unicode151 = []struct {
+	lo, hi rune
+	flag   uint16
+}{
+	{0x2FFC, 0x2FFF, flagSymbol},
+	{0x31EF, 0x31EF, flagSymbol},
+	{0x2EBF0, 0x2EE5D, flagLetter},
 }
 
 // cptFlags returns the flags of one code point.
@@ -171,18 +190,35 @@ func lowerCpt(c rune) rune {
 		}
 		return c
 	}
-	if c > unicode.MaxRune {
+	if c > unicode.MaxRune || !caseBlocks[c>>8] {
 		return c
 	}
 	return unicode.ToLower(c)
 }
 
+// caseBlocks marks the blocks of 256 code points where some code point has
+// a lowercase mapping (a range of unicode.CaseRanges with a lowercase
+// delta): elsewhere (CJK, kana, Hangul, ...) lowerCpt returns at once,
+// where unicode.ToLower binary-searched its tables for every character of
+// a Chinese text.
+var caseBlocks = func() (b [(unicode.MaxRune + 1) >> 8]bool) {
+	for _, r := range unicode.CaseRanges {
+		if r.Delta[unicode.LowerCase] == 0 {
+			continue
+		}
+		for blk := r.Lo >> 8; blk <= r.Hi>>8; blk++ {
+			b[blk] = true
+		}
+	}
+	return b
+}()
+
 var (
 	nfdOnce sync.Once
 	// nfdBMP is the first code point of the decomposition of each code
-	// point of the BMP (itself when it has none); nfdRest holds the others
-	// that decompose. A flat table makes the lookup, done for every code
-	// point of a WordPiece text, one load.
+	// point of the BMP (itself when it has none, 0 when that is past the
+	// BMP); nfdRest holds the others that decompose. A flat table makes the
+	// lookup, done for every code point of a WordPiece text, one load.
 	nfdBMP  []uint16
 	nfdRest map[rune]rune
 )
@@ -195,7 +231,10 @@ func nfdCpt(c rune) rune {
 	}
 	nfdOnce.Do(buildNFD)
 	if c < 0x10000 {
-		return rune(nfdBMP[c])
+		if f := nfdBMP[c]; f != 0 {
+			return rune(f)
+		}
+		return nfdRest[c] // 0: decomposes past the BMP (U+FA6C...)
 	}
 	if f, ok := nfdRest[c]; ok {
 		return f
@@ -211,16 +250,21 @@ func buildNFD() {
 		nfdBMP[i] = uint16(i)
 	}
 	nfdRest = map[rune]rune{}
+	var buf [utf8.UTFMax]byte
 	for r := rune(0xC0); r < 0x2FA20; r++ {
+		enc := buf[:utf8.EncodeRune(buf[:], r)]
 		hangul := r >= 0xAC00 && r <= 0xD7A3
-		if !hangul && len(norm.NFD.PropertiesString(string(r)).Decomposition()) == 0 {
+		if !hangul && len(norm.NFD.Properties(enc).Decomposition()) == 0 {
 			continue
 		}
-		first, _ := utf8.DecodeRuneInString(norm.NFD.String(string(r)))
+		first, _ := utf8.DecodeRune(norm.NFD.Bytes(enc))
 		switch {
 		case first == r:
 		case r < 0x10000 && first < 0x10000:
 			nfdBMP[r] = uint16(first)
+		case r < 0x10000:
+			nfdBMP[r] = 0
+			nfdRest[r] = first
 		default:
 			nfdRest[r] = first
 		}
