@@ -33,67 +33,34 @@ type Result struct {
 	Spooled int64
 }
 
-// Execute lays the plan out and writes the file to w in one pass.
+// Execute lays the plan out and writes the file to w in one pass, front
+// to back (w may be a pipe).
 func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result, error) {
 	layout, err := p.Layout()
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Layout: layout, Read: map[string]int64{}}
 	total := layout.FileSize()
 	cw := newProgressWriter(w, total, opts.Progress)
 	gw, err := gguf.NewWriterLayout(cw, layout)
 	if err != nil {
 		return nil, err
 	}
-
-	// One fetcher per input, fed the input's ranges in the order the
-	// producers will read them.
-	fetchers := map[*Input]fetcher{}
-	order := map[*Input][]Range{}
-	var inputs []*Input
-	for i := range p.Tensors {
-		in := p.Tensors[i].Src.Input()
-		if in == nil {
-			continue
-		}
-		if _, ok := order[in]; !ok {
-			inputs = append(inputs, in)
-		}
-		order[in] = append(order[in], p.Tensors[i].Src.Ranges()...)
+	order := make([]int, len(p.Tensors))
+	for i := range order {
+		order[i] = i
 	}
-	defer func() {
-		for _, f := range fetchers {
-			f.close()
-		}
-	}()
-	for _, in := range inputs {
-		f, err := newFetcher(ctx, in, order[in], opts)
-		if err != nil {
-			return nil, err
-		}
-		fetchers[in] = f
+	ex, err := p.openFetchers(ctx, order, opts)
+	if err != nil {
+		return nil, err
 	}
-
-	for i := range p.Tensors {
+	defer ex.close()
+	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		t := &p.Tensors[i]
-		var next func() (io.Reader, error)
-		if in := t.Src.Input(); in != nil {
-			f := fetchers[in]
-			ranges := t.Src.Ranges()
-			k := 0
-			next = func() (io.Reader, error) {
-				if k >= len(ranges) {
-					return nil, fmt.Errorf("plan: producer of %q read more ranges than it declared", t.Info.Name)
-				}
-				k++
-				return f.next(ranges[k-1])
-			}
-		}
-		if err := t.Src.Produce(ctx, next, gw); err != nil {
+		if err := t.Src.Produce(ctx, ex.next(t), gw); err != nil {
 			return nil, fmt.Errorf("tensor %q (%s): %w", t.Info.Name, t.Src.Describe(), err)
 		}
 		if gw.Current() <= i {
@@ -106,17 +73,78 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 	if err := cw.Flush(); err != nil {
 		return nil, err
 	}
-	for in, f := range fetchers {
+	return ex.result(layout, gw.Written(), opts), nil
+}
+
+// execution holds the fetchers of a plan's inputs while it runs.
+type execution struct {
+	fetchers map[*Input]fetcher
+}
+
+// openFetchers opens one fetcher per input, fed the input's ranges in the
+// order the tensors will be produced (order lists tensor indexes).
+func (p *Plan) openFetchers(ctx context.Context, order []int, opts Options) (*execution, error) {
+	ex := &execution{fetchers: map[*Input]fetcher{}}
+	ranges := map[*Input][]Range{}
+	var inputs []*Input
+	for _, i := range order {
+		in := p.Tensors[i].Src.Input()
+		if in == nil {
+			continue
+		}
+		if _, ok := ranges[in]; !ok {
+			inputs = append(inputs, in)
+		}
+		ranges[in] = append(ranges[in], p.Tensors[i].Src.Ranges()...)
+	}
+	for _, in := range inputs {
+		f, err := newFetcher(ctx, in, ranges[in], opts)
+		if err != nil {
+			ex.close()
+			return nil, err
+		}
+		ex.fetchers[in] = f
+	}
+	return ex, nil
+}
+
+// next returns the function a producer calls for its next range.
+func (ex *execution) next(t *Tensor) func() (io.Reader, error) {
+	in := t.Src.Input()
+	if in == nil {
+		return nil
+	}
+	f := ex.fetchers[in]
+	ranges := t.Src.Ranges()
+	k := 0
+	return func() (io.Reader, error) {
+		if k >= len(ranges) {
+			return nil, fmt.Errorf("plan: producer of %q read more ranges than it declared", t.Info.Name)
+		}
+		k++
+		return f.next(ranges[k-1])
+	}
+}
+
+func (ex *execution) close() {
+	for _, f := range ex.fetchers {
+		f.close()
+	}
+}
+
+// result reports a finished execution.
+func (ex *execution) result(layout *gguf.File, written int64, opts Options) *Result {
+	res := &Result{Layout: layout, Read: map[string]int64{}, Written: written}
+	for in, f := range ex.fetchers {
 		res.Read[in.Name] += f.consumed()
 		if s, ok := f.(*streamFetcher); ok {
 			res.Spooled += s.spooled
 		}
 	}
-	res.Written = gw.Written()
 	if opts.Progress != nil {
-		opts.Progress(res.Written, total)
+		opts.Progress(written, layout.FileSize())
 	}
-	return res, nil
+	return res
 }
 
 // progressWriter buffers small writes (rows, padding) into 1 MiB writes,

@@ -78,6 +78,16 @@ func (o *Output) wrote(n int64) {
 	}
 }
 
+// WriterAt returns the output's temporary file, for writes at offsets, or
+// nil when the output is stdout. What is written through it is committed
+// (synced and renamed) like what Write writes.
+func (o *Output) WriterAt() io.WriterAt {
+	if o.file == nil {
+		return nil
+	}
+	return o.file
+}
+
 // Name returns the final path, or "-" for stdout.
 func (o *Output) Name() string {
 	if o.file == nil {

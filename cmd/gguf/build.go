@@ -242,7 +242,16 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *build.Report, bf buildFlag
 	}
 	defer out.Abort()
 	start := time.Now()
-	res, err := p.Execute(cmd.Context(), out, plan.Options{Progress: progress(bf.quiet, "build")})
+	var res *plan.Result
+	popts := plan.Options{Progress: progress(bf.quiet, "build")}
+	if wa := out.WriterAt(); wa != nil && p.HasSequentialInput() {
+		// Read a remote or piped source front to back, whatever the
+		// output order: no spooling, and a remote file read whole is
+		// checked against the Hub's sha256.
+		res, err = p.ExecuteAt(cmd.Context(), wa, popts)
+	} else {
+		res, err = p.Execute(cmd.Context(), out, popts)
+	}
 	if err != nil {
 		return err
 	}

@@ -398,3 +398,39 @@ func TestRemoteForms(t *testing.T) {
 	}
 	checkOneLineError(t, runGGUF(t, nil, "info", "hf://org/model@nope/m.gguf"), exitUsage, "nope")
 }
+
+// TestRemoteReorderedBuildVerified: builds that write tensors in another
+// order than the remote file holds them (quantize lists them as
+// llama-quantize does) still read the file front to back, so it is checked
+// against the Hub's sha256: the output is llama.cpp's file and --stats
+// says so; with a wrong sha256 the build fails and leaves nothing.
+func TestRemoteReorderedBuildVerified(t *testing.T) {
+	c := testfiles.Content(t, shared.Path(t, "models", "stories260K-f32.gguf"))
+	want, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startHub(t, hubtest.Options{}, "org/model", map[string]hubtest.Content{"m.gguf": c})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "q8.gguf")
+	r := mustRun(t, nil, "quantize", "hf://org/model/m.gguf", out, "--type", "Q8_0", "--tensor-type", "ffn_down=F16", "--stats", "-q")
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+		t.Fatal("remote quantize differs from llama.cpp's file")
+	}
+	if !strings.Contains(string(r.stderr), "1 verified against the Hub's sha256") {
+		t.Errorf("reordered remote build not verified: %s", r.stderr)
+	}
+
+	c.SHA256 = strings.Repeat("0f", 32)
+	startHub(t, hubtest.Options{}, "org/bad", map[string]hubtest.Content{"m.gguf": c})
+	bad := filepath.Join(t.TempDir(), "bad.gguf")
+	// quantize prints its plan first; the error is the last line.
+	r = runGGUF(t, nil, "quantize", "hf://org/bad/m.gguf", bad, "--type", "Q8_0", "--tensor-type", "ffn_down=F16", "-q")
+	lines := strings.Split(strings.TrimRight(string(r.stderr), "\n"), "\n")
+	if last := lines[len(lines)-1]; r.code != exitUsage || !strings.Contains(last, "checksum mismatch") {
+		t.Errorf("exit %d, last line %q", r.code, last)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(bad)); len(entries) != 0 {
+		t.Errorf("%d files left after a checksum mismatch", len(entries))
+	}
+}
