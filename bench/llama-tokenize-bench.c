@@ -10,6 +10,10 @@
 //
 // Prints one line:
 //   tokens=N bytes=B reps=R cold_s=S best_s=S cold_MBps=X best_MBps=X
+//   cold_cpu_s=S best_cpu_s=S cold_cpu_MBps=X best_cpu_MBps=X
+// (wall-clock times, then the process CPU time of the same calls: on a
+// machine shared with other work the CPU time stays steady where the wall
+// clock swings with the load).
 // Built and run by bench/llama-tokenize.sh; it needs llama.h (libllama-dev)
 // and links against libllama.
 #include <errno.h>
@@ -28,9 +32,9 @@ static void quiet_log(enum ggml_log_level level, const char *text, void *user) {
     }
 }
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -66,14 +70,16 @@ static char *read_file(const char *path, long *len) {
 
 // tokenize runs llama_tokenize into *toks (capacity *cap), growing the
 // buffer when llama.cpp says it needs more (a negative count), and returns
-// the token count and the seconds the successful call took.
+// the token count and the wall-clock and CPU seconds the successful call
+// took.
 static int32_t tokenize(const struct llama_vocab *vocab, const char *text, int32_t len,
                         llama_token **toks, int32_t *cap, bool add_special, bool parse_special,
-                        double *secs) {
+                        double *secs, double *cpu) {
     for (;;) {
-        double t0 = now_s();
+        double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         int32_t n = llama_tokenize(vocab, text, len, *toks, *cap, add_special, parse_special);
-        *secs = now_s() - t0;
+        *cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        *secs = clock_s(CLOCK_MONOTONIC) - t0;
         if (n >= 0) {
             return n;
         }
@@ -143,14 +149,15 @@ int main(int argc, char **argv) {
     // grow path in tokenize covers any vocabulary that would.
     int32_t cap = (int32_t)len + 16;
     llama_token *toks = malloc((size_t)cap * sizeof(llama_token));
-    double cold = 0, best = 0;
+    double cold = 0, best = 0, cold_cpu = 0, best_cpu = 0;
     int32_t n0 = 0;
     for (int r = 0; r < reps; r++) {
-        double secs;
-        int32_t n = tokenize(vocab, text, (int32_t)len, &toks, &cap, add_special, parse_special, &secs);
+        double secs, cpu;
+        int32_t n = tokenize(vocab, text, (int32_t)len, &toks, &cap, add_special, parse_special, &secs, &cpu);
         if (r == 0) {
             n0 = n;
             cold = best = secs;
+            cold_cpu = best_cpu = cpu;
             if (ids_path) {
                 FILE *f = fopen(ids_path, "w");
                 if (!f) {
@@ -173,10 +180,15 @@ int main(int argc, char **argv) {
             if (secs < best) {
                 best = secs;
             }
+            if (cpu < best_cpu) {
+                best_cpu = cpu;
+            }
         }
     }
-    printf("tokens=%d bytes=%ld reps=%d cold_s=%.6f best_s=%.6f cold_MBps=%.2f best_MBps=%.2f\n",
-           n0, len, reps, cold, best, (double)len / 1e6 / cold, (double)len / 1e6 / best);
+    double mb = (double)len / 1e6;
+    printf("tokens=%d bytes=%ld reps=%d cold_s=%.6f best_s=%.6f cold_MBps=%.2f best_MBps=%.2f"
+           " cold_cpu_s=%.6f best_cpu_s=%.6f cold_cpu_MBps=%.2f best_cpu_MBps=%.2f\n",
+           n0, len, reps, cold, best, mb / cold, mb / best, cold_cpu, best_cpu, mb / cold_cpu, mb / best_cpu);
 
     free(toks);
     free(text);

@@ -15,6 +15,10 @@
 //	best:  the best of REPS passes on one tokenizer, its word caches warm,
 //	       what a long-lived tokenizer does.
 //
+// Each time is given by the wall clock and by the CPU time of the process
+// (cold_cpu_s...): on a machine shared with other work the CPU time stays
+// steady where the wall clock swings with the load.
+//
 // -o writes the ids of the first pass, one per line; -cpuprofile a CPU
 // profile of the whole run.
 //
