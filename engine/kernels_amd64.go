@@ -81,25 +81,23 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 	return scoresGo(q, k, kstride, scale, sc)
 }
 
-// dotQ4_Kx4 is the four-row Q4_K product, two rows per kernel call: each
-// row's result is dotQ4_KAsm's, bit for bit, with each weight
-// super-block's scales and nibbles decoded once per pair of rows.
-func dotQ4_Kx4(n int, w, a []byte, stride int, out *[4]float32) {
-	nb := n / 256
-	_ = a[3*stride+nb*q8_KBytes-1]
-	wp := &w[:nb*q4_KBytes][0]
-	dotQ4_Kx2AVX2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
-	dotQ4_Kx2AVX2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
-}
+// kx2Func is a two-row K-quant kernel: one weight row of nb super-blocks
+// against the q8_K activation rows at a and a+astride.
+type kx2Func func(w, a *byte, astride, nb int, out *[2]float32)
 
-// dotQ6_Kx4 is the four-row Q6_K product, two rows per kernel call, each
-// row's result dotQ6_KAsm's bit for bit.
-func dotQ6_Kx4(n int, w, a []byte, stride int, out *[4]float32) {
-	nb := n / 256
-	_ = a[3*stride+nb*q8_KBytes-1]
-	wp := &w[:nb*q6_KBytes][0]
-	dotQ6_Kx2AVX2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
-	dotQ6_Kx2AVX2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
+// kquantX4 returns the four-row product of a K-quant type with rowBytes
+// bytes per weight super-block, made of two calls of a two-row kernel
+// (four rows do not fit the registers): each row's result is the
+// single-row kernel's bit for bit, with each weight super-block decoded
+// once per pair of rows.
+func kquantX4(x2 kx2Func, rowBytes int) dot4Func {
+	return func(n int, w, a []byte, stride int, out *[4]float32) {
+		nb := n / 256
+		_ = a[3*stride+nb*q8_KBytes-1]
+		wp := &w[:nb*rowBytes][0]
+		x2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
+		x2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
+	}
 }
 
 // The integer kernels compute ggml's x86 sums: |w| times sign-adjusted
@@ -138,9 +136,9 @@ func init() {
 		kernels[gguf.TypeQ8_0].dot4 = dotQ8_0x4
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
-		kernels[gguf.TypeQ4_K].dot4 = dotQ4_Kx4
+		kernels[gguf.TypeQ4_K].dot4 = kquantX4(dotQ4_Kx2AVX2, q4_KBytes)
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
-		kernels[gguf.TypeQ6_K].dot4 = dotQ6_Kx4
+		kernels[gguf.TypeQ6_K].dot4 = kquantX4(dotQ6_Kx2AVX2, q6_KBytes)
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
 	}
 }

@@ -177,6 +177,40 @@ q4done:
 	VPADDD Y3, Y9, Y9 \
 	VPADDD Y2, Y9, Y9
 
+// Q4K_UNPACK unpacks the 12 packed bytes of 6-bit scales and mins of the
+// Q4_K super-block at SI (ggml's utmp shuffle): the 8 scales to 0(SP), the
+// 8 mins as int16 lanes into X3. The mins go through a register, not the
+// stack: an 8-byte load of two 4-byte stores cannot be forwarded from the
+// store buffer and stalls. Clobbers R8-R13.
+#define Q4K_UNPACK \
+	MOVL 4(SI), R8 \
+	MOVL 8(SI), R9 \
+	MOVL 12(SI), R10 \
+	MOVL R10, R11 \
+	SHRL $4, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	MOVL R9, R12 \
+	SHRL $6, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL  R12, R11 \
+	MOVL R9, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	MOVL R10, R9 \
+	ANDL $0x0f0f0f0f, R9 \
+	MOVL R8, R12 \
+	SHRL $6, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL  R12, R9 \
+	ANDL $0x3f3f3f3f, R8 \
+	MOVL R8, 0(SP) \
+	MOVL R9, 4(SP) \
+	SHLQ $32, R11 \
+	ORQ  R13, R11 \
+	VMOVQ R11, X3 \
+	VPMOVZXBW X3, X3
+
 // func dotQ4_KAVX2(x, y *byte, nb int) float32
 // Per super-block: the 12 packed bytes of 6-bit scales and mins are
 // unpacked (ggml's utmp shuffle): scales to the stack frame, mins into X3 (no
@@ -205,33 +239,7 @@ q4kloop:
 	VMOVD AX, X1
 	VCVTPH2PS X1, X1
 	VMULSS X1, X2, X14
-	MOVL 4(SI), R8
-	MOVL 8(SI), R9
-	MOVL 12(SI), R10
-	MOVL R10, R11
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL R9, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL  R12, R11
-	MOVL R9, R13
-	ANDL $0x3f3f3f3f, R13
-	MOVL R10, R9
-	ANDL $0x0f0f0f0f, R9
-	MOVL R8, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL  R12, R9
-	ANDL $0x3f3f3f3f, R8
-	MOVL R8, 0(SP)
-	MOVL R9, 4(SP)
-	SHLQ $32, R11
-	ORQ  R13, R11
-	VMOVQ R11, X3
-	VPMOVZXBW X3, X3
+	Q4K_UNPACK
 	VMOVDQU 260(DI), Y4
 	VEXTRACTI128 $1, Y4, X5
 	VPHADDW X5, X4, X4
@@ -763,33 +771,7 @@ q4k2loop:
 	MOVWLZX 2(SI), AX
 	VMOVD AX, X14
 	VCVTPH2PS X14, X14
-	MOVL 4(SI), R8
-	MOVL 8(SI), R9
-	MOVL 12(SI), R10
-	MOVL R10, R11
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	MOVL R9, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL  R12, R11
-	MOVL R9, R13
-	ANDL $0x3f3f3f3f, R13
-	MOVL R10, R9
-	ANDL $0x0f0f0f0f, R9
-	MOVL R8, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	ORL  R12, R9
-	ANDL $0x3f3f3f3f, R8
-	MOVL R8, 0(SP)
-	MOVL R9, 4(SP)
-	SHLQ $32, R11
-	ORQ  R13, R11
-	VMOVQ R11, X3
-	VPMOVZXBW X3, X3
+	Q4K_UNPACK
 	Q4K2MINS(DI, X12)
 	Q4K2MINS(BX, X7)
 	VPXOR Y9, Y9, Y9
