@@ -154,10 +154,10 @@ q4done:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// One 64-value quarter j of a Q4_K block: low nibbles times the next 32
-// activations with scale byte 2j, high nibbles with scale byte 2j+1, into
-// the int32 lanes of Y9 (ggml's AVX2 q4_K_q8_K inner loop).
-#define Q4K_QUARTER(j) \
+// Q4K_NIBBLES decodes quarter j of a Q4_K block: its two scales
+// broadcast as int16 in Y10 and Y11, its 32 low nibbles in Y3 and 32 high
+// nibbles in Y2 (Y8 holds the 0x0f mask).
+#define Q4K_NIBBLES(j) \
 	MOVBLZX (2*j)(SP), AX \
 	VMOVD AX, X10 \
 	VPBROADCASTW X10, Y10 \
@@ -167,7 +167,13 @@ q4done:
 	VMOVDQU (16+32*j)(SI), Y2 \
 	VPAND Y8, Y2, Y3 \
 	VPSRLW $4, Y2, Y2 \
-	VPAND Y8, Y2, Y2 \
+	VPAND Y8, Y2, Y2
+
+// One 64-value quarter j of a Q4_K block: low nibbles times the next 32
+// activations with scale byte 2j, high nibbles with scale byte 2j+1, into
+// the int32 lanes of Y9 (ggml's AVX2 q4_K_q8_K inner loop).
+#define Q4K_QUARTER(j) \
+	Q4K_NIBBLES(j) \
 	VMOVDQU (4+64*j)(DI), Y4 \
 	VPMADDUBSW Y4, Y3, Y3 \
 	VPMADDWD Y10, Y3, Y3 \
@@ -317,34 +323,52 @@ GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
 
 // One 128-value half h of a Q6_K block: low nibbles from ql (64 bytes at
 // 64h), two high bits from qh (32 bytes at 128+32h), groups 4h..4h+3.
-#define Q6HALF(h) \
+// Q6_K weight building, per 128-value half h: Q6LOAD loads ql (Y1, Y2)
+// and qh (Y3); Q6Wk leaves the 32 6-bit weights (plus 32) of group k of
+// the half in Y14 (low 4 bits from ql, high 2 from qh), using Y13.
+#define Q6LOAD(h) \
 	VMOVDQU (64*h)(SI), Y1 \
 	VMOVDQU (64*h+32)(SI), Y2 \
-	VMOVDQU (128+32*h)(SI), Y3 \
+	VMOVDQU (128+32*h)(SI), Y3
+
+#define Q6W0 \
 	VPAND Y7, Y3, Y13 \
 	VPSLLW $4, Y13, Y13 \
 	VPAND Y8, Y1, Y14 \
-	VPOR Y13, Y14, Y14 \
-	Q6GROUP(Y14, 4+128*h, 4*h) \
+	VPOR Y13, Y14, Y14
+
+#define Q6W1 \
 	VPSRLW $2, Y3, Y13 \
 	VPAND Y7, Y13, Y13 \
 	VPSLLW $4, Y13, Y13 \
 	VPAND Y8, Y2, Y14 \
-	VPOR Y13, Y14, Y14 \
-	Q6GROUP(Y14, 36+128*h, 4*h+1) \
+	VPOR Y13, Y14, Y14
+
+#define Q6W2 \
 	VPSRLW $4, Y3, Y13 \
 	VPAND Y7, Y13, Y13 \
 	VPSLLW $4, Y13, Y13 \
 	VPSRLW $4, Y1, Y14 \
 	VPAND Y8, Y14, Y14 \
-	VPOR Y13, Y14, Y14 \
-	Q6GROUP(Y14, 68+128*h, 4*h+2) \
+	VPOR Y13, Y14, Y14
+
+#define Q6W3 \
 	VPSRLW $6, Y3, Y13 \
 	VPAND Y7, Y13, Y13 \
 	VPSLLW $4, Y13, Y13 \
 	VPSRLW $4, Y2, Y14 \
 	VPAND Y8, Y14, Y14 \
-	VPOR Y13, Y14, Y14 \
+	VPOR Y13, Y14, Y14
+
+#define Q6HALF(h) \
+	Q6LOAD(h) \
+	Q6W0 \
+	Q6GROUP(Y14, 4+128*h, 4*h) \
+	Q6W1 \
+	Q6GROUP(Y14, 36+128*h, 4*h+1) \
+	Q6W2 \
+	Q6GROUP(Y14, 68+128*h, 4*h+2) \
+	Q6W3 \
 	Q6GROUP(Y14, 100+128*h, 4*h+3)
 
 // func dotQ6_KAVX2(x, y *byte, nb int) float32
@@ -699,16 +723,7 @@ q8x4done:
 
 // A Q4_K quarter for both rows: scales and nibbles decoded once.
 #define Q4K2_QUARTER(j) \
-	MOVBLZX (2*j)(SP), AX \
-	VMOVD AX, X10 \
-	VPBROADCASTW X10, Y10 \
-	MOVBLZX (2*j+1)(SP), AX \
-	VMOVD AX, X11 \
-	VPBROADCASTW X11, Y11 \
-	VMOVDQU (16+32*j)(SI), Y2 \
-	VPAND Y8, Y2, Y3 \
-	VPSRLW $4, Y2, Y2 \
-	VPAND Y8, Y2, Y2 \
+	Q4K_NIBBLES(j) \
 	Q4K2ROW(j, DI, Y9) \
 	Q4K2ROW(j, BX, Y1)
 
@@ -816,33 +831,14 @@ q4k2done:
 
 // Q6HALF for both rows (see Q6HALF).
 #define Q6HALF2(h) \
-	VMOVDQU (64*h)(SI), Y1 \
-	VMOVDQU (64*h+32)(SI), Y2 \
-	VMOVDQU (128+32*h)(SI), Y3 \
-	VPAND Y7, Y3, Y13 \
-	VPSLLW $4, Y13, Y13 \
-	VPAND Y8, Y1, Y14 \
-	VPOR Y13, Y14, Y14 \
+	Q6LOAD(h) \
+	Q6W0 \
 	Q6GROUP2(4+128*h, 4*h) \
-	VPSRLW $2, Y3, Y13 \
-	VPAND Y7, Y13, Y13 \
-	VPSLLW $4, Y13, Y13 \
-	VPAND Y8, Y2, Y14 \
-	VPOR Y13, Y14, Y14 \
+	Q6W1 \
 	Q6GROUP2(36+128*h, 4*h+1) \
-	VPSRLW $4, Y3, Y13 \
-	VPAND Y7, Y13, Y13 \
-	VPSLLW $4, Y13, Y13 \
-	VPSRLW $4, Y1, Y14 \
-	VPAND Y8, Y14, Y14 \
-	VPOR Y13, Y14, Y14 \
+	Q6W2 \
 	Q6GROUP2(68+128*h, 4*h+2) \
-	VPSRLW $6, Y3, Y13 \
-	VPAND Y7, Y13, Y13 \
-	VPSLLW $4, Y13, Y13 \
-	VPSRLW $4, Y2, Y14 \
-	VPAND Y8, Y14, Y14 \
-	VPOR Y13, Y14, Y14 \
+	Q6W3 \
 	Q6GROUP2(100+128*h, 4*h+3)
 
 // The scaled super-block sum of one row: acc += float(iacc) * (d * row d).
