@@ -3,6 +3,7 @@ package vocabselect
 import (
 	"cmp"
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -255,15 +256,48 @@ func (b pairBuilder) build(nsym int) *pairTable {
 	p := &pairTable{off: make([]int32, nsym+1)}
 	p.right = make([]int32, 0, len(b))
 	p.val = make([]uint64, 0, len(b))
+	// Each row is sorted by right symbol, then rank, then the order the
+	// merges were added, as integers: right, rank and place in the row
+	// packed in one key where they fit, which sorts several times faster
+	// than a comparison function.
+	maxRank, maxRow := int32(0), int32(0)
+	for _, m := range b {
+		maxRank = max(maxRank, m.rank)
+	}
+	for l := 0; l < nsym; l++ {
+		maxRow = max(maxRow, start[l+1]-start[l])
+	}
+	rankBits, idxBits := bits.Len32(uint32(maxRank)), bits.Len32(uint32(maxRow))
+	packed := bits.Len32(uint32(nsym))+rankBits+idxBits <= 64
+	var keys []uint64
+	order := make([]int32, 0, maxRow)
 	for l := 0; l < nsym; l++ {
 		row := rows[start[l]:start[l+1]]
-		slices.SortFunc(row, func(x, y pairMerge) int {
-			return cmp.Or(cmp.Compare(x.r, y.r), cmp.Compare(x.rank, y.rank))
-		})
-		for i, m := range row {
-			if i > 0 && m.r == row[i-1].r {
+		order = order[:0]
+		if packed {
+			keys = keys[:0]
+			for i, m := range row {
+				keys = append(keys, uint64(m.r)<<(rankBits+idxBits)|uint64(m.rank)<<idxBits|uint64(i))
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				order = append(order, int32(k&(1<<idxBits-1)))
+			}
+		} else {
+			for i := range row {
+				order = append(order, int32(i))
+			}
+			slices.SortStableFunc(order, func(x, y int32) int {
+				return cmp.Or(cmp.Compare(row[x].r, row[y].r), cmp.Compare(row[x].rank, row[y].rank))
+			})
+		}
+		prev := int32(-1)
+		for _, i := range order {
+			m := row[i]
+			if m.r == prev {
 				continue
 			}
+			prev = m.r
 			p.off[l+1]++
 			p.right = append(p.right, m.r)
 			p.val = append(p.val, uint64(uint32(m.rank))<<32|uint64(uint32(m.res)))

@@ -56,9 +56,13 @@ func newSPMModel(t *Tokenizer) *spmModel {
 	n := len(t.tokens)
 	m := &spmModel{chars: map[string]int32{}}
 	rank := spmRanks(t.scores[:n])
+	ids := newTextSet(t.tokens)
 	next := int32(n)
-	sym := func(s string, oneChar bool) int32 {
-		if id, ok := t.toID[s]; ok {
+	// sym is the symbol of w[a:b] (hash h) when it is a token, or, for one
+	// character that is no token, the id of its own; else -1.
+	sym := func(w string, a, b int, h uint64, oneChar bool) int32 {
+		s := w[a:b]
+		if id := ids.get(s, h); id >= 0 {
 			if oneChar {
 				m.chars[s] = id
 			}
@@ -76,6 +80,7 @@ func newSPMModel(t *Tokenizer) *spmModel {
 	}
 	type merge struct{ l, r, res int32 }
 	var merges []merge
+	var pre []uint64
 	for id, w := range t.tokens {
 		if len(w) == 0 {
 			continue
@@ -85,9 +90,13 @@ func newSPMModel(t *Tokenizer) *spmModel {
 			m.chars[w] = int32(id)
 			continue
 		}
+		// Every prefix's polynomial hash, from which each suffix's follows.
+		pre = polyPrefixes(pre[:0], w)
+		whole := pre[len(w)]
 		for k := first; k < len(w); k += nextChar(w, k) {
-			if l := sym(w[:k], k == first); l >= 0 {
-				if r := sym(w[k:], k+nextChar(w, k) == len(w)); r >= 0 {
+			if l := sym(w, 0, k, mixText(pre[k], k), k == first); l >= 0 {
+				suf := whole - pre[k]*ids.pow[len(w)-k]
+				if r := sym(w, k, len(w), mixText(suf, len(w)-k), k+nextChar(w, k) == len(w)); r >= 0 {
 					merges = append(merges, merge{l, r, int32(id)})
 				}
 			}
@@ -116,6 +125,87 @@ func newSPMModel(t *Tokenizer) *spmModel {
 		}
 	}
 	return m
+}
+
+// textSet finds a token's id from its text and a hash the caller computes,
+// for newSPMModel, which looks up every prefix and suffix of every token: a
+// polynomial hash gives the hashes of all the prefixes and suffixes of a
+// token in one pass over it, where a map hashed each of them again.
+type textSet struct {
+	tokens []string
+	slots  []textSlot
+	pow    []uint64 // powers of polyBase, up to the longest token's length
+}
+
+// textSlot is the upper half of a token's hash and its id plus one (0: a
+// free slot).
+type textSlot struct{ tag, id uint32 }
+
+const polyBase = 0x100000001b3
+
+// polyPrefixes appends the polynomial hash of every prefix of w, w[:0]
+// through w, to dst. The hash of w[k:] is then dst[len(w)] minus
+// dst[k]·polyBase^(len(w)-k).
+func polyPrefixes(dst []uint64, w string) []uint64 {
+	h := uint64(0)
+	dst = append(dst, 0)
+	for i := 0; i < len(w); i++ {
+		h = h*polyBase + uint64(w[i]) + 1
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// mixText finishes the polynomial hash h of a text of n bytes.
+func mixText(h uint64, n int) uint64 {
+	h ^= uint64(n) * 0x9E3779B97F4A7C15
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+// newTextSet indexes tokens, whose texts are distinct.
+func newTextSet(tokens []string) *textSet {
+	size := 16
+	for size < 2*len(tokens) {
+		size *= 2
+	}
+	s := &textSet{tokens: tokens, slots: make([]textSlot, size)}
+	mask := uint64(size - 1)
+	maxLen := 0
+	var pre []uint64
+	for id, w := range tokens {
+		maxLen = max(maxLen, len(w))
+		pre = polyPrefixes(pre[:0], w)
+		h := mixText(pre[len(w)], len(w))
+		i := h & mask
+		for s.slots[i].id != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = textSlot{uint32(h >> 32), uint32(id) + 1}
+	}
+	s.pow = make([]uint64, maxLen+1)
+	s.pow[0] = 1
+	for i := 1; i <= maxLen; i++ {
+		s.pow[i] = s.pow[i-1] * polyBase
+	}
+	return s
+}
+
+// get returns the id of the token w, whose hash is h, or -1.
+func (s *textSet) get(w string, h uint64) int32 {
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := s.slots[i]
+		if sl.id == 0 {
+			return -1
+		}
+		if sl.tag == uint32(h>>32) && s.tokens[sl.id-1] == w {
+			return int32(sl.id - 1)
+		}
+	}
 }
 
 // spmRanks turns scores into ranks: 0 for the highest score, equal scores
