@@ -1,0 +1,296 @@
+// Package crosscheck generates the small llama models the engine is
+// compared with a real llama.cpp on (bench/llama-logits.sh and the engine's
+// TestLlamaCppCrossCheck): a model shape from internal/fixture (its
+// metadata and "tN" tokenizer) with deterministic F32 weights scaled so that
+// activations stay O(1), quantized with package build exactly as
+// `llama-quantize --pure` does. The files are a few MB and are made in
+// memory, so a test needs neither llama.cpp nor stored model files.
+package crosscheck
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ggufkit/gguf/build"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/quant"
+)
+
+// Shape is one generated model: the fixture shape plus the target type.
+type Shape struct {
+	// Name is the model family: "dense", "tied" or "moe".
+	Name string
+	// Model is the fixture shape; its Type and HeadType are F32 (the
+	// source), Type below is what the F32 file is quantized to.
+	Model fixture.Model
+}
+
+// Shapes are the three model families: all 2 layers of width 256 with a
+// 512-token vocabulary, 8 query heads of 32 over 4 KV heads (GQA).
+var Shapes = map[string]Shape{
+	"dense": {"dense", fixture.Model{Name: "xcheck-dense", Layers: 2, Embd: 256, FF: 768, Heads: 8, KVHeads: 4,
+		Vocab: 512, Seed: 101}},
+	"tied": {"tied", fixture.Model{Name: "xcheck-tied", Layers: 2, Embd: 256, FF: 768, Heads: 8, KVHeads: 4,
+		Vocab: 512, Tied: true, Seed: 102}},
+	"moe": {"moe", fixture.Model{Name: "xcheck-moe", Layers: 2, Embd: 256, FF: 256, Heads: 8, KVHeads: 4,
+		Vocab: 512, Experts: 4, ExpertsUsed: 2, Seed: 103}},
+	// small is for the imatrix cases, whose IQ quantizers search grids and
+	// take ~1 s per million weights: one layer, 590k weights.
+	"small": {"small", fixture.Model{Name: "xcheck-small", Layers: 1, Embd: 256, FF: 512, Heads: 8, KVHeads: 4,
+		Vocab: 512, Seed: 104}},
+}
+
+// Case is one model file: a shape quantized (--pure) to a type.
+type Case struct {
+	Shape string
+	// Type is llama-quantize's TYPE argument (F32: no quantization).
+	Type string
+	// Imatrix quantizes with the shape's Imatrix, given to llama-quantize
+	// as --imatrix ImatrixFile, and keeps token_embd and output in Q8_0
+	// (--token-embedding-type q8_0 --output-tensor-type q8_0) so that only
+	// the layer matrices pay for the slow IQ quantizers.
+	Imatrix bool
+}
+
+// ImatrixFile is the name bench/llama-logits.sh gives the imatrix file.
+const ImatrixFile = "imatrix.dat"
+
+// WeightType is the type llama-quantize --pure gives every weight matrix
+// for the case's TYPE: the type of that name, except IQ2_M (IQ2_S) and
+// MXFP4_MOE (MXFP4); 0 for an unknown name.
+func (c Case) WeightType() gguf.Type {
+	switch c.Type {
+	case "IQ2_M":
+		return gguf.TypeIQ2_S
+	case "MXFP4_MOE":
+		return gguf.TypeMXFP4
+	}
+	t, err := gguf.ParseType(c.Type)
+	if err != nil {
+		return 0
+	}
+	return t
+}
+
+// Tag names the case's files: SHAPE-TYPE, with "-imat" for an imatrix.
+func (c Case) Tag() string {
+	if c.Imatrix {
+		return c.Shape + "-" + c.Type + "-imat"
+	}
+	return c.Shape + "-" + c.Type
+}
+
+// DenseTypes are every weight type the engine runs that llama-quantize
+// (llama.cpp 0.7.0) makes without an importance matrix; it refuses
+// IQ3_XXS, IQ2_M, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_M and IQ1_S without one.
+// MXFP4_MOE with --pure makes every matrix MXFP4.
+var DenseTypes = []string{"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1",
+	"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "IQ3_S",
+	"TQ1_0", "TQ2_0", "MXFP4_MOE", "Q1_0", "Q2_0"}
+
+// ImatrixTypes are the types llama-quantize makes only with an importance
+// matrix, one per weight type (IQ2_M's --pure type is IQ2_S; the file
+// type IQ2_S would be IQ2_XS again, and package quant's Rules.Default
+// cannot name it), plus Q4_K, whose quantizer the imatrix changes too.
+var ImatrixTypes = []string{"IQ3_XXS", "IQ2_M", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S", "Q4_K"}
+
+// Cases returns every compared file: the dense shape in each of
+// DenseTypes, the small shape with an imatrix in each of ImatrixTypes,
+// and the tied and MoE shapes in a float, a legacy and a k-quant type.
+func Cases() []Case {
+	var out []Case
+	for _, t := range DenseTypes {
+		out = append(out, Case{Shape: "dense", Type: t})
+	}
+	for _, t := range ImatrixTypes {
+		out = append(out, Case{Shape: "small", Type: t, Imatrix: true})
+	}
+	for _, s := range []string{"tied", "moe"} {
+		for _, t := range []string{"F32", "Q8_0", "Q4_K"} {
+			out = append(out, Case{Shape: s, Type: t})
+		}
+	}
+	return out
+}
+
+// Prompt is the text both sides evaluate: BOS plus seven one-token words
+// of the fixture's language.
+const Prompt = "t5 t73 t204 t11 t480 t9 t300"
+
+// PromptIDs are Prompt's tokens with BOS, as llama.cpp's tokenizer gives
+// them (fixture id of word n is 16+n).
+var PromptIDs = []int32{1, 21, 89, 220, 27, 496, 25, 316}
+
+// Text returns a deterministic text of n words of the fixture's language
+// for perplexity runs, separated by single spaces: words drawn from a
+// skewed distribution, so the text is not uniform noise. It holds nothing
+// but the vocabulary's pieces: the fixture has no byte tokens, and
+// llama.cpp's SPM tokenizer aborts on a character it cannot encode.
+func Text(n int) string {
+	var b strings.Builder
+	for i, w := range textWords(n) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(fixture.Word(w))
+	}
+	return b.String()
+}
+
+// TextIDs returns Text(n)'s tokens as llama.cpp's tokenizer gives them:
+// BOS, then one token per word (fixture id 16+w for word w).
+func TextIDs(n int) []int32 {
+	ids := []int32{1}
+	for _, w := range textWords(n) {
+		ids = append(ids, int32(16+w))
+	}
+	return ids
+}
+
+// textWords draws Text's words: w = 1 + floor(r*r*494), r uniform in [0, 1).
+func textWords(n int) []int {
+	rng := fixture.SplitMix64(7)
+	out := make([]int, n)
+	for i := range out {
+		r := float64(rng.Next()>>11) / (1 << 53)
+		out[i] = 1 + int(r*r*494)
+	}
+	return out
+}
+
+// std returns the standard deviation of a weight tensor (0 for norms,
+// which are 1 + small noise), as refdata/synthetic chose them: inputs of
+// a matrix are O(1), so each matrix has std ~ 1/sqrt(fan_in); residual
+// projections 3x that, the head 2x, the embedding 1 (2/sqrt(E) when tied,
+// where it is also the head).
+func std(m fixture.Model, name string) float64 {
+	e, f := float64(m.Embd), float64(m.FF)
+	switch {
+	case strings.HasSuffix(name, "_norm.weight"):
+		return 0
+	case name == "token_embd.weight" && m.Tied, name == "output.weight", strings.Contains(name, "ffn_gate_inp"):
+		return 2 / math.Sqrt(e)
+	case name == "token_embd.weight":
+		return 1
+	case strings.Contains(name, "attn_output"):
+		return 3 / math.Sqrt(e)
+	case strings.Contains(name, "ffn_down"):
+		return 3 / math.Sqrt(f)
+	}
+	return 1 / math.Sqrt(e)
+}
+
+// F32 returns the shape's source model as a GGUF file: every tensor F32,
+// weights uniform with the tensor's std (norms 1 + uniform noise of std
+// 0.02), drawn from fixture.SplitMix64(Seed) tensor by tensor in file
+// order.
+func F32(s Shape) []byte {
+	m := s.Model
+	m.Type, m.HeadType = gguf.TypeF32, gguf.TypeF32
+	infos := m.TensorInfos()
+	rng := fixture.SplitMix64(m.Seed)
+	ts := make([]fixture.Tensor, len(infos))
+	for i, ti := range infos {
+		sd := std(m, ti.Name)
+		data := make([]byte, ti.Size())
+		for j := 0; j < len(data); j += 4 {
+			// uniform on [-1, 1): std 1/sqrt(3)
+			u := float64(int64(rng.Next()>>11)-1<<52) / (1 << 52)
+			v := u * math.Sqrt(3) * sd
+			if sd == 0 {
+				v = 1 + u*math.Sqrt(3)*0.02
+			}
+			binary.LittleEndian.PutUint32(data[j:], math.Float32bits(float32(v)))
+		}
+		ts[i] = fixture.Tensor{Info: ti, Data: data}
+	}
+	return fixture.Write(m.Metadata(), ts)
+}
+
+// Build returns the case's model file: F32 quantized with `--pure` (and
+// the shape's Imatrix where the case says so) to the case's type by
+// package build. Its tensors are those llama-quantize writes
+// (bench/llama-logits.sh checks it); with an imatrix, llama-quantize also
+// records four quantize.imatrix.* keys.
+func Build(c Case) ([]byte, error) {
+	s, ok := Shapes[c.Shape]
+	if !ok {
+		return nil, fmt.Errorf("crosscheck: unknown shape %q", c.Shape)
+	}
+	src := F32(s)
+	if c.Type == "F32" {
+		return src, nil
+	}
+	wt := c.WeightType()
+	if wt == 0 {
+		return nil, fmt.Errorf("crosscheck: unknown type %q", c.Type)
+	}
+	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
+	if err != nil {
+		return nil, err
+	}
+	// Rules.Default reads a type name as llama-quantize's TYPE does (IQ2_S
+	// is IQ2_M, MXFP4 MXFP4_MOE), which the cases' types are.
+	q := &build.Quantize{Rules: &quant.Rules{Default: wt, Pure: true}, Threads: 2}
+	if c.Imatrix {
+		im := Imatrix(s)
+		if q.Rules.Imatrix, err = quant.ReadImatrix(bytes.NewReader(im), int64(len(im))); err != nil {
+			return nil, err
+		}
+		q8 := gguf.TypeQ8_0
+		q.Rules.EmbdType, q.Rules.OutputType = &q8, &q8
+	}
+	p, _, err := build.Plan(&plan.Input{Name: c.Tag() + "-F32.gguf", File: r.File, ReaderAt: bytes.NewReader(src)},
+		build.Options{Quant: q})
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// Imatrix returns a legacy-format (.dat) importance matrix for the shape:
+// one entry per weight matrix (token_embd included, which the very
+// low-bit types need too), ncall 1, and deterministic values in [0.5,
+// 1.5) per input column, so IQ types that require an imatrix can be made
+// by both quantizers from the same file.
+func Imatrix(s Shape) []byte {
+	m := s.Model
+	m.Type, m.HeadType = gguf.TypeF32, gguf.TypeF32
+	rng := fixture.SplitMix64(m.Seed ^ 0x1a7)
+	var b bytes.Buffer
+	put := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
+	var infos []gguf.TensorInfo
+	for _, ti := range m.TensorInfos() {
+		if len(ti.Dims) >= 2 && !strings.Contains(ti.Name, "ffn_gate_inp") {
+			infos = append(infos, ti)
+		}
+	}
+	put(int32(len(infos)))
+	for _, ti := range infos {
+		n := ti.Dims[0]
+		if len(ti.Dims) == 3 {
+			n *= ti.Dims[2]
+		}
+		put(int32(len(ti.Name)))
+		b.WriteString(ti.Name)
+		put(int32(1))
+		put(int32(n))
+		for range n {
+			put(float32(0.5 + float64(rng.Next()>>11)/(1<<53)))
+		}
+	}
+	put(int32(1))
+	put(int32(len("crosscheck")))
+	b.WriteString("crosscheck")
+	return b.Bytes()
+}

@@ -1,0 +1,184 @@
+// Command enginelogits is the Go side of bench/llama-logits.sh, which
+// compares the engine with a real llama.cpp.
+//
+//	enginelogits -gen DIR [-words N]
+//
+// writes the crosscheck models into DIR: SHAPE-F32.gguf for each shape and
+// TAG.gguf for every case (package crosscheck), the imatrix of the small
+// shape as crosscheck.ImatrixFile, and eval.txt, a text of N words for
+// perplexity runs.
+//
+//	enginelogits -list
+//
+// prints the case tags, one per line.
+//
+//	enginelogits -m MODEL [-ids "1 21 ..."] [-ref LLAMA.f32] [-o OURS.f32] [-t THREADS]
+//
+// evaluates the ids (default crosscheck.PromptIDs; llama-logits prints a
+// prompt's ids) as one batch (n_ctx 512), writes the
+// logits of every position (float32 little-endian, position-major) to -o
+// and, with -ref, prints per position the max |ours - llama.cpp| and
+// whether the argmax agrees, then one summary line:
+//
+//	max=D argmax=A/N worst_pos=P
+//
+//	enginelogits -print-prompt
+//
+// prints crosscheck.Prompt, the text whose ids are the default.
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/engine"
+)
+
+func main() {
+	gen := flag.String("gen", "", "write the crosscheck models and eval.txt into this folder")
+	words := flag.Int("words", 1200, "words of eval.txt")
+	model := flag.String("m", "", "model to evaluate")
+	ref := flag.String("ref", "", "llama.cpp logits to compare with")
+	out := flag.String("o", "", "write our logits here")
+	threads := flag.Int("t", 2, "threads")
+	list := flag.Bool("list", false, "print the case tags and exit")
+	printPrompt := flag.Bool("print-prompt", false, "print the crosscheck prompt text and exit")
+	idList := flag.String("ids", "", "space-separated token ids to evaluate (default: the crosscheck prompt)")
+	flag.Parse()
+	ids := crosscheck.PromptIDs
+	if *idList != "" {
+		ids = nil
+		for _, f := range strings.Fields(*idList) {
+			v, err := strconv.ParseInt(f, 10, 32)
+			check(err)
+			ids = append(ids, int32(v))
+		}
+	}
+	switch {
+	case *list:
+		for _, c := range crosscheck.Cases() {
+			fmt.Println(c.Tag())
+		}
+	case *printPrompt:
+		fmt.Println(crosscheck.Prompt)
+	case *gen != "":
+		check(generate(*gen, *words))
+	case *model != "":
+		check(compare(*model, ids, *ref, *out, *threads))
+	default:
+		fmt.Fprintln(os.Stderr, "usage: enginelogits -gen DIR | -m MODEL [-ref F] [-o F] [-t N]")
+		os.Exit(2)
+	}
+}
+
+func generate(dir string, words int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, s := range crosscheck.Shapes {
+		if err := os.WriteFile(filepath.Join(dir, name+"-F32.gguf"), crosscheck.F32(s), 0o644); err != nil {
+			return err
+		}
+	}
+	im := crosscheck.Imatrix(crosscheck.Shapes["small"])
+	if err := os.WriteFile(filepath.Join(dir, crosscheck.ImatrixFile), im, 0o644); err != nil {
+		return err
+	}
+	for _, c := range crosscheck.Cases() {
+		if c.Type == "F32" {
+			continue
+		}
+		b, err := crosscheck.Build(c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Tag(), err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.Tag()+".gguf"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "eval.txt"), []byte(crosscheck.Text(words)), 0o644)
+}
+
+func compare(path string, ids []int32, ref, out string, threads int) error {
+	m, err := engine.Open(path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	s, err := engine.NewState(m, engine.Options{Ctx: 512, Threads: threads, Batch: len(ids)})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var got []float32
+	if err := s.Eval(ids, 0, func(_ int, l []float32) { got = append(got, l...) }); err != nil {
+		return err
+	}
+	if out != "" {
+		b := make([]byte, 4*len(got))
+		for i, v := range got {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if ref == "" {
+		return nil
+	}
+	b, err := os.ReadFile(ref)
+	if err != nil {
+		return err
+	}
+	if len(b) != 4*len(got) {
+		return fmt.Errorf("%s: %d bytes, want %d", ref, len(b), 4*len(got))
+	}
+	want := make([]float32, len(got))
+	for i := range want {
+		want[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	n := len(ids)
+	vocab := len(got) / n
+	worst, worstPos, agree := 0.0, 0, 0
+	for p := range n {
+		g, w := got[p*vocab:(p+1)*vocab], want[p*vocab:(p+1)*vocab]
+		d := 0.0
+		for i := range g {
+			d = max(d, math.Abs(float64(g[i])-float64(w[i])))
+		}
+		ag, aw := argmax(g), argmax(w)
+		if ag == aw {
+			agree++
+		}
+		if d > worst {
+			worst, worstPos = d, p
+		}
+		fmt.Printf("pos %d: max|diff| %.3g argmax ours %d llama.cpp %d\n", p, d, ag, aw)
+	}
+	fmt.Printf("max=%.3g argmax=%d/%d worst_pos=%d\n", worst, agree, n, worstPos)
+	return nil
+}
+
+func argmax(l []float32) int {
+	best := 0
+	for i, v := range l {
+		if v > l[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "enginelogits:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The engine against a real llama.cpp, file by file: logits of the
+# crosscheck prompt and perplexity, on the models of package
+# bench/crosscheck (every weight type llama-quantize makes without an
+# imatrix, plus a tied-head and a MoE model).
+#
+# llama.cpp is not part of this repository. The harness bench/llama-logits.c
+# is compiled here with gcc against llama.h and linked against libllama,
+# found through:
+#   LLAMA_CPP_ROOT     a tree with usr/include/llama.h, the libraries and
+#                      usr/bin/llama-quantize (default /tmp/lcpp/root:
+#                      Debian's libllama0, libllama-dev, libggml0,
+#                      libggml-dev and llama.cpp-tools extracted)
+#   LLAMA_CPP_INCLUDE  llama.h's folder (default $LLAMA_CPP_ROOT/usr/include)
+#   LLAMA_CPP_LIB      libllama's folder (default
+#                      $LLAMA_CPP_ROOT/usr/lib/x86_64-linux-gnu)
+#   LLAMA_CPP_BIN      llama-quantize's folder (default $LLAMA_CPP_ROOT/usr/bin)
+#   LLAMA_CPP_LOADER   dynamic loader to run llama.cpp with, for libraries
+#                      built against a newer glibc than the system's (default
+#                      $LLAMA_CPP_LIB/ld-linux-x86-64.so.2 where it exists;
+#                      "none" runs directly with LD_LIBRARY_PATH)
+#   GGML_BACKEND_PATH  the ggml CPU backend to load (default
+#                      $LLAMA_CPP_LIB/ggml/backends0/libggml-cpu-haswell.so
+#                      where it exists: Debian builds one per CPU level)
+#
+# Per model (TAG = shape-TYPE; the F32 files are the sources):
+#   1. llama-quantize --pure SHAPE-F32.gguf TYPE must give the same tensors
+#      as our quantizer (gguf diff: "same" = whole file, "data" = every
+#      tensor's type, shape and data but not all metadata, DIFF = some
+#      tensor differs); -imat cases add --imatrix imatrix.dat
+#      --token-embedding-type q8_0 --output-tensor-type q8_0. The logits of
+#      both sides are computed on OUR file either way.
+#   2. llama-logits (no repack, F32 KV cache, no flash attention, n_ctx 512,
+#      one batch) writes llama.cpp's logits of the prompt and computes its
+#      perplexity over eval.txt (1200 words) with --ctx 128
+#   3. enginelogits runs the engine on the same ids: max |diff| over all
+#      positions and logits, positions whose argmax agrees
+#   4. gguf perplexity -f eval.txt --ctx 128: our perplexity
+#   5. the fresh llama.cpp logits are compared with the committed
+#      engine/testdata/llamacpp/TAG.f32 (cmp: bit for bit)
+# then go test ./engine -run CrossCheck checks the per-type tolerances.
+#
+# Usage: bench/llama-logits.sh [--update]
+#   --update  write the fresh llama.cpp logits to engine/testdata/llamacpp
+# Exit status: 0 all checks passed, 1 some failed, 2 llama.cpp or gcc missing.
+set -euo pipefail
+update=0
+[ "${1:-}" = --update ] && update=1
+root=$(cd "$(dirname "$0")/.." && pwd)
+lroot=${LLAMA_CPP_ROOT:-/tmp/lcpp/root}
+linc=${LLAMA_CPP_INCLUDE:-$lroot/usr/include}
+llib=${LLAMA_CPP_LIB:-$lroot/usr/lib/x86_64-linux-gnu}
+lbin=${LLAMA_CPP_BIN:-$lroot/usr/bin}
+loader=${LLAMA_CPP_LOADER:-}
+if [ -z "$loader" ] && [ -x "$llib/ld-linux-x86-64.so.2" ]; then
+  loader=$llib/ld-linux-x86-64.so.2
+fi
+[ "$loader" = none ] && loader=
+if [ -z "${GGML_BACKEND_PATH:-}" ] && [ -f "$llib/ggml/backends0/libggml-cpu-haswell.so" ]; then
+  export GGML_BACKEND_PATH=$llib/ggml/backends0/libggml-cpu-haswell.so
+fi
+
+[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc (set LLAMA_CPP_ROOT or LLAMA_CPP_INCLUDE)" >&2; exit 2; }
+ls "$llib"/libllama.so* >/dev/null 2>&1 || { echo "llama.cpp not found: no libllama.so in $llib (set LLAMA_CPP_ROOT or LLAMA_CPP_LIB)" >&2; exit 2; }
+[ -f "$lbin/llama-quantize" ] || { echo "llama.cpp not found: no llama-quantize in $lbin (set LLAMA_CPP_ROOT or LLAMA_CPP_BIN)" >&2; exit 2; }
+command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp harness" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+libpath="$llib:$llib/llama:$llib/ggml"
+[ -d "$lroot/lib/x86_64-linux-gnu" ] && libpath="$libpath:$lroot/lib/x86_64-linux-gnu"
+llama() { # PROGRAM ARGS...: run a llama.cpp program through the loader
+  if [ -n "$loader" ]; then
+    "$loader" --library-path "$libpath" "$@"
+  else
+    LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+  fi
+}
+
+# --allow-shlib-undefined: libllama may need symbol versions of a newer
+# glibc/libstdc++ than the system's; the loader above supplies them.
+gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
+  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+(cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits && go build -o "$tmp/gguf" ./cmd/gguf)
+"$tmp/enginelogits" -gen "$tmp/models"
+prompt=$("$tmp/enginelogits" -print-prompt)
+gold=$root/engine/testdata/llamacpp
+mkdir -p "$gold"
+
+bad=0
+fmt="%-19s %-5s %-6s %9s %6s | %10s %10s %9s\n"
+printf "$fmt" tag quant golden max-diff argmax llama-ppl our-ppl ppl-rel
+for tag in $("$tmp/enginelogits" -list); do
+  f=$tmp/models/$tag.gguf
+  shape=${tag%%-*} typ=${tag#*-} opts=()
+  if [ "${typ%-imat}" != "$typ" ]; then
+    typ=${typ%-imat}
+    opts=(--imatrix imatrix.dat --token-embedding-type q8_0 --output-tensor-type q8_0)
+  fi
+  q=-
+  if [ "$typ" != F32 ]; then
+    # in the models folder: llama-quantize records the imatrix path as given
+    (cd "$tmp/models" && llama "$lbin/llama-quantize" --pure "${opts[@]}" "$shape-F32.gguf" "$tmp/lq.gguf" "$typ" 2) >"$tmp/quantize.log" 2>&1 ||
+      { echo "$tag: llama-quantize failed:" >&2; tail -3 "$tmp/quantize.log" >&2; bad=1; continue; }
+    if "$tmp/gguf" diff "$tmp/lq.gguf" "$f" >"$tmp/diff.txt" 2>&1; then
+      q=same
+    elif ! grep -q '^[-+~] tensor' "$tmp/diff.txt"; then
+      q=data # same tensors, metadata differs (e.g. no quantize.imatrix.* keys)
+    else
+      q=DIFF bad=1
+      sed -n 's/^/    /; /tensor/p' "$tmp/diff.txt" | head -5 >&2
+    fi
+  fi
+  out=$(llama "$tmp/llama-logits" "$f" -p "$prompt" -o "$tmp/llama.f32" -f "$tmp/models/eval.txt" --ctx 128)
+  ids=$(sed -n 's/^tokens: //p' <<<"$out")
+  lppl=$(sed -n 's/^ppl: \([^ ]*\).*/\1/p' <<<"$out")
+  cmp=$("$tmp/enginelogits" -m "$f" -ids "$ids" -ref "$tmp/llama.f32" | tail -1)
+  md=$(sed -n 's/^max=\([^ ]*\).*/\1/p' <<<"$cmp")
+  am=$(sed -n 's/.*argmax=\([^ ]*\).*/\1/p' <<<"$cmp")
+  oppl=$("$tmp/gguf" perplexity "$f" -f "$tmp/models/eval.txt" --ctx 128 2>/dev/null | sed -n 's/.*PPL = \([^ ]*\).*/\1/p')
+  g=new
+  if [ -f "$gold/$tag.f32" ]; then
+    if cmp -s "$tmp/llama.f32" "$gold/$tag.f32"; then g=same; else g=DIFF; [ $update = 1 ] || bad=1; fi
+  fi
+  [ $update = 1 ] && cp "$tmp/llama.f32" "$gold/$tag.f32"
+  rel=$(awk -v a="$lppl" -v b="$oppl" 'BEGIN { printf "%.2e", (b - a) / a }')
+  printf "$fmt" "$tag" "$q" "$g" "$md" "$am" "$lppl" "$oppl" "$rel"
+done
+echo
+(cd "$root" && go test ./engine -run CrossCheck -count=1) || bad=1
+exit $bad

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// crossTolerance is the largest |ours - llama.cpp| a logit may show for a
+// crosscheck file, by its weight type (testdata/llamacpp/README.txt has
+// the measurements these are set from).
+//
+//   - Types with an integer kernel here that quantizes activations to
+//     ggml's vec_dot_type (q8_0, q8_1, q8_K) and the F32 file: 1e-4. Both
+//     sides then compute the same products in float32 and differ only in
+//     summation order: measured 0 (Q8_0, Q4_0: bit for bit) to 4.1e-6
+//     over all 8 positions of every such file, with the AVX2 kernels and
+//     (but for portableFlips) with the portable ones. No q8
+//     rounding-boundary flip occurs in these 8 positions (longer sequences
+//     do show them, README section 4), so a 1e-4 miss is a real change.
+//   - F16: 1e-2, BF16: 5e-2. Both sides round the activations to f16
+//     (bf16) before the product, and ~1e-7 differences upstream move some
+//     of them by one step, 2^-11 (2^-8) of the value: with f16 many small
+//     flips (one F16 matrix in the F32 model: 1e-6..9e-5 per position; all
+//     14: 1.8-2.8e-3 at every position), with bf16 rare large ones (five
+//     positions 7e-7, the others 1.3e-4, 4.9e-3, 1.2e-2). In line with
+//     refdata/synthetic's F16 files (2-6e-3).
+//   - Types the engine runs generically (IQ*, TQ*, MXFP4, Q1_0, Q2_0):
+//     0.5. This is the engine's known deviation: it multiplies dequantized
+//     rows with float32 activations where ggml first quantizes the
+//     activations to the type's vec_dot_type, which moves every logit by
+//     0.09-0.24 here. TestLlamaCppCrossCheckVecDotType shows that with
+//     the activations quantized like ggml's the same files agree to 1e-4,
+//     so this tolerance tightens to 1e-4 once the engine does it.
+func crossTolerance(c crosscheck.Case) float64 {
+	switch c.WeightType() {
+	case gguf.TypeF16:
+		return 1e-2
+	case gguf.TypeBF16:
+		return 5e-2
+	}
+	if _, ok := genericVecDot[c.WeightType()]; ok {
+		return 0.5
+	}
+	return 1e-4
+}
+
+// portableFlips lists the files whose logits show a q8 rounding-boundary
+// flip with the portable Go kernels (GODEBUG=cpu.avx2=off), which sum in
+// another order than ggml's x86 code the AVX2 kernels follow: from that
+// position on (the flipped activation sits in the KV cache) positions may
+// be off by up to 0.25, as TestSyntheticLogits allows for Q2_K. dense-Q4_0:
+// bit-identical with AVX2; portable, position 0 1e-6, positions 1-7
+// 0.05-0.09.
+var portableFlips = map[string]int{"dense-Q4_0": 1}
+
+// genericVecDot maps each weight type the engine runs through its generic
+// kernel to ggml-cpu's vec_dot_type for it (type_traits_cpu in
+// ggml-cpu.c): what llama.cpp quantizes the activations to first.
+var genericVecDot = map[gguf.Type]gguf.Type{
+	gguf.TypeIQ4_NL:  gguf.TypeQ8_0,
+	gguf.TypeMXFP4:   gguf.TypeQ8_0,
+	gguf.TypeQ1_0:    gguf.TypeQ8_0,
+	gguf.TypeQ2_0:    gguf.TypeQ8_0,
+	gguf.TypeIQ4_XS:  gguf.TypeQ8_K,
+	gguf.TypeIQ3_S:   gguf.TypeQ8_K,
+	gguf.TypeIQ3_XXS: gguf.TypeQ8_K,
+	gguf.TypeIQ2_S:   gguf.TypeQ8_K,
+	gguf.TypeIQ2_XS:  gguf.TypeQ8_K,
+	gguf.TypeIQ2_XXS: gguf.TypeQ8_K,
+	gguf.TypeIQ1_M:   gguf.TypeQ8_K,
+	gguf.TypeIQ1_S:   gguf.TypeQ8_K,
+	gguf.TypeTQ1_0:   gguf.TypeQ8_K,
+	gguf.TypeTQ2_0:   gguf.TypeQ8_K,
+}
+
+// crossModels caches the built model files by tag: both tests use them,
+// and the IQ files take up to a second each to quantize.
+var crossModels sync.Map
+
+// crossModel returns the path of the case's model file in dir, building
+// the file once per test binary.
+func crossModel(t *testing.T, c crosscheck.Case) string {
+	t.Helper()
+	b, ok := crossModels.Load(c.Tag())
+	if !ok {
+		built, err := crosscheck.Build(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = crossModels.LoadOrStore(c.Tag(), built)
+	}
+	path := filepath.Join(t.TempDir(), c.Tag()+".gguf")
+	if err := os.WriteFile(path, b.([]byte), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// crossRun builds a crosscheck case's model (byte-identical to
+// llama-quantize --pure's file), evaluates the prompt as one batch and
+// returns its logits with llama.cpp's, position-major.
+func crossRun(t *testing.T, c crosscheck.Case, open func(string) *Model) (got, want []float32) {
+	t.Helper()
+	m := open(crossModel(t, c))
+	ids := crosscheck.PromptIDs
+	s := newState(t, m, Options{Ctx: 512, Threads: 2, Batch: len(ids)})
+	got = sequenceLogits(t, s, ids, len(ids))
+	raw, err := os.ReadFile(filepath.Join("testdata", "llamacpp", c.Tag()+".f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 4*len(got) {
+		t.Fatalf("reference has %d bytes, want %d", len(raw), 4*len(got))
+	}
+	want = append([]float32(nil), f32s(raw)...)
+	return got, want
+}
+
+// checkCross compares per position: max |diff| within tol and, unless
+// tol is the generic path's 0.5, the same argmax (that path's 0.1-0.2
+// errors swap near-ties: small-IQ3_XXS-imat's position 6). Up to flips
+// positions may instead be within flipTol (q8 rounding-boundary flips; see
+// portableFlips and TestLlamaCppCrossCheckVecDotType).
+func checkCross(t *testing.T, got, want []float32, tol float64, flips int, flipTol float64) {
+	t.Helper()
+	n := len(crosscheck.PromptIDs)
+	vocab := len(got) / n
+	worst := 0.0
+	for p := range n {
+		g, w := got[p*vocab:(p+1)*vocab], want[p*vocab:(p+1)*vocab]
+		d, at := maxDiff(g, w)
+		worst = max(worst, d)
+		if d > tol && flips > 0 && d <= flipTol {
+			flips--
+			t.Logf("pos %d: max |diff| %.3g at id %d: counted as a rounding flip", p, d, at)
+		} else if d > tol {
+			t.Errorf("pos %d: max |diff| %.3g at id %d > %.g", p, d, at, tol)
+		}
+		if a, b := argmax(g), argmax(w); a != b && tol < 0.5 {
+			t.Errorf("pos %d: argmax %d, llama.cpp %d", p, a, b)
+		} else if a != b {
+			t.Logf("pos %d: argmax %d, llama.cpp %d (generic path)", p, a, b)
+		}
+	}
+	t.Logf("max |diff| %.3g (tolerance %.g)", worst, tol)
+}
+
+// TestLlamaCppCrossCheck runs every crosscheck model - the dense shape in
+// each weight type llama-quantize makes without an imatrix, a tied-head
+// and a MoE model - and compares the logits of all 8 prompt positions with
+// those the real llama.cpp computed for the same files (testdata/llamacpp:
+// bench/llama-logits.sh made them and re-checks them against a live
+// llama.cpp).
+func TestLlamaCppCrossCheck(t *testing.T) {
+	for _, c := range crosscheck.Cases() {
+		t.Run(c.Tag(), func(t *testing.T) {
+			got, want := crossRun(t, c, func(p string) *Model { return openModel(t, p) })
+			if from, ok := portableFlips[c.Tag()]; ok && !useAVX2 {
+				n := len(crosscheck.PromptIDs)
+				checkCross(t, got, want, crossTolerance(c), n-from, 0.25)
+				return
+			}
+			checkCross(t, got, want, crossTolerance(c), 0, 0)
+		})
+	}
+}
+
+// TestLlamaCppCrossCheckVecDotType pins down why the generically run types
+// differ from llama.cpp: the same models, with their matrices multiplied
+// by a kernel that quantizes the activations to ggml's vec_dot_type (and
+// dequantizes them again for the float32 product), match llama.cpp's
+// logits to 1e-4 (measured <= 2.9e-6), against 0.09-0.24 with float32
+// activations. One position may be off by up to 0.05: the emulation sums
+// each block's products in float32 where ggml sums integers and scales
+// once per block, so an activation can land on the other side of a q8
+// rounding step (Q1_0 position 5: 2.3e-3, every other position 1e-6).
+func TestLlamaCppCrossCheckVecDotType(t *testing.T) {
+	for _, c := range crosscheck.Cases() {
+		act, ok := genericVecDot[c.WeightType()]
+		if !ok {
+			continue
+		}
+		t.Run(c.Tag(), func(t *testing.T) {
+			got, want := crossRun(t, c, func(p string) *Model { return openWithActivations(t, p, c.WeightType(), act) })
+			checkCross(t, got, want, 1e-4, 1, 0.05)
+		})
+	}
+}
+
+// openWithActivations opens path with the matrices of type typ multiplied
+// on activations quantized to act: the kernel table entry is swapped only
+// while the model is loaded (each matrix keeps the kernel it was given).
+func openWithActivations(t *testing.T, path string, typ, act gguf.Type) *Model {
+	t.Helper()
+	k := &kernel{act: act, generic: true}
+	k.dot = func(n int, w, a []byte) float32 {
+		x := make([]float32, n)
+		if err := dequantizeRow(act, x, a); err != nil {
+			panic(err)
+		}
+		return dotF32Go(f32s(w)[:n], x)
+	}
+	k.ref = k.dot
+	old, had := kernels[typ]
+	kernels[typ] = k
+	defer func() {
+		if had {
+			kernels[typ] = old
+		} else {
+			delete(kernels, typ)
+		}
+	}()
+	return openModel(t, path)
+}
+
+// TestLlamaCppCrossCheckPerplexity scores crosscheck.Text(1200) (1201
+// tokens with BOS) with llama-perplexity's method, --ctx 128 (9 chunks,
+// 567 predictions from positions 64-126 of each chunk), on the F32 files,
+// against the perplexity bench/llama-logits.c computed with llama.cpp.
+// Measured relative differences: 0, 1.1e-7, 2.7e-8; the tolerance 1e-5
+// leaves room for summation order only. This covers what the 8-token
+// prompt does not: 128 positions of rope and attention, and the chunk
+// resets. (Quantized files differ by up to 3.5e-3 through q8 rounding
+// flips, README section 4, and are not checked here.)
+func TestLlamaCppCrossCheckPerplexity(t *testing.T) {
+	ids := crosscheck.TextIDs(1200)
+	for _, c := range []struct {
+		shape string
+		ppl   float64
+	}{{"dense", 3518.4936}, {"tied", 3663.4714}, {"moe", 3686.4466}} {
+		t.Run(c.shape, func(t *testing.T) {
+			m := openModel(t, crossModel(t, crosscheck.Case{Shape: c.shape, Type: "F32"}))
+			s := newState(t, m, Options{Ctx: 128, Threads: 2, Batch: 128})
+			r, err := Perplexity(s, ids, 128, 0, 1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := math.Abs(r.PPL-c.ppl) / c.ppl
+			t.Logf("PPL %.4f, llama.cpp %.4f (rel %.2g), %d chunks, %d scored", r.PPL, c.ppl, rel, r.Chunks, r.Scored)
+			if r.Chunks != 9 || r.Scored != 567 || rel > 1e-5 {
+				t.Errorf("PPL %.4f over %d chunks (%d scored), llama.cpp %.4f over 9 (567)", r.PPL, r.Chunks, r.Scored, c.ppl)
+			}
+		})
+	}
+}
