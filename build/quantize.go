@@ -14,11 +14,25 @@ import (
 // Quantize is the quantization step of a build. It follows llama-quantize
 // so that its output is the same file llama.cpp makes: the same tensor
 // types (quant.Rules), the same bytes (quant's bit-exact codecs), the same
-// tensor order and the same two metadata keys.
+// tensor order and the same metadata keys (general.quantization_version,
+// general.file_type and, with an importance matrix, quantize.imatrix.*).
 type Quantize struct {
 	Rules *quant.Rules
 	// Threads converting rows (bytes do not depend on it; <1 means 1).
 	Threads int
+	// ImatrixFile is the importance matrix's file name as given to the
+	// command, which llama-quantize records in quantize.imatrix.file when
+	// Rules.Imatrix is set.
+	ImatrixFile string
+}
+
+// truncate127 keeps the first 127 bytes of s, as llama-quantize's string
+// metadata overrides do.
+func truncate127(s string) string {
+	if len(s) > 127 {
+		return s[:127]
+	}
+	return s
 }
 
 // Decision is one tensor's quantization, for summaries and --dry-run.
@@ -35,18 +49,6 @@ type Decision struct {
 
 // quantVersion is ggml's GGML_QNT_VERSION, which llama-quantize records.
 const quantVersion = 2
-
-// fileTypes maps a target type to the llama_ftype llama-quantize records in
-// general.file_type (K- and i-quant names mean their default mixes: Q4_K is
-// Q4_K_M, IQ2_S is IQ2_M, MXFP4 is MXFP4_MOE).
-var fileTypes = map[gguf.Type]uint32{
-	gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ4_1: 3, gguf.TypeQ8_0: 7, gguf.TypeQ5_0: 8,
-	gguf.TypeQ5_1: 9, gguf.TypeQ2_K: 10, gguf.TypeQ3_K: 12, gguf.TypeQ4_K: 15, gguf.TypeQ5_K: 17,
-	gguf.TypeQ6_K: 18, gguf.TypeIQ2_XXS: 19, gguf.TypeIQ2_XS: 20, gguf.TypeIQ3_XXS: 23, gguf.TypeIQ1_S: 24,
-	gguf.TypeIQ4_NL: 25, gguf.TypeIQ3_S: 26, gguf.TypeIQ2_S: 29, gguf.TypeIQ4_XS: 30, gguf.TypeIQ1_M: 31,
-	gguf.TypeBF16: 32, gguf.TypeTQ1_0: 36, gguf.TypeTQ2_0: 37, gguf.TypeMXFP4: 38, gguf.TypeNVFP4: 39,
-	gguf.TypeQ1_0: 40, gguf.TypeQ2_0: 41,
-}
 
 var layerNum = regexp.MustCompile(`^blk\.(\d+)\.`)
 
@@ -80,9 +82,9 @@ func sortLikeLlamaCpp(p *plan.Plan) {
 
 // applyQuantize rewrites p's tensors to the types q's rules choose.
 func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
-	ft, ok := fileTypes[q.Rules.Default]
-	if !ok {
-		return nil, fmt.Errorf("cannot quantize to %s (llama-quantize has no file type for it)", q.Rules.Default)
+	ft, err := q.Rules.Target()
+	if err != nil {
+		return nil, err
 	}
 	sortLikeLlamaCpp(p)
 	// Choose sees the file as it is being built, in the order llama-quantize
@@ -122,7 +124,23 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 	p.Metadata.Delete("general.quantization_version")
 	p.Metadata.Set("general.quantization_version", gguf.Uint32(quantVersion))
 	p.Metadata.Delete(gguf.KeyFileType)
-	p.Metadata.Set(gguf.KeyFileType, gguf.Uint32(ft))
+	p.Metadata.Set(gguf.KeyFileType, gguf.Uint32(ft.ID()))
+	if m := q.Rules.Imatrix; m != nil {
+		// llama-quantize records the importance matrix it used, in this
+		// order, after the file type.
+		set := func(key string, v gguf.Value) {
+			p.Metadata.Delete(key)
+			p.Metadata.Set(key, v)
+		}
+		set("quantize.imatrix.file", gguf.String(truncate127(q.ImatrixFile)))
+		if len(m.Datasets) > 0 {
+			set("quantize.imatrix.dataset", gguf.String(truncate127(m.Datasets[0])))
+		}
+		set("quantize.imatrix.entries_count", gguf.Uint32(uint32(len(m.Names()))))
+		if m.ChunkCount > 0 {
+			set("quantize.imatrix.chunks_count", gguf.Uint32(uint32(m.ChunkCount)))
+		}
+	}
 	return out, nil
 }
 

@@ -21,15 +21,19 @@ type TensorTypeRule struct {
 // (llama_model_quantize_impl and llama_tensor_get_type in llama.cpp's
 // src/llama-quant.cpp).
 type Rules struct {
-	// Default is the target type (llama-quantize's positional TYPE). For the
-	// K- and i-quant targets llama.cpp's per-tensor mix applies, with the
-	// type name read as llama-quantize reads it: Q4_K means Q4_K_M, Q3_K
-	// Q3_K_M, Q5_K Q5_K_M, IQ2_S IQ2_M, MXFP4 MXFP4_MOE.
+	// FileType is the target, llama-quantize's positional TYPE (Q4_K_M,
+	// IQ3_XS...): it sets the default type, the per-tensor mix and
+	// general.file_type. When it is the zero value, Default names the target.
+	FileType FileType
+	// Default is the target as a ggml type, read as FileTypeFor reads it
+	// (Q4_K means Q4_K_M, IQ2_S IQ2_M, MXFP4 MXFP4_MOE); used only when
+	// FileType is the zero value.
 	Default gguf.Type
-	// Pure disables the mix: every quantizable tensor gets Default (--pure).
+	// Pure disables the mix: every quantizable tensor gets the file type's
+	// default type (--pure).
 	Pure bool
 	// TensorTypes are --tensor-type overrides; the first match wins. Like
-	// llama.cpp they apply only when Default is a quantized type.
+	// llama.cpp they apply only when the default type is a quantized type.
 	TensorTypes []TensorTypeRule
 	// OutputType and EmbdType are --output-tensor-type and
 	// --token-embedding-type; nil keeps llama-quantize's defaults.
@@ -152,91 +156,20 @@ func quantizable(t *gguf.TensorInfo) (bool, string) {
 	return true, ""
 }
 
-// ftype is the llama_ftype (file type) a default type stands for.
-type ftype int
-
-const (
-	ftNone ftype = iota
-	ftQ2K
-	ftQ2KS
-	ftQ3KM
-	ftQ4KM
-	ftQ5KM
-	ftQ6K
-	ftIQ2XXS
-	ftIQ2XS
-	ftIQ2M
-	ftIQ3XXS
-	ftIQ3S
-	ftIQ1S
-	ftIQ1M
-	ftIQ4NL
-	ftIQ4XS
-	ftTQ1
-	ftTQ2
-	ftQ2_0
-	ftMXFP4MoE
-	ftQ4_0
-	ftQ5_0
-)
-
-func ftypeOf(t gguf.Type) ftype {
-	switch t {
-	case gguf.TypeQ2_K:
-		return ftQ2K
-	case gguf.TypeQ3_K:
-		return ftQ3KM
-	case gguf.TypeQ4_K:
-		return ftQ4KM
-	case gguf.TypeQ5_K:
-		return ftQ5KM
-	case gguf.TypeQ6_K:
-		return ftQ6K
-	case gguf.TypeIQ2_XXS:
-		return ftIQ2XXS
-	case gguf.TypeIQ2_XS:
-		return ftIQ2XS
-	case gguf.TypeIQ2_S:
-		return ftIQ2M
-	case gguf.TypeIQ3_XXS:
-		return ftIQ3XXS
-	case gguf.TypeIQ3_S:
-		return ftIQ3S
-	case gguf.TypeIQ1_S:
-		return ftIQ1S
-	case gguf.TypeIQ1_M:
-		return ftIQ1M
-	case gguf.TypeIQ4_NL:
-		return ftIQ4NL
-	case gguf.TypeIQ4_XS:
-		return ftIQ4XS
-	case gguf.TypeTQ1_0:
-		return ftTQ1
-	case gguf.TypeTQ2_0:
-		return ftTQ2
-	case gguf.TypeQ2_0:
-		return ftQ2_0
-	case gguf.TypeMXFP4:
-		return ftMXFP4MoE
-	case gguf.TypeQ4_0:
-		return ftQ4_0
-	case gguf.TypeQ5_0:
-		return ftQ5_0
-	}
-	return ftNone
-}
-
 // modelInfo is what the mix needs to know about the model, computed once
 // per file.
 type modelInfo struct {
-	f                 *gguf.File
-	falcon, is70B     bool
-	nLayer, nGQA      int
-	nExpert           int
-	nAttnV            int
-	tiedEmbeddings    bool
-	ordinal           map[string]int // position among tensors of the same category, in file order
-	categoryOfTensors map[string]category
+	f              *gguf.File
+	falcon, is70B  bool
+	bailingMoE3    bool
+	nLayer, nGQA   int
+	nExpert        int
+	nAttnV         int
+	tiedEmbeddings bool
+	// ordinal is a tensor's position among the tensors of its kind that
+	// reach the mix before it, in file order: llama.cpp's i_attention_wv,
+	// i_ffn_down, i_ffn_gate and i_ffn_up counters.
+	ordinal map[string]int
 }
 
 func headCount(md *gguf.Metadata, key string) int {
@@ -254,12 +187,13 @@ func headCount(md *gguf.Metadata, key string) int {
 	return int(n)
 }
 
-func newModelInfo(f *gguf.File) *modelInfo {
+func (r *Rules) newModelInfo(f *gguf.File, ft FileType) *modelInfo {
 	md := f.Metadata
-	mi := &modelInfo{f: f, tiedEmbeddings: true, ordinal: map[string]int{}, categoryOfTensors: map[string]category{}}
+	mi := &modelInfo{f: f, tiedEmbeddings: true, ordinal: map[string]int{}}
 	if md != nil {
 		arch := md.Architecture()
 		mi.falcon = arch == "falcon"
+		mi.bailingMoE3 = arch == "bailingmoe3"
 		n, _ := md.ArchUint("block_count")
 		mi.nLayer = int(n)
 		e, _ := md.ArchUint("expert_count")
@@ -277,30 +211,71 @@ func newModelInfo(f *gguf.File) *modelInfo {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		c := tensorCategory(t.Name)
-		mi.categoryOfTensors[t.Name] = c
-		key := c
-		if c.isAttnV() {
-			key = catAttnV // llama.cpp counts these three together
-		}
-		mi.ordinal[t.Name] = counts[key]
-		counts[key]++
 		if c.isAttnV() {
 			mi.nAttnV++
+			c = catAttnV // llama.cpp counts these three together
 		}
 		if c == catOutput {
 			mi.tiedEmbeddings = false
+		}
+		if r.reachesMix(ft, t) {
+			mi.ordinal[t.Name] = counts[c]
+			counts[c]++
 		}
 	}
 	return mi
 }
 
-func (r *Rules) info(f *gguf.File) *modelInfo {
+// reachesMix reports whether Choose consults the mix for t: a quantizable
+// tensor of a quantized target that no option gives a type of its own.
+func (r *Rules) reachesMix(ft FileType, t *gguf.TensorInfo) bool {
+	if r.Pure || !isQuantized(ft.def) || slices.Contains(r.Keep, t.Type) {
+		return false
+	}
+	if ok, _ := quantizable(t); !ok {
+		return false
+	}
+	switch tensorCategory(t.Name) {
+	case catTokenEmbd:
+		if r.EmbdType != nil {
+			return false
+		}
+	case catOutput:
+		if r.OutputType != nil {
+			return false
+		}
+	}
+	for _, tt := range r.TensorTypes {
+		if tt.Regex.MatchString(t.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Rules) info(f *gguf.File, ft FileType) *modelInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cache == nil || r.cache.f != f {
-		r.cache = newModelInfo(f)
+		r.cache = r.newModelInfo(f, ft)
 	}
 	return r.cache
+}
+
+// Target returns the file type the rules quantize to: FileType, or the one
+// Default stands for.
+func (r *Rules) Target() (FileType, error) {
+	if r.FileType.Valid() {
+		return r.FileType, nil
+	}
+	if !r.Default.Valid() {
+		return FileType{}, fmt.Errorf("quant: invalid target type %s", r.Default)
+	}
+	ft, ok := FileTypeFor(r.Default)
+	if !ok {
+		return FileType{}, fmt.Errorf("quant: cannot quantize to %s (llama-quantize has no file type for it)", r.Default)
+	}
+	return ft, nil
 }
 
 // Choose decides the output type of tensor t of file f, as llama-quantize
@@ -316,9 +291,11 @@ func (r *Rules) info(f *gguf.File) *modelInfo {
 // type, requantizing a quantized tensor without AllowRequantize, a type that
 // needs an importance matrix without one, or imatrix data of the wrong size.
 func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
-	if !r.Default.Valid() {
-		return Decision{}, fmt.Errorf("quant: invalid target type %s", r.Default)
+	ft, err := r.Target()
+	if err != nil {
+		return Decision{}, err
 	}
+	def := ft.def
 	keep := Decision{Type: t.Type}
 	if slices.Contains(r.Keep, t.Type) {
 		keep.Reason = fmt.Sprintf("kept: source type %s is listed to keep", t.Type)
@@ -328,7 +305,7 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 		keep.Reason = why
 		return keep, nil
 	}
-	mi := r.info(f)
+	mi := r.info(f, ft)
 	cat := tensorCategory(t.Name)
 	d := Decision{}
 	switch {
@@ -337,8 +314,8 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 	case r.OutputType != nil && cat == catOutput:
 		d.Type, d.Reason = *r.OutputType, "output tensor type"
 	default:
-		d.Type, d.Reason = r.Default, "default type"
-		if isQuantized(r.Default) {
+		d.Type, d.Reason = def, "default type"
+		if isQuantized(def) {
 			manual := false
 			for _, tt := range r.TensorTypes {
 				if tt.Regex.MatchString(t.Name) {
@@ -349,7 +326,7 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 				}
 			}
 			if !manual && !r.Pure {
-				if mt, why := r.mix(mi, t, cat); mt != d.Type {
+				if mt, why := r.mix(ft, mi, t, cat); mt != d.Type {
 					d.Type, d.Reason = mt, why
 				}
 			}
@@ -389,15 +366,15 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 			return Decision{}, err
 		}
 	}
-	if w == nil && requiresImatrix(t.Name, d.Type) {
+	if w == nil && requiresImatrix(t.Name, d.Type, ft) {
 		return Decision{}, fmt.Errorf("quant: tensor %q: type %s requires an importance matrix", t.Name, d.Type)
 	}
 	return d, nil
 }
 
-// requiresImatrix is llama.cpp's tensor_requires_imatrix for the types a
-// plain target can produce (Q2_K_S is not one of them).
-func requiresImatrix(name string, t gguf.Type) bool {
+// requiresImatrix is llama.cpp's tensor_requires_imatrix: the i-quants
+// below 3.1 bits, and Q2_K in a Q2_K_S file.
+func requiresImatrix(name string, t gguf.Type, ft FileType) bool {
 	switch tensorCategory(name) {
 	case catTokenEmbd, catOutput:
 		return false
@@ -405,6 +382,8 @@ func requiresImatrix(name string, t gguf.Type) bool {
 	switch t {
 	case gguf.TypeIQ3_XXS, gguf.TypeIQ2_XXS, gguf.TypeIQ2_XS, gguf.TypeIQ2_S, gguf.TypeIQ1_M, gguf.TypeIQ1_S:
 		return true
+	case gguf.TypeQ2_K:
+		return ft.id == ftQ2KS
 	}
 	return false
 }
@@ -444,9 +423,9 @@ func fallback(t *gguf.TensorInfo, want gguf.Type) (gguf.Type, string, error) {
 
 func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
 
-// layerOf returns the layer of a tensor for the layer-dependent mixes: its
-// position among tensors of its kind, or with experts the number in its
-// name, as llama.cpp's layer_info.
+// layerOf returns the layer of a tensor for the layer-dependent mixes, as
+// llama.cpp's layer_info: its ordinal among the tensors of its kind, or with
+// experts the number in its name.
 func (mi *modelInfo) layerOf(name string) int {
 	if mi.nExpert > 1 {
 		var l int
@@ -458,196 +437,232 @@ func (mi *modelInfo) layerOf(name string) int {
 }
 
 // mix is llama.cpp's llama_tensor_get_type_impl: the per-tensor refinements
-// of a file type's mixture. It returns the type and a reason.
-func (r *Rules) mix(mi *modelInfo, t *gguf.TensorInfo, cat category) (gguf.Type, string) {
-	ft := ftypeOf(r.Default)
-	nt := r.Default
+// of file type ft's mixture. It returns the type and a reason.
+func (r *Rules) mix(ft FileType, mi *modelInfo, t *gguf.TensorInfo, cat category) (gguf.Type, string) {
+	f := ft.id
+	nt := ft.def
+	is := func(ids ...uint32) bool { return slices.Contains(ids, f) }
 	hasImatrix := r.Imatrix != nil
-	const mixWhy = "llama.cpp mix"
-	set := func(x gguf.Type) { nt = x }
-	nx := int(t.RowLen())
+	why := "llama.cpp mix for " + ft.name
 	if cat == catOutput || (mi.tiedEmbeddings && cat == catTokenEmbd) {
+		nx := int(t.RowLen())
 		switch {
 		case r.OutputType != nil:
-			set(*r.OutputType)
-		case ft == ftMXFP4MoE:
-			set(gguf.TypeQ8_0)
+			nt = *r.OutputType
+		case f == ftMXFP4MoE:
+			nt = gguf.TypeQ8_0
 		case mi.falcon || nx%nt.BlockSize() != 0:
-			set(gguf.TypeQ8_0)
-		case ft == ftIQ2XXS || ft == ftIQ2XS || ft == ftIQ3XXS || ft == ftIQ1S || ft == ftIQ2M || ft == ftIQ1M:
-			set(gguf.TypeQ5_K)
+			nt = gguf.TypeQ8_0
+		case is(ftIQ2XXS, ftIQ2XS, ftIQ3XXS, ftIQ1S, ftIQ2S, ftIQ2M, ftIQ1M):
+			nt = gguf.TypeQ5_K
 		case nt != gguf.TypeQ8_0:
-			set(gguf.TypeQ6_K)
+			nt = gguf.TypeQ6_K
 		}
-		return nt, "output tensor (llama.cpp default)"
+		return nt, "output tensor (" + why + ")"
 	}
-	iq2family := ft == ftIQ2XXS || ft == ftIQ2XS || ft == ftIQ1S || ft == ftIQ2M || ft == ftIQ1M
+	il := mi.ordinal[t.Name]
 	switch {
-	case ft == ftMXFP4MoE:
-		if len(t.Dims) > 2 && t.Dims[2] > 1 {
-			set(gguf.TypeMXFP4)
+	case f == ftMXFP4MoE:
+		// Expert tensors (3-D) get MXFP4, the rest Q8_0; bailingmoe3's 3-D
+		// attention projections are not experts.
+		expert := len(t.Dims) > 2 && t.Dims[2] > 1
+		if mi.bailingMoE3 && cat != catFFNUp && cat != catFFNGate && cat != catFFNDown {
+			expert = false
+		}
+		if expert {
+			nt = gguf.TypeMXFP4
 		} else {
-			set(gguf.TypeQ8_0)
+			nt = gguf.TypeQ8_0
 		}
 	case cat == catTokenEmbd:
-		if r.EmbdType != nil {
-			set(*r.EmbdType)
-		} else {
-			switch ft {
-			case ftIQ2XXS, ftIQ2XS, ftIQ1S, ftIQ1M:
-				set(gguf.TypeQ2_K)
-			case ftIQ2M, ftIQ3XXS:
-				set(gguf.TypeIQ3_S)
-			case ftTQ1, ftTQ2, ftQ2_0:
-				set(gguf.TypeQ4_K)
-			}
+		switch {
+		case r.EmbdType != nil:
+			nt = *r.EmbdType
+		case is(ftIQ2XXS, ftIQ2XS, ftIQ1S, ftIQ1M):
+			nt = gguf.TypeQ2_K
+		case is(ftIQ2S, ftIQ2M, ftIQ3XXS):
+			nt = gguf.TypeIQ3_S
+		case is(ftTQ1, ftTQ2, ftQ2_0):
+			nt = gguf.TypeQ4_K
 		}
-	case iq2family:
+	case is(ftIQ2XXS, ftIQ2XS, ftIQ1S, ftIQ2S, ftIQ2M, ftIQ1M):
+		iq2s := is(ftIQ2S, ftIQ2M)
 		switch {
 		case cat.isAttnV():
-			if mi.nGQA >= 4 || mi.nExpert >= 4 {
-				set(gguf.TypeQ4_K)
-			} else if ft == ftIQ2M {
-				set(gguf.TypeIQ3_S)
-			} else {
-				set(gguf.TypeQ2_K)
+			switch {
+			case mi.nGQA >= 4 || mi.nExpert >= 4:
+				nt = gguf.TypeQ4_K
+			case iq2s:
+				nt = gguf.TypeIQ3_S
+			default:
+				nt = gguf.TypeQ2_K
 			}
 		case mi.nExpert == 8 && cat == catAttnK:
-			set(gguf.TypeQ4_K)
+			nt = gguf.TypeQ4_K
 		case cat == catFFNDown:
-			if mi.layerOf(t.Name) < mi.nLayer/8 {
-				if ft == ftIQ2M {
-					set(gguf.TypeIQ3_S)
+			// This branch counts ffn_down tensors even with experts.
+			if il < mi.nLayer/8 {
+				if iq2s {
+					nt = gguf.TypeIQ3_S
 				} else {
-					set(gguf.TypeQ2_K)
+					nt = gguf.TypeQ2_K
 				}
 			}
 		case cat == catAttnOutput:
-			if mi.nExpert == 8 {
-				set(gguf.TypeQ5_K)
-			} else if ft == ftIQ1S || ft == ftIQ1M {
-				set(gguf.TypeIQ2_XXS)
-			} else if ft == ftIQ2M {
-				set(gguf.TypeIQ3_S)
+			switch {
+			case mi.nExpert == 8:
+				nt = gguf.TypeQ5_K
+			case is(ftIQ1S, ftIQ1M):
+				nt = gguf.TypeIQ2_XXS
+			case iq2s:
+				nt = gguf.TypeIQ3_S
 			}
 		}
 	case cat.isAttnV():
-		iv := mi.ordinal[t.Name]
+		nv := mi.nAttnV
 		switch {
-		case ft == ftQ2K:
+		case f == ftQ2K:
+			nt = gguf.TypeQ3_K
 			if mi.nGQA >= 4 {
-				set(gguf.TypeQ4_K)
-			} else {
-				set(gguf.TypeQ3_K)
+				nt = gguf.TypeQ4_K
 			}
-		case ft == ftIQ3XXS:
-			if mi.nGQA >= 4 {
-				set(gguf.TypeQ4_K)
-			} else if !hasImatrix {
-				set(gguf.TypeIQ3_S)
+		case f == ftQ2KS && mi.nGQA >= 4:
+			nt = gguf.TypeQ4_K
+		case f == ftIQ3XXS:
+			switch {
+			case mi.nGQA >= 4:
+				nt = gguf.TypeQ4_K
+			case !hasImatrix:
+				nt = gguf.TypeIQ3_S
 			}
-		case ft == ftIQ3S && mi.nGQA >= 4:
-			set(gguf.TypeQ4_K)
-		case ft == ftQ3KM:
-			if iv < 2 {
-				set(gguf.TypeQ5_K)
-			} else {
-				set(gguf.TypeQ4_K)
+		case is(ftIQ3XS, ftIQ3S) && mi.nGQA >= 4:
+			nt = gguf.TypeQ4_K
+		case f == ftIQ3M:
+			nt = gguf.TypeQ4_K
+		case f == ftQ3KM:
+			nt = gguf.TypeQ4_K
+			if il < 2 {
+				nt = gguf.TypeQ5_K
 			}
-		case (ft == ftIQ4NL || ft == ftIQ4XS) && mi.nGQA >= 4:
-			set(gguf.TypeQ5_K)
-		case (ft == ftQ4KM || ft == ftQ5KM) && useMoreBits(iv, mi.nAttnV):
-			set(gguf.TypeQ6_K)
+		case f == ftQ3KL:
+			nt = gguf.TypeQ5_K
+		case is(ftIQ4NL, ftIQ4XS) && mi.nGQA >= 4:
+			nt = gguf.TypeQ5_K
+		case is(ftQ4KM, ftQ5KM) && useMoreBits(il, nv):
+			nt = gguf.TypeQ6_K
+		case f == ftQ4KS && il < 4:
+			nt = gguf.TypeQ5_K
 		}
 		if mi.is70B && (nt == gguf.TypeQ3_K || nt == gguf.TypeQ4_K) {
-			set(gguf.TypeQ5_K)
+			nt = gguf.TypeQ5_K
 		}
 		if mi.nExpert == 8 {
-			set(gguf.TypeQ8_0)
+			nt = gguf.TypeQ8_0
 		}
 	case cat == catAttnK:
-		if mi.nExpert == 8 {
-			set(gguf.TypeQ8_0)
-		} else if ft == ftIQ3XXS {
-			set(gguf.TypeIQ2_S)
+		switch {
+		case mi.nExpert == 8:
+			nt = gguf.TypeQ8_0
+		case f == ftIQ3XS:
+			nt = gguf.TypeIQ3_XXS
+		case f == ftIQ3XXS:
+			nt = gguf.TypeIQ2_S
 		}
 	case cat == catAttnQ:
-		if ft == ftIQ3XXS {
-			set(gguf.TypeIQ2_S)
+		switch f {
+		case ftIQ3XS:
+			nt = gguf.TypeIQ3_XXS
+		case ftIQ3XXS:
+			nt = gguf.TypeIQ2_S
 		}
 	case cat == catFFNDown:
-		il, nl := mi.layerOf(t.Name), mi.nLayer
-		switch {
-		case ft == ftQ2K:
-			set(gguf.TypeQ3_K)
-		case ft == ftIQ3XXS && !hasImatrix:
-			if il < nl/8 {
-				set(gguf.TypeQ4_K)
-			} else {
-				set(gguf.TypeQ3_K)
-			}
-		case ft == ftQ3KM:
-			switch {
-			case il < nl/16:
-				set(gguf.TypeQ5_K)
-			case !mi.falcon || useMoreBits(il, nl):
-				set(gguf.TypeQ4_K)
-			default:
-				set(gguf.TypeQ3_K)
-			}
-		case ft == ftQ4KM:
-			if mi.falcon {
-				switch {
-				case il < nl/16:
-					set(gguf.TypeQ6_K)
-				case useMoreBits(il, nl):
-					set(gguf.TypeQ5_K)
-				default:
-					set(gguf.TypeQ4_K)
-				}
-			} else if useMoreBits(il, nl) {
-				set(gguf.TypeQ6_K)
-			}
-		case il < nl/8 && (ft == ftIQ4NL || ft == ftIQ4XS) && !hasImatrix:
-			set(gguf.TypeQ5_K)
-		case ft == ftQ5KM && useMoreBits(il, nl):
-			set(gguf.TypeQ6_K)
-		case (ft == ftQ4_0 || ft == ftQ5_0) && hasImatrix && il < nl/8:
-			if ft == ftQ4_0 {
-				set(gguf.TypeQ4_1)
-			} else {
-				set(gguf.TypeQ5_1)
-			}
-		}
+		nt = r.mixFFNDown(f, nt, mi, mi.layerOf(t.Name), mi.nLayer, hasImatrix)
 	case cat == catAttnOutput:
-		if !mi.falcon {
-			if mi.nExpert == 8 {
-				switch ft {
-				case ftQ2K, ftIQ3XXS, ftQ3KM, ftIQ4NL, ftQ4KM, ftIQ3S, ftIQ4XS:
-					set(gguf.TypeQ5_K)
-				}
-			} else {
-				switch ft {
-				case ftQ2K:
-					set(gguf.TypeQ3_K)
-				case ftIQ3XXS:
-					set(gguf.TypeIQ3_S)
-				case ftQ3KM:
-					set(gguf.TypeQ4_K)
-				}
+		switch {
+		case mi.falcon:
+			if f == ftQ3KL {
+				nt = gguf.TypeQ4_K
+			}
+		case mi.nExpert == 8:
+			if is(ftQ2K, ftIQ3XS, ftIQ3XXS, ftQ3KS, ftQ3KM, ftIQ4NL, ftQ4KS, ftQ4KM, ftIQ3S, ftIQ3M, ftIQ4XS) {
+				nt = gguf.TypeQ5_K
+			}
+		default:
+			switch f {
+			case ftQ2K:
+				nt = gguf.TypeQ3_K
+			case ftIQ3XXS:
+				nt = gguf.TypeIQ3_S
+			case ftQ3KM, ftIQ3M:
+				nt = gguf.TypeQ4_K
+			case ftQ3KL:
+				nt = gguf.TypeQ5_K
 			}
 		}
-	case cat == catAttnQKV:
-		switch ft {
-		case ftQ3KM:
-			set(gguf.TypeQ4_K)
-		case ftQ4KM:
-			set(gguf.TypeQ5_K)
-		case ftQ5KM:
-			set(gguf.TypeQ6_K)
+	case cat == catFFNGate || cat == catFFNUp:
+		l, n := mi.layerOf(t.Name), mi.nLayer
+		if f == ftIQ3XS && l >= n/8 && l < 7*n/8 {
+			nt = gguf.TypeIQ3_XXS
 		}
 	}
-	return nt, mixWhy
+	return nt, why
+}
+
+// mixFFNDown is the ffn_down part of the mix: layer il of n.
+func (r *Rules) mixFFNDown(f uint32, nt gguf.Type, mi *modelInfo, il, n int, hasImatrix bool) gguf.Type {
+	switch {
+	case f == ftQ2K:
+		return gguf.TypeQ3_K
+	case f == ftQ2KS:
+		if il < n/8 {
+			return gguf.TypeQ4_K
+		}
+	case f == ftIQ3XXS && !hasImatrix:
+		if il < n/8 {
+			return gguf.TypeQ4_K
+		}
+		return gguf.TypeQ3_K
+	case f == ftQ3KM:
+		switch {
+		case il < n/16:
+			return gguf.TypeQ5_K
+		case !mi.falcon || useMoreBits(il, n):
+			return gguf.TypeQ4_K
+		}
+		return gguf.TypeQ3_K
+	case f == ftIQ3M && (il < n/8 || (mi.nExpert == 8 && useMoreBits(il, n))):
+		return gguf.TypeQ4_K
+	case f == ftQ3KL:
+		if mi.falcon {
+			return gguf.TypeQ4_K
+		}
+		return gguf.TypeQ5_K
+	case f == ftQ4KM:
+		switch {
+		case !mi.falcon:
+			if useMoreBits(il, n) {
+				return gguf.TypeQ6_K
+			}
+		case il < n/16:
+			return gguf.TypeQ6_K
+		case useMoreBits(il, n):
+			return gguf.TypeQ5_K
+		default:
+			return gguf.TypeQ4_K
+		}
+	case il < n/8 && (f == ftIQ4NL || f == ftIQ4XS) && !hasImatrix:
+		return gguf.TypeQ5_K
+	case f == ftQ5KM && useMoreBits(il, n):
+		return gguf.TypeQ6_K
+	case f == ftQ4KS && !mi.falcon && il < n/8:
+		return gguf.TypeQ5_K
+	case (f == ftQ4_0 || f == ftQ5_0) && hasImatrix && il < n/8:
+		if f == ftQ4_0 {
+			return gguf.TypeQ4_1
+		}
+		return gguf.TypeQ5_1
+	}
+	return nt
 }
 
 func isQuantized(t gguf.Type) bool {

@@ -34,7 +34,7 @@ type quantFlags struct {
 }
 
 func (q *quantFlags) register(cmd *cobra.Command, typeRequired bool) {
-	what := "quantize to TYPE as llama-quantize does (Q4_K, q8_0, tq1_0...; K/i-quant names mean their default mixes)"
+	what := "quantize to TYPE as llama-quantize does: its file-type names (Q4_K_M, q3_k_s, IQ3_XS, Q2_K_S...) or numbers, or a ggml type name (MXFP4)"
 	if !typeRequired {
 		what = "quantize to TYPE (see 'gguf quantize --help')"
 	}
@@ -64,11 +64,11 @@ func (q *quantFlags) options() (*build.Quantize, error) {
 		}
 		return t, nil
 	}
-	def, err := parse("--type", q.typ)
+	ft, err := quant.ParseFileType(q.typ)
 	if err != nil {
-		return nil, err
+		return nil, usageError("--type: %v", err)
 	}
-	r := &quant.Rules{Default: def, Pure: q.pure, AllowRequantize: q.allowRequantize}
+	r := &quant.Rules{FileType: ft, Pure: q.pure, AllowRequantize: q.allowRequantize}
 	for _, tt := range q.tensorTypes {
 		pat, typ, ok := strings.Cut(tt, "=")
 		if !ok {
@@ -119,7 +119,7 @@ func (q *quantFlags) options() (*build.Quantize, error) {
 			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
 		}
 	}
-	return &build.Quantize{Rules: r, Threads: max(1, q.threads)}, nil
+	return &build.Quantize{Rules: r, Threads: max(1, q.threads), ImatrixFile: q.imatrix}, nil
 }
 
 func newQuantizeCmd() *cobra.Command {
@@ -133,9 +133,16 @@ making the same file llama-quantize makes with the same options: the same per-te
 weights only; norms, biases, 1-D tensors, output_ids and position tensors stay; rows that do not fit
 a type's block size fall back to a compatible type), the same bytes (bit-exact ggml quantizers), the
 same tensor order and metadata. Memory holds a few rows per thread and one 16 MiB chunk of a tensor,
-whatever the model size.`,
+whatever the model size.
+
+TYPE is llama-quantize's file type, in any case: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q1_0 Q2_0 Q2_K Q2_K_S
+Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M
+IQ3_XXS IQ3_XS IQ3_S IQ3_M IQ4_NL IQ4_XS TQ1_0 TQ2_0 MXFP4_MOE F16 BF16 F32 (Q3_K, Q4_K and Q5_K
+mean the _M mixes), or its number as llama-quantize --help lists it, or a ggml type name that names
+no file type (MXFP4 means MXFP4_MOE, NVFP4). IQ2_S is llama-quantize's IQ2_S mix; the mix built on
+the ggml type IQ2_S is IQ2_M.`,
 		Example: `  gguf quantize stories260K-f32.gguf out.gguf --type Q8_0 --tensor-type ffn_down=F16
-  gguf quantize model-BF16.gguf model-Q4_K.gguf --type Q4_K --imatrix imatrix.gguf
+  gguf quantize model-BF16.gguf model-Q4_K_S.gguf --type Q4_K_S --imatrix imatrix.gguf
   gguf quantize moon-beam-Q4_K_M.gguf mb-q2.gguf --type Q2_K --tensor-type '_exps=Q2_K' --allow-requantize
   gguf quantize model.gguf --type Q4_0 --dry-run -`,
 		Args: cobra.ExactArgs(2),

@@ -121,3 +121,47 @@ func TestQuantizeTypesMatchLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantizeFileTypeNames: --type takes llama-quantize's file-type names
+// in any case and its numbers, records the file type llama-quantize records,
+// and rejects names it does not know with a usage error.
+func TestQuantizeFileTypeNames(t *testing.T) {
+	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
+	want, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// 7 is Q8_0's number in llama-quantize --help.
+	out := filepath.Join(dir, "q8.gguf")
+	mustRun(t, nil, "quantize", f32, out, "--type", "7", "--tensor-type", "ffn_down=F16", "-t", "2")
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+		t.Error("--type 7 differs from llama-quantize's Q8_0 file")
+	}
+	for _, c := range []struct {
+		typ    string
+		ftype  uint64
+		sample gguf.Type // type of blk.0.attn_v.weight (rows of 64: the K-quants fall back)
+	}{
+		{"q4_k_s", 14, gguf.TypeQ5_1},
+		{"Q3_K_L", 13, gguf.TypeQ5_1},
+		{"Q5_K_S", 16, gguf.TypeQ5_1},
+		{"iq4_xs", 30, gguf.TypeIQ4_NL},
+	} {
+		out := filepath.Join(dir, c.typ+".gguf")
+		mustRun(t, nil, "quantize", f32, out, "--type", c.typ, "-t", "2", "-q")
+		data, _ := os.ReadFile(out)
+		r, err := gguf.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ft, _ := r.Metadata.Uint(gguf.KeyFileType); ft != c.ftype {
+			t.Errorf("--type %s: general.file_type %d, want %d", c.typ, ft, c.ftype)
+		}
+		if ti, ok := r.Tensor("blk.0.attn_v.weight"); !ok || ti.Type != c.sample {
+			t.Errorf("--type %s: blk.0.attn_v.weight is %v, want %s", c.typ, ti, c.sample)
+		}
+	}
+	r := runGGUF(t, nil, "quantize", f32, filepath.Join(dir, "x.gguf"), "--type", "Q4_K_X")
+	checkOneLineError(t, r, 2, "Q4_K_X")
+}
