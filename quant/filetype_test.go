@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -117,11 +118,9 @@ func TestFileTypeFor(t *testing.T) {
 	}
 }
 
-// TestMixSizeVariants checks the branches of the S/L mixes on a synthetic
-// 8-layer model with GQA 4 (no data needed: Choose looks at names, shapes
-// and metadata): which layers get more bits for Q4_K_S, Q3_K_L, Q2_K_S and
-// IQ3_XS.
-func TestMixSizeVariants(t *testing.T) {
+// mixTestFile is a llama model header with 8 layers and GQA 4 (F32, no
+// data): enough for Choose.
+func mixTestFile() *gguf.File {
 	md := &gguf.Metadata{}
 	md.Set("general.architecture", gguf.String("llama"))
 	md.Set("llama.block_count", gguf.Uint32(8))
@@ -143,6 +142,46 @@ func TestMixSizeVariants(t *testing.T) {
 		add(p+"ffn_up.weight", 256, 512)
 		add(p+"ffn_down.weight", 512, 256)
 	}
+	return f
+}
+
+// TestMixCountsSkipOverrides: like llama.cpp's counters, the layer-dependent
+// mix counts only the tensors it decides, so a --tensor-type override of
+// blk.0.ffn_down shifts the Q4_K_M pattern of the others by one
+// (llama-quantize --tensor-type blk.0.ffn_down=q8_0 ... Q4_K_M gives Q6_K to
+// blk.1, blk.4 and blk.7).
+func TestMixCountsSkipOverrides(t *testing.T) {
+	f := mixTestFile()
+	ft, _ := ParseFileType("Q4_K_M")
+	types := func(r *Rules) string {
+		var out []string
+		for i := range f.Tensors {
+			if !strings.HasSuffix(f.Tensors[i].Name, "ffn_down.weight") {
+				continue
+			}
+			d, err := r.Choose(f, &f.Tensors[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d.Type.String())
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := types(&Rules{FileType: ft}), "Q6_K Q4_K Q4_K Q6_K Q4_K Q4_K Q6_K Q6_K"; got != want {
+		t.Errorf("ffn_down: %s, want %s", got, want)
+	}
+	override := []TensorTypeRule{{regexp.MustCompile(`blk\.0\.ffn_down`), gguf.TypeQ8_0}}
+	if got, want := types(&Rules{FileType: ft, TensorTypes: override}), "Q8_0 Q6_K Q4_K Q4_K Q6_K Q4_K Q4_K Q6_K"; got != want {
+		t.Errorf("ffn_down with blk.0 overridden: %s, want %s", got, want)
+	}
+}
+
+// TestMixSizeVariants checks the branches of the S/L mixes on a synthetic
+// 8-layer model with GQA 4 (no data needed: Choose looks at names, shapes
+// and metadata): which layers get more bits for Q4_K_S, Q3_K_L, Q2_K_S and
+// IQ3_XS.
+func TestMixSizeVariants(t *testing.T) {
+	f := mixTestFile()
 	im := &Imatrix{weights: map[string][]float32{}}
 	for _, ti := range f.Tensors {
 		im.weights[ti.Name] = make([]float32, ti.Dims[0])
