@@ -27,8 +27,8 @@ const (
 	categoryMask = flagUndefined | flagNumber | flagLetter | flagSeparator | flagMark | flagPunct | flagSymbol | flagControl
 )
 
-// maxCodepoint is one past the last code point with a table entry. llama.cpp's
-// lenient UTF-8 decoder can produce values up to 0x1FFFFF; those are
+// maxCodepoint is one past the last code point with a table entry. Values
+// past it (which decodeCpt, like llama.cpp's decoder, never gives) are
 // flagUndefined like the unassigned ones.
 const maxCodepoint = 0x110000
 
