@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"unsafe"
 
@@ -19,7 +20,7 @@ type dot4Func func(n int, w, a []byte, stride int, out *[4]float32)
 // kernel is how one weight type is multiplied.
 type kernel struct {
 	// act is the type activations are converted to first: ggml's
-	// vec_dot_type for the weight type (F32 for the generic path).
+	// vec_dot_type for the weight type.
 	act gguf.Type
 	// dot is the fast dot product, ref the plain one it is tested against.
 	dot, ref dotFunc
@@ -28,7 +29,8 @@ type kernel struct {
 	// prompt batches use it. Its float sums may be ordered unlike dot's.
 	dot4 dot4Func
 	// generic marks types without an integer kernel: rows are dequantized
-	// to float32 and multiplied with float32 activations.
+	// to float32 and multiplied with the activations rounded to act and
+	// turned back into float32.
 	generic bool
 }
 
@@ -36,22 +38,45 @@ type kernel struct {
 // vec_dot_type for each. Everything else runs generically. Architecture
 // files replace fast kernels with assembly at init where the CPU allows.
 var kernels = map[gguf.Type]*kernel{
-	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32, ref: refDotF32},
-	gguf.TypeF16:  {act: gguf.TypeF16, dot: dotF16, ref: refDotF16},
-	gguf.TypeBF16: {act: gguf.TypeBF16, dot: dotBF16, ref: refDotBF16},
-	gguf.TypeQ8_0: {act: gguf.TypeQ8_0, dot: dotQ8_0Go, ref: refDotQ8_0},
-	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, dot: dotQ4_0Go, ref: refDotQ4_0},
-	gguf.TypeQ4_1: {act: gguf.TypeQ8_1, dot: refDotQ4_1, ref: refDotQ4_1},
-	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},
-	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, dot: refDotQ5_1, ref: refDotQ5_1},
-	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K},
-	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, dot: dotQ3_KGo, ref: refDotQ3_K},
-	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, dot: dotQ4_KGo, ref: refDotQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, dot: dotQ5_KGo, ref: refDotQ5_K},
-	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
+	gguf.TypeF32:    {act: gguf.TypeF32, dot: dotF32, ref: refDotF32},
+	gguf.TypeF16:    {act: gguf.TypeF16, dot: dotF16, ref: refDotF16},
+	gguf.TypeBF16:   {act: gguf.TypeBF16, dot: dotBF16, ref: refDotBF16},
+	gguf.TypeQ8_0:   {act: gguf.TypeQ8_0, dot: dotQ8_0Go, ref: refDotQ8_0},
+	gguf.TypeQ4_0:   {act: gguf.TypeQ8_0, dot: dotQ4_0Go, ref: refDotQ4_0},
+	gguf.TypeQ4_1:   {act: gguf.TypeQ8_1, dot: refDotQ4_1, ref: refDotQ4_1},
+	gguf.TypeIQ4_NL: {act: gguf.TypeQ8_0, dot: refDotIQ4NL, ref: refDotIQ4NL},
+	gguf.TypeQ5_0:   {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},
+	gguf.TypeQ5_1:   {act: gguf.TypeQ8_1, dot: refDotQ5_1, ref: refDotQ5_1},
+	gguf.TypeQ2_K:   {act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K},
+	gguf.TypeQ3_K:   {act: gguf.TypeQ8_K, dot: dotQ3_KGo, ref: refDotQ3_K},
+	gguf.TypeQ4_K:   {act: gguf.TypeQ8_K, dot: dotQ4_KGo, ref: refDotQ4_K},
+	gguf.TypeQ5_K:   {act: gguf.TypeQ8_K, dot: dotQ5_KGo, ref: refDotQ5_K},
+	gguf.TypeQ6_K:   {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
 }
 
-var genericKernel = &kernel{act: gguf.TypeF32, dot: dotF32, ref: refDotF32, generic: true}
+// The generic kernels, one per activation type. ggml multiplies every
+// quantized type by activations rounded to its vec_dot_type first; a type
+// without an integer kernel here gets the same rounding (then the rounded
+// activations go back to float32 for the dot with the dequantized row), so
+// its logits stay within float rounding of llama.cpp's instead of 0.1-0.2
+// away (checked against a real llama.cpp: engine/testdata/llamacpp).
+var (
+	genericKernel     = &kernel{act: gguf.TypeF32, dot: dotF32, ref: refDotF32, generic: true}
+	genericQ8_0Kernel = &kernel{act: gguf.TypeQ8_0, dot: dotF32, ref: refDotF32, generic: true}
+	genericQ8_KKernel = &kernel{act: gguf.TypeQ8_K, dot: dotF32, ref: refDotF32, generic: true}
+)
+
+// genericKernels maps the types run generically to the kernel of their
+// vec_dot_type (ggml-cpu's type_traits_cpu); other types use F32
+// activations.
+var genericKernels = map[gguf.Type]*kernel{
+	gguf.TypeMXFP4: genericQ8_0Kernel, gguf.TypeNVFP4: genericQ8_0Kernel,
+	gguf.TypeQ1_0: genericQ8_0Kernel, gguf.TypeQ2_0: genericQ8_0Kernel,
+	gguf.TypeIQ4_XS: genericQ8_KKernel, gguf.TypeIQ3_S: genericQ8_KKernel, gguf.TypeIQ3_XXS: genericQ8_KKernel,
+	gguf.TypeIQ2_XXS: genericQ8_KKernel, gguf.TypeIQ2_XS: genericQ8_KKernel, gguf.TypeIQ2_S: genericQ8_KKernel,
+	gguf.TypeIQ1_S: genericQ8_KKernel, gguf.TypeIQ1_M: genericQ8_KKernel,
+	gguf.TypeTQ1_0: genericQ8_KKernel, gguf.TypeTQ2_0: genericQ8_KKernel,
+}
 
 // kernelFor returns the kernel for weight type t, checking that a row of n
 // elements can be multiplied (a whole number of the activation type's
@@ -62,7 +87,7 @@ func kernelFor(t gguf.Type, n int) (*kernel, error) {
 		if !t.Valid() || t == gguf.TypeI8 || t == gguf.TypeI16 || t == gguf.TypeI32 || t == gguf.TypeI64 || t == gguf.TypeF64 {
 			return nil, fmt.Errorf("weights of type %s cannot be multiplied", t)
 		}
-		k = genericKernel
+		k = cmp.Or(genericKernels[t], genericKernel)
 	}
 	if n%k.act.BlockSize() != 0 {
 		// llama.cpp refuses these too: its activation blocks would not fit.

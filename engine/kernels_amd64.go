@@ -31,6 +31,9 @@ func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 func dotQ6_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 
 //go:noescape
+func dotIQ4_NLAVX2(x, y *byte, npairs int) float32
+
+//go:noescape
 func dotQ8_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -58,6 +61,21 @@ func dotF32(n int, w, a []byte) float32 {
 func dotF32x4(n int, w, a []byte, stride int, out *[4]float32) {
 	_ = a[3*stride+4*n-1]
 	dotF32x4AVX2(&f32s(w)[:n][0], &f32s(a)[0], stride/4, n, out)
+}
+
+// dotIQ4NLAsm is ggml's AVX2 iq4_nl x q8_0 dot: pairs of blocks in
+// assembly, an odd last block added after the horizontal sum.
+func dotIQ4NLAsm(n int, w, a []byte) float32 {
+	nb := n / 32
+	_, _ = w[nb*iq4NLBytes-1], a[nb*q8_0Bytes-1]
+	var s float32
+	if nb >= 2 {
+		s = dotIQ4_NLAVX2(&w[0], &a[0], nb/2)
+	}
+	if nb%2 == 1 {
+		s += iq4NLBlock(w[(nb-1)*iq4NLBytes:], a[(nb-1)*q8_0Bytes:])
+	}
+	return s
 }
 
 // dotQ8_0x4 is the four-row Q8_0 product: each row's result is
@@ -135,6 +153,7 @@ func init() {
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ8_0].dot4 = dotQ8_0x4
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
+		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = kquantX4(dotQ4_Kx2AVX2, q4_KBytes)
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm

@@ -897,3 +897,69 @@ q6k2done:
 	VMOVSS X0, 4(DX)
 	VZEROUPPER
 	RET
+
+// kvIQ4NL<>: ggml's kvalues_iq4nl as 16 signed bytes, the table VPSHUFB
+// looks IQ4_NL nibbles up in.
+DATA kvIQ4NL<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA kvIQ4NL<>+8(SB)/8, $0x7159453526190d01
+GLOBL kvIQ4NL<>(SB), RODATA|NOPTR, $16
+
+// One IQ4_NL block at xo(SI) against the q8_0 block at yo(DI): nibbles
+// looked up in the codebook (Y9; low nibbles are elements 0-15, high
+// 16-31), sign-adjusted pair products summed to int32, converted and
+// accumulated into acc with the product of the two scales (ggml's AVX2
+// mul_add_epi8 and fmadd).
+#define IQ4NL_BLOCK(xo, yo, acc) \
+	MOVWLZX xo(SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	MOVWLZX yo(DI), AX \
+	VMOVD AX, X2 \
+	VCVTPH2PS X2, X2 \
+	VMULSS X1, X2, X1 \
+	VBROADCASTSS X1, Y1 \
+	VMOVDQU (xo+2)(SI), X2 \
+	VPSRLW $4, X2, X3 \
+	VINSERTI128 $1, X3, Y2, Y2 \
+	VPAND Y8, Y2, Y2 \
+	VPSHUFB Y2, Y9, Y2 \
+	VMOVDQU (yo+2)(DI), Y3 \
+	VPSIGNB Y2, Y2, Y4 \
+	VPSIGNB Y2, Y3, Y5 \
+	VPMADDUBSW Y5, Y4, Y6 \
+	VPMADDWD Y7, Y6, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VFMADD231PS Y6, Y1, acc
+
+// func dotIQ4_NLAVX2(x, y *byte, npairs int) float32
+// ggml's AVX2 iq4_nl x q8_0 dot over npairs pairs of blocks: even blocks
+// accumulate in Y0, odd ones in Y10, added before the final horizontal
+// sum (an odd last block is the caller's, as ggml's scalar tail).
+TEXT ·dotIQ4_NLAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ npairs+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y10, Y10, Y10
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VBROADCASTI128 kvIQ4NL<>(SB), Y9
+iq4loop:
+	TESTQ CX, CX
+	JEQ  iq4done
+	IQ4NL_BLOCK(0, 0, Y0)
+	IQ4NL_BLOCK(18, 34, Y10)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	DECQ CX
+	JMP  iq4loop
+iq4done:
+	VADDPS Y10, Y0, Y0
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

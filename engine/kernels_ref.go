@@ -19,18 +19,19 @@ func lef32(b []byte) float32 { return math.Float32frombits(le32(b)) }
 
 // Block sizes in bytes of the types the kernels read.
 const (
-	q8_0Bytes = 34  // d f16, qs[32] int8
-	q8_1Bytes = 36  // d f16, s f16, qs[32] int8
-	q8_KBytes = 292 // d f32, qs[256] int8, bsums[16] int16
-	q4_0Bytes = 18  // d f16, qs[16]
-	q4_1Bytes = 20  // d f16, m f16, qs[16]
-	q5_0Bytes = 22  // d f16, qh[4], qs[16]
-	q5_1Bytes = 24  // d f16, m f16, qh[4], qs[16]
-	q2_KBytes = 84  // scales[16], qs[64], d f16, dmin f16
-	q3_KBytes = 110 // hmask[32], qs[64], scales[12], d f16
-	q4_KBytes = 144 // d f16, dmin f16, scales[12], qs[128]
-	q5_KBytes = 176 // d f16, dmin f16, scales[12], qh[32], qs[128]
-	q6_KBytes = 210 // ql[128], qh[64], scales[16] int8, d f16
+	q8_0Bytes  = 34  // d f16, qs[32] int8
+	q8_1Bytes  = 36  // d f16, s f16, qs[32] int8
+	q8_KBytes  = 292 // d f32, qs[256] int8, bsums[16] int16
+	q4_0Bytes  = 18  // d f16, qs[16]
+	q4_1Bytes  = 20  // d f16, m f16, qs[16]
+	iq4NLBytes = 18  // d f16, qs[16] (indexes into kvaluesIQ4NL)
+	q5_0Bytes  = 22  // d f16, qh[4], qs[16]
+	q5_1Bytes  = 24  // d f16, m f16, qh[4], qs[16]
+	q2_KBytes  = 84  // scales[16], qs[64], d f16, dmin f16
+	q3_KBytes  = 110 // hmask[32], qs[64], scales[12], d f16
+	q4_KBytes  = 144 // d f16, dmin f16, scales[12], qs[128]
+	q5_KBytes  = 176 // d f16, dmin f16, scales[12], qh[32], qs[128]
+	q6_KBytes  = 210 // ql[128], qh[64], scales[16] int8, d f16
 )
 
 func refDotF32(n int, w, a []byte) float32 {
@@ -89,6 +90,30 @@ func refDotQ4_0(n int, w, a []byte) float32 {
 		sumf += float32(s0+s1) * f16(x) * f16(y)
 	}
 	return sumf
+}
+
+// kvaluesIQ4NL is ggml's kvalues_iq4nl, the 16 values an IQ4_NL nibble
+// indexes.
+var kvaluesIQ4NL = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// refDotIQ4NL is ggml's generic iq4_nl x q8_0 dot: per block the two
+// halves' integer sums, times the product of the two scales.
+func refDotIQ4NL(n int, w, a []byte) float32 {
+	var sumf float32
+	for ib := 0; ib < n/32; ib++ {
+		sumf += iq4NLBlock(w[ib*iq4NLBytes:], a[ib*q8_0Bytes:])
+	}
+	return sumf
+}
+
+// iq4NLBlock is one block of refDotIQ4NL.
+func iq4NLBlock(x, y []byte) float32 {
+	var s0, s1 int32
+	for j := 0; j < 16; j++ {
+		s0 += int32(int8(y[2+j])) * int32(kvaluesIQ4NL[x[2+j]&0x0F])
+		s1 += int32(int8(y[2+16+j])) * int32(kvaluesIQ4NL[x[2+j]>>4])
+	}
+	return f16(y) * f16(x) * float32(s0+s1)
 }
 
 func refDotQ4_1(n int, w, a []byte) float32 {

@@ -37,6 +37,7 @@ type State struct {
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
+	actf                             []float32 // act back in float32 (generic kernels)
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -95,6 +96,7 @@ func NewState(m *Model, o Options) (*State, error) {
 		}
 	}
 	s.act = make([]byte, b*actBytes)
+	s.actf = make([]float32, b*maxCols)
 	s.pool = newPool(o.Threads)
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
@@ -134,8 +136,17 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		// Errors are impossible here: kernelFor checked the type and size.
 		_ = quantizeAct(k.act, s.act[j*stride:(j+1)*stride], in[j*w.Cols:(j+1)*w.Cols])
 	}
-	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, s.act, stride, out, nb
-	// Threads pay off from ~64 KB of weights per product; below that the
+	act := s.act
+	if k.generic && k.act != gguf.TypeF32 {
+		// The dequantized weight row is multiplied in float32: give it the
+		// rounded activations as float32 too.
+		for j := 0; j < nb; j++ {
+			_ = dequantizeRow(k.act, s.actf[j*w.Cols:(j+1)*w.Cols], s.act[j*stride:(j+1)*stride])
+		}
+		act, stride = bytesOf(s.actf[:nb*w.Cols]), w.Cols*4
+	}
+	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
+	// Threads pay off from ~256 KB of weights per product; below that the
 	// hand-off costs more than the work (stories260K's 64x64 matrices).
 	s.pool.run(&s.mt, w.Rows, w.Rows*w.RowBytes*nb >= 256<<10)
 }
