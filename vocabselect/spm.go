@@ -54,18 +54,22 @@ func nextChar[T string | []byte](w T, i int) int {
 
 func newSPMModel(t *Tokenizer) *spmModel {
 	n := len(t.tokens)
-	m := &spmModel{chars: map[string]int32{}}
+	oneChar := 0
+	for _, w := range t.tokens {
+		if w != "" && nextChar(w, 0) == len(w) {
+			oneChar++
+		}
+	}
+	m := &spmModel{chars: make(map[string]int32, oneChar+oneChar/4)}
 	rank := spmRanks(t.scores[:n])
 	ids := newTextSet(t.tokens)
 	next := int32(n)
 	// sym is the symbol of w[a:b] (hash h) when it is a token, or, for one
-	// character that is no token, the id of its own; else -1.
+	// character that is no token, the id of its own; else -1. (A character
+	// that is a token is in chars from the loop below.)
 	sym := func(w string, a, b int, h uint64, oneChar bool) int32 {
 		s := w[a:b]
 		if id := ids.get(s, h); id >= 0 {
-			if oneChar {
-				m.chars[s] = id
-			}
 			return id
 		}
 		if !oneChar {
@@ -115,7 +119,11 @@ func newSPMModel(t *Tokenizer) *spmModel {
 	}
 	m.cuts = cutSpace | cutNewline
 	for _, w := range t.tokens {
-		if strings.Contains(strings.TrimLeft(w, "\u2581"), "\u2581") {
+		rest := w
+		for strings.HasPrefix(rest, "\u2581") {
+			rest = rest[len("\u2581"):]
+		}
+		if strings.Contains(rest, "\u2581") {
 			m.cuts &^= cutSpace
 		}
 		for k := 0; k+1 < len(w); k++ {
