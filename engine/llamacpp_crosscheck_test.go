@@ -61,7 +61,6 @@ const genericFlips = 1
 // 0.05-0.09.
 var portableFlips = map[string]int{"dense-Q4_0": 1}
 
-
 // crossModels caches the built model files by tag: both tests use them,
 // and the IQ files take up to a second each to quantize.
 var crossModels sync.Map

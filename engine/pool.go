@@ -50,6 +50,7 @@ type pool struct {
 	quit    atomic.Bool
 	t       task
 	total   int
+	grain   int
 	claim   []atomic.Uint64
 	// asleep[w] is set by a parked worker; bell[w] (buffered, 1) wakes it.
 	asleep []atomic.Bool
@@ -69,8 +70,13 @@ func newPool(n int) *pool {
 	return p
 }
 
+// bounds returns range r's items: ranges start at multiples of the grain,
+// so that two participants never write the same cache line of an output.
 func (p *pool) bounds(r int) (int, int) {
-	return p.total * r / p.ranges, p.total * (r + 1) / p.ranges
+	units := (p.total + p.grain - 1) / p.grain
+	lo := min(units*r/p.ranges*p.grain, p.total)
+	hi := min(units*(r+1)/p.ranges*p.grain, p.total)
+	return lo, hi
 }
 
 // work runs every range of step s that participant w can claim, its own
@@ -140,13 +146,14 @@ func (p *pool) ring(w int) {
 }
 
 // run executes t over [0, total), on all participants when parallel is
-// set (the caller is participant 0) and inline otherwise.
-func (p *pool) run(t task, total int, parallel bool) {
+// set (the caller is participant 0) and inline otherwise. Ranges are cut at
+// multiples of grain items (see bounds).
+func (p *pool) run(t task, total, grain int, parallel bool) {
 	if !parallel || p.n == 1 || total < 2 {
 		t.run(0, total, 0)
 		return
 	}
-	p.t, p.total = t, total
+	p.t, p.total, p.grain = t, total, max(1, grain)
 	p.pending.Store(int32(p.ranges))
 	s := p.step.Add(1)
 	for w := 1; w < p.n; w++ {

@@ -24,8 +24,8 @@ func (c *countTask) run(lo, hi, w int) {
 	}
 }
 
-// TestPoolRunsEveryItemOnce runs thousands of steps of varying sizes on
-// pools of 1 to 4 participants, with and without a slow worker and with
+// TestPoolRunsEveryItemOnce runs thousands of steps of varying sizes and
+// grains on pools of 1 to 4 participants, with and without a slow worker and with
 // pauses long enough for workers to park, and checks that every item ran
 // exactly once per step and that close stops the workers.
 func TestPoolRunsEveryItemOnce(t *testing.T) {
@@ -40,7 +40,7 @@ func TestPoolRunsEveryItemOnce(t *testing.T) {
 				for i := range c.hits[:total] {
 					c.hits[i].Store(0)
 				}
-				p.run(c, total, true)
+				p.run(c, total, []int{1, 3, 16, 64}[step%4], true)
 				for i := range c.hits[:total] {
 					if got := c.hits[i].Load(); got != 1 {
 						t.Fatalf("n=%d slow=%v step %d: item %d of %d ran %d times", n, slow, step, i, total, got)

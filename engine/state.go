@@ -16,8 +16,25 @@ type Options struct {
 	// (default 1).
 	Threads int
 	// Batch is the number of tokens processed together when evaluating a
-	// prompt (default 32).
+	// prompt (default: as many as fit batchBuffers, 32 to 512).
 	Batch int
+}
+
+// batchBuffers is what the default batch lets the per-token buffers of a
+// State take: larger batches amortize each weight row over more tokens
+// (and the hand-offs to the worker threads), but the buffers count in the
+// runtime's peak memory, which should stay within a few MB of weights plus
+// KV cache.
+const batchBuffers = 8 << 20
+
+// tokenBufferBytes returns the bytes of State buffers per batch token.
+func tokenBufferBytes(c *Config) int {
+	maxCols := max(c.Embd, c.QDim(), c.FF)
+	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.FF
+	if c.Experts > 0 {
+		floats += c.Experts + c.ExpertsUsed*(c.Embd+1) + 2*c.Embd
+	}
+	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
 
 // State is one inference context: a KV cache and every buffer a forward
@@ -61,7 +78,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	o.Threads = max(1, o.Threads)
 	if o.Batch <= 0 {
-		o.Batch = 32
+		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(c)))
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
 	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
@@ -148,7 +165,9 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
 	// Threads pay off from ~256 KB of weights per product; below that the
 	// hand-off costs more than the work (stories260K's 64x64 matrices).
-	s.pool.run(&s.mt, w.Rows, w.Rows*w.RowBytes*nb >= 256<<10)
+	// Each row r writes out[j*Rows+r] for every token j: ranges of 16 rows
+	// keep the two threads' stores in separate 64-byte cache lines.
+	s.pool.run(&s.mt, w.Rows, 16, w.Rows*w.RowBytes*nb >= 256<<10)
 }
 
 type matmulTask struct {
@@ -286,7 +305,8 @@ func (s *State) forward(tokens []int32) error {
 			}
 		}
 		s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
-		s.pool.run(&s.at, nb*c.Heads, (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+		// An item writes HeadDim floats of ao: keep threads a cache line apart.
+		s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
 		s.matmul(L.O, s.ao, s.xb2, nb)
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
