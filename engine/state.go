@@ -25,7 +25,7 @@ type Options struct {
 // (and the hand-offs to the worker threads), but the buffers count in the
 // runtime's peak memory, which should stay within a few MB of weights plus
 // KV cache.
-const batchBuffers = 8 << 20
+const batchBuffers = 4 << 20
 
 // tokenBufferBytes returns the bytes of State buffers per batch token.
 func tokenBufferBytes(c *Config) int {
@@ -100,8 +100,8 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.hb2 = make([]float32, b*c.FF)
 	s.rope = make([]float32, c.RopeDims)
 	// Logits are computed for a few rows at a time so that a large
-	// vocabulary does not need batch x vocab floats (4 MB at most).
-	s.logitRows = max(1, min(b, (1<<20)/c.Vocab))
+	// vocabulary does not need batch x vocab floats (1 MB at most).
+	s.logitRows = max(1, min(b, (256<<10)/c.Vocab))
 	s.logits = make([]float32, s.logitRows*c.Vocab)
 	if m.OutputIDs != nil {
 		s.head = make([]float32, s.logitRows*m.Output.Rows)
