@@ -54,8 +54,7 @@ func lqImatrix(t testing.TB, m fixture.Model) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var infos []gguf.TensorInfo
-	var data [][]byte
+	var ts []fixture.Tensor
 	for _, ti := range m.TensorInfos() {
 		if len(ti.Dims) < 2 || ti.Name == "token_embd.weight" || strings.Contains(ti.Name, "_norm") || strings.Contains(ti.Name, "ffn_gate_inp") {
 			continue
@@ -73,25 +72,11 @@ func lqImatrix(t testing.TB, m fixture.Model) []byte {
 		for j := range nmat {
 			binary.LittleEndian.PutUint32(counts[4*j:], math.Float32bits(3))
 		}
-		infos = append(infos,
-			gguf.TensorInfo{Name: ti.Name + ".in_sum2", Dims: []uint64{ne0, nmat}, Type: gguf.TypeF32},
-			gguf.TensorInfo{Name: ti.Name + ".counts", Dims: []uint64{1, nmat}, Type: gguf.TypeF32})
-		data = append(data, sums, counts)
+		ts = append(ts,
+			fixture.Tensor{Info: gguf.TensorInfo{Name: ti.Name + ".in_sum2", Dims: []uint64{ne0, nmat}, Type: gguf.TypeF32}, Data: sums},
+			fixture.Tensor{Info: gguf.TensorInfo{Name: ti.Name + ".counts", Dims: []uint64{1, nmat}, Type: gguf.TypeF32}, Data: counts})
 	}
-	var buf bytes.Buffer
-	w, err := gguf.NewWriter(&buf, 3, md, infos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range data {
-		if _, err := w.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return fixture.Write(md, ts)
 }
 
 // TestWriteLlamaQuantizeFixtures writes the fixtures and their importance

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
 )
 
 // imatrixEntry is one tensor's raw statistics as llama-imatrix stores them.
@@ -31,30 +32,15 @@ func writeGGUFImatrix(t *testing.T, entries []imatrixEntry) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var infos []gguf.TensorInfo
-	var data [][]byte
+	var ts []fixture.Tensor
 	for _, e := range entries {
 		nmat := uint64(len(e.counts))
 		ne0 := uint64(len(e.sums)) / nmat
-		infos = append(infos,
-			gguf.TensorInfo{Name: e.name + ".in_sum2", Dims: []uint64{ne0, nmat}, Type: gguf.TypeF32},
-			gguf.TensorInfo{Name: e.name + ".counts", Dims: []uint64{1, nmat}, Type: gguf.TypeF32})
-		data = append(data, bytesLE(e.sums), bytesLE(e.counts))
+		ts = append(ts,
+			fixture.Tensor{Info: gguf.TensorInfo{Name: e.name + ".in_sum2", Dims: []uint64{ne0, nmat}, Type: gguf.TypeF32}, Data: bytesLE(e.sums)},
+			fixture.Tensor{Info: gguf.TensorInfo{Name: e.name + ".counts", Dims: []uint64{1, nmat}, Type: gguf.TypeF32}, Data: bytesLE(e.counts)})
 	}
-	var buf bytes.Buffer
-	w, err := gguf.NewWriter(&buf, 3, md, infos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range data {
-		if _, err := w.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return fixture.Write(md, ts)
 }
 
 // writeLegacyImatrix builds a legacy .dat file: entry count, then per entry
