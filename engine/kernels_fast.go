@@ -142,6 +142,18 @@ func dotQ2_KGo(n int, w, a []byte) float32 {
 	return sumf
 }
 
+// kMinsSum is the mins term of a Q4_K/Q5_K super-block: each 32-value
+// group's activation sum (two q8_K block sums) times its 6-bit min.
+func kMinsSum(bs []byte, mn *[8]uint8) int32 {
+	summ := int32(0)
+	for j := 0; j < 8; j++ {
+		b0 := int32(int16(uint16(bs[4*j]) | uint16(bs[4*j+1])<<8))
+		b1 := int32(int16(uint16(bs[4*j+2]) | uint16(bs[4*j+3])<<8))
+		summ += (b0 + b1) * int32(mn[j])
+	}
+	return summ
+}
+
 func dotQ4_KGo(n int, w, a []byte) float32 {
 	var sumf float32
 	for i := 0; i < n/256; i++ {
@@ -150,12 +162,7 @@ func dotQ4_KGo(n int, w, a []byte) float32 {
 		sc, mn := kScales(x[4:16])
 		q8 := i8s(y[4:260:260])
 		bs := y[260:292:292]
-		summ := int32(0)
-		for j := 0; j < 8; j++ {
-			b0 := int32(int16(uint16(bs[4*j]) | uint16(bs[4*j+1])<<8))
-			b1 := int32(int16(uint16(bs[4*j+2]) | uint16(bs[4*j+3])<<8))
-			summ += (b0 + b1) * int32(mn[j])
-		}
+		summ := kMinsSum(bs, &mn)
 		isum := int32(0)
 		for j := 0; j < 4; j++ {
 			q := x[16+32*j : 48+32*j : 48+32*j]
@@ -246,12 +253,7 @@ func dotQ5_KGo(n int, w, a []byte) float32 {
 		qh := x[16:48:48]
 		q8 := i8s(y[4:260:260])
 		bs := y[260:292:292]
-		summ := int32(0)
-		for j := 0; j < 8; j++ {
-			b0 := int32(int16(uint16(bs[4*j]) | uint16(bs[4*j+1])<<8))
-			b1 := int32(int16(uint16(bs[4*j+2]) | uint16(bs[4*j+3])<<8))
-			summ += (b0 + b1) * int32(mn[j])
-		}
+		summ := kMinsSum(bs, &mn)
 		isum := int32(0)
 		for j := 0; j < 4; j++ {
 			q := x[48+32*j : 80+32*j : 80+32*j]
