@@ -10,7 +10,7 @@ import (
 )
 
 // buildSynthetic makes the model file of a synthetic TAG in dir (the F32
-// model regenerated from the README recipe, quantized with package build
+// model regenerated from the README recipe, quantized with package ops
 // for other types: every such file is byte-identical to llama.cpp's, see
 // internal/synthetic) and opens it.
 func buildSynthetic(t testing.TB, dir, tag string) *Model {

@@ -2,7 +2,7 @@
 // compared with a real llama.cpp on (bench/llama-logits.sh and the engine's
 // TestLlamaCppCrossCheck): a model shape from internal/fixture (its
 // metadata and "tN" tokenizer) with deterministic F32 weights scaled so that
-// activations stay O(1), quantized with package build exactly as
+// activations stay O(1), quantized with package ops exactly as
 // `llama-quantize --pure` does. The files are a few MB and are made in
 // memory, so a test needs neither llama.cpp nor stored model files.
 package crosscheck
@@ -15,9 +15,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 )
@@ -215,7 +215,7 @@ func F32(s Shape) []byte {
 
 // Build returns the case's model file: F32 quantized with `--pure` (and
 // the shape's Imatrix where the case says so) to the case's type by
-// package build. Its tensors are those llama-quantize writes
+// package ops. Its tensors are those llama-quantize writes
 // (bench/llama-logits.sh checks it); with an imatrix, llama-quantize also
 // records four quantize.imatrix.* keys.
 func Build(c Case) ([]byte, error) {
@@ -237,7 +237,7 @@ func Build(c Case) ([]byte, error) {
 	}
 	// Rules.Default reads a type name as llama-quantize's TYPE does (IQ2_S
 	// is IQ2_M, MXFP4 MXFP4_MOE), which the cases' types are.
-	q := &build.Quantize{Rules: &quant.Rules{Default: wt, Pure: true}, Threads: 2}
+	q := &ops.Quantize{Rules: &quant.Rules{Default: wt, Pure: true}, Threads: 2}
 	if c.Imatrix {
 		im := Imatrix(s)
 		if q.Rules.Imatrix, err = quant.ReadImatrix(bytes.NewReader(im), int64(len(im))); err != nil {
@@ -246,8 +246,8 @@ func Build(c Case) ([]byte, error) {
 		q8 := gguf.TypeQ8_0
 		q.Rules.EmbdType, q.Rules.OutputType = &q8, &q8
 	}
-	p, _, err := build.Plan(&plan.Input{Name: c.Tag() + "-F32.gguf", File: r.File, ReaderAt: bytes.NewReader(src)},
-		build.Options{Quant: q})
+	p, _, err := ops.Plan(&plan.Input{Name: c.Tag() + "-F32.gguf", File: r.File, ReaderAt: bytes.NewReader(src)},
+		ops.Options{Quant: q})
 	if err != nil {
 		return nil, err
 	}

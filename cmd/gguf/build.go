@@ -12,8 +12,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
 	"github.com/ggufkit/gguf/source"
@@ -78,8 +78,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 
 // options turns the flags into build options, opening --add sources and
 // reading --head-ids. Sources opened are appended to *closers.
-func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (build.Options, error) {
-	opts := build.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (ops.Options, error) {
+	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
 	q, err := o.quant.options()
 	if err != nil {
 		return opts, err
@@ -97,10 +97,10 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		if !ok || old == "" || nw == "" {
 			return opts, usageError("--rename %q: want OLD=NEW", r)
 		}
-		opts.Renames = append(opts.Renames, build.Rename{Old: old, New: nw})
+		opts.Renames = append(opts.Renames, ops.Rename{Old: old, New: nw})
 	}
 	for _, s := range o.sets {
-		kv, err := build.ParseSet(s)
+		kv, err := ops.ParseSet(s)
 		if err != nil {
 			return opts, usageError("%v", err)
 		}
@@ -111,7 +111,7 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		if i := strings.LastIndex(a, ".gguf:"); i >= 0 {
 			spec, pattern = a[:i+5], a[i+6:]
 		}
-		add := build.Add{}
+		add := ops.Add{}
 		if pattern != "" {
 			re, err := regexp.Compile(pattern)
 			if err != nil {
@@ -204,7 +204,7 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 	if err != nil {
 		return err
 	}
-	p, rep, err := build.Plan(in, opts)
+	p, rep, err := ops.Plan(in, opts)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 
 // writePlan executes p into the output named by bf (or prints it with
 // --dry-run), then prints a one-line summary on stderr.
-func writePlan(cmd *cobra.Command, p *plan.Plan, rep *build.Report, bf buildFlags) error {
+func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags) error {
 	if rep != nil && rep.Head != nil {
 		h := rep.Head
 		verb := "pruned"

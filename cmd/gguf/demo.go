@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/inspect"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 	"github.com/ggufkit/gguf/sink"
@@ -81,13 +81,13 @@ func demoText(m fixture.Model, words int) string {
 }
 
 // demoBuild builds src with opts into path.
-func demoBuild(ctx context.Context, src string, opts build.Options, path string) (*build.Report, *plan.Result, error) {
+func demoBuild(ctx context.Context, src string, opts ops.Options, path string) (*ops.Report, *plan.Result, error) {
 	s, err := source.Open(ctx, src, source.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer s.Close()
-	p, rep, err := build.Plan(planInput(s), opts)
+	p, rep, err := ops.Plan(planInput(s), opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,8 +143,8 @@ func runDemo(ctx context.Context, dir string) error {
 	fmt.Fprintf(w, "\n3. gguf vocab select: %d ranked ids for the head from %d bytes of text; the head misses %d of %d tokens (%.2f%%)\n",
 		len(sel.IDs), len(text), cov.Misses, cov.Tokens, 100*float64(cov.Misses)/float64(max(cov.Tokens, 1)))
 
-	opts := build.Options{HeadIDs: sel.IDs, Head: headprune.Options{Pad: 8}, ExpertsLast: true,
-		Quant: &build.Quantize{Rules: &quant.Rules{Default: gguf.TypeQ8_0}, Threads: 2}}
+	opts := ops.Options{HeadIDs: sel.IDs, Head: headprune.Options{Pad: 8}, ExpertsLast: true,
+		Quant: &ops.Quantize{Rules: &quant.Rules{Default: gguf.TypeQ8_0}, Threads: 2}}
 	built := filepath.Join(dir, "demo-moe-h120-q8_0-el.gguf")
 	t0 := time.Now()
 	rep, res, err := demoBuild(ctx, model, opts, built)
@@ -159,7 +159,7 @@ func runDemo(ctx context.Context, dir string) error {
 	smaller := append([]int32(nil), sel.IDs[:40]...)
 	recut := filepath.Join(dir, "recut.gguf")
 	direct := filepath.Join(dir, "direct.gguf")
-	if _, _, err := demoBuild(ctx, built, build.Options{HeadIDs: smaller, Head: headprune.Options{Pad: 8}}, recut); err != nil {
+	if _, _, err := demoBuild(ctx, built, ops.Options{HeadIDs: smaller, Head: headprune.Options{Pad: 8}}, recut); err != nil {
 		return err
 	}
 	opts.HeadIDs = smaller
@@ -244,7 +244,7 @@ func runDemo(ctx context.Context, dir string) error {
 	return nil
 }
 
-func countQuantized(ds []build.Decision) int {
+func countQuantized(ds []ops.Decision) int {
 	n := 0
 	for _, d := range ds {
 		if d.Quantized {

@@ -12,8 +12,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/quant"
 )
 
@@ -50,7 +50,7 @@ func (q *quantFlags) register(cmd *cobra.Command, typeRequired bool) {
 }
 
 // options returns the quantization step, or nil when no --type was given.
-func (q *quantFlags) options() (*build.Quantize, error) {
+func (q *quantFlags) options() (*ops.Quantize, error) {
 	if q.typ == "" {
 		if q.pure || len(q.tensorTypes) > 0 || q.outputType != "" || q.embdType != "" || q.imatrix != "" || q.allowRequantize || len(q.keep) > 0 {
 			return nil, usageError("quantization options need --type")
@@ -119,7 +119,7 @@ func (q *quantFlags) options() (*build.Quantize, error) {
 			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
 		}
 	}
-	return &build.Quantize{Rules: r, Threads: max(1, q.threads), ImatrixFile: q.imatrix}, nil
+	return &ops.Quantize{Rules: r, Threads: max(1, q.threads), ImatrixFile: q.imatrix}, nil
 }
 
 func newQuantizeCmd() *cobra.Command {
@@ -160,7 +160,7 @@ the ggml type IQ2_S is IQ2_M.`,
 				return err
 			}
 			defer src.Close()
-			p, rep, err := build.Plan(planInput(src), build.Options{Quant: q})
+			p, rep, err := ops.Plan(planInput(src), ops.Options{Quant: q})
 			if err != nil {
 				return err
 			}
@@ -180,7 +180,7 @@ the ggml type IQ2_S is IQ2_M.`,
 
 // printQuantPlan prints the quantization plan: each tensor's old and new
 // type and size, and the totals.
-func printQuantPlan(w io.Writer, ds []build.Decision) {
+func printQuantPlan(w io.Writer, ds []ops.Decision) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\ttype\t\tbytes\t\twhy")
 	var from, to int64
@@ -195,7 +195,7 @@ func printQuantPlan(w io.Writer, ds []build.Decision) {
 
 // printQuantSummary prints, on stderr, why tensors got their types:
 // overrides, defaults and fallbacks, one line per distinct decision.
-func printQuantSummary(w io.Writer, ds []build.Decision) {
+func printQuantSummary(w io.Writer, ds []ops.Decision) {
 	type key struct {
 		from, to gguf.Type
 		why      string

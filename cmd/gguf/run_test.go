@@ -112,7 +112,7 @@ func TestPerplexityMatchesLlamaCpp(t *testing.T) {
 // TestPerplexityRegenerated is the perplexity criterion for model
 // files shared/ does not store: every file of the synthetic README's
 // table (the three F32 models regenerated from its recipe, the others
-// quantized from them by package build, byte-identical to llama-quantize's)
+// quantized from them by package ops, byte-identical to llama-quantize's)
 // scored by gguf perplexity against llama-perplexity's final estimate on
 // the same text and context, within 0.5 %. The no-repack estimate is the
 // reference where ggml-cpu repacks the file's weights (our kernels follow

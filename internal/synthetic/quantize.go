@@ -5,15 +5,15 @@ import (
 	"context"
 	"os"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 )
 
 // Quantize writes src quantized to typ at dst, as the README's
 // `llama-quantize [--pure] SRC DST TYPE 2` made the quantized files: the
-// toolkit's own quantizer (package build), so a file llama.cpp made but
+// toolkit's own quantizer (package ops), so a file llama.cpp made but
 // shared/ does not store can be rebuilt from the regenerated F32 model.
 func Quantize(src, dst string, typ gguf.Type, pure bool) error {
 	in, err := os.Open(src)
@@ -29,8 +29,8 @@ func Quantize(src, dst string, typ gguf.Type, pure bool) error {
 	if err != nil {
 		return err
 	}
-	p, _, err := build.Plan(&plan.Input{Name: src, File: r.File, ReaderAt: in},
-		build.Options{Quant: &build.Quantize{Rules: &quant.Rules{Default: typ, Pure: pure}, Threads: 2}})
+	p, _, err := ops.Plan(&plan.Input{Name: src, File: r.File, ReaderAt: in},
+		ops.Options{Quant: &ops.Quantize{Rules: &quant.Rules{Default: typ, Pure: pure}, Threads: 2}})
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func Models(tag string) (s Spec, typ gguf.Type, pure bool, err error) {
 
 // Build makes the model file of TAG in dir, once: the F32 model from the
 // recipe (tokenizer from tokPath, models/stories260K-f32.gguf), quantized
-// with package build for the other types. It returns the file's path.
+// with package ops for the other types. It returns the file's path.
 func Build(dir, tag, tokPath string) (string, error) {
 	s, typ, pure, err := Models(tag)
 	if err != nil {

@@ -1,4 +1,4 @@
-package build_test
+package ops_test
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 )
 
@@ -43,9 +43,9 @@ func streamInput(t testing.TB, name string, data []byte) *plan.Input {
 }
 
 // run plans opts over in and executes the plan into memory.
-func run(t testing.TB, in *plan.Input, opts build.Options) ([]byte, *build.Report) {
+func run(t testing.TB, in *plan.Input, opts ops.Options) ([]byte, *ops.Report) {
 	t.Helper()
-	p, rep, err := build.Plan(in, opts)
+	p, rep, err := ops.Plan(in, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func stories(t testing.TB) []byte {
 // tiedStories is stories260K without its output.weight copy: the model then
 // ties its head to token_embd, as llama2.c's original does.
 func tiedStories(t testing.TB) []byte {
-	out, _ := run(t, input(t, "stories", stories(t)), build.Options{Drops: []*regexp.Regexp{regexp.MustCompile(`^output\.weight$`)}})
+	out, _ := run(t, input(t, "stories", stories(t)), ops.Options{Drops: []*regexp.Regexp{regexp.MustCompile(`^output\.weight$`)}})
 	return out
 }
 
@@ -156,7 +156,7 @@ func TestHeadPruneStories(t *testing.T) {
 	}{{"untied", headprune.OutputTensor, stories(t)}, {"tied", headprune.EmbdTensor, tiedStories(t)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, rows := range []int{1, 60, 200} {
-				out, rep := run(t, input(t, tc.name, tc.data), build.Options{HeadIDs: ranked, Head: headprune.Options{Rows: rows, Pad: 8}})
+				out, rep := run(t, input(t, tc.name, tc.data), ops.Options{HeadIDs: ranked, Head: headprune.Options{Rows: rows, Pad: 8}})
 				checkHead(t, tc.data, out, tc.src, ranked, rows, 8)
 				if rep.Head.Ranked != rows || rep.HeadSource != tc.src {
 					t.Errorf("report %+v %s", rep.Head, rep.HeadSource)
@@ -189,7 +189,7 @@ func TestHeadPruneQuantized(t *testing.T) {
 			m.Tied = tied
 			data := m.Build()
 			ranked := rankedIDs(300, 100, 3)
-			out, _ := run(t, input(t, "q", data), build.Options{HeadIDs: ranked, Head: headprune.Options{Pad: 8}})
+			out, _ := run(t, input(t, "q", data), ops.Options{HeadIDs: ranked, Head: headprune.Options{Pad: 8}})
 			src := headprune.OutputTensor
 			if tied {
 				src = headprune.EmbdTensor
@@ -212,9 +212,9 @@ func TestRecutIdentical(t *testing.T) {
 	}{{"tied", tiedStories(t), second}, {"untied", stories(t), subset}} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, opts := range []headprune.Options{{Pad: 8}, {Pad: 8, Rows: 77}, {Pad: 1, NoSpecials: true}} {
-				built, _ := run(t, input(t, "orig", tc.data), build.Options{HeadIDs: first, Head: headprune.Options{Pad: 8}})
-				direct, _ := run(t, input(t, "orig", tc.data), build.Options{HeadIDs: tc.second, Head: opts})
-				recut, rep := run(t, input(t, "built", built), build.Options{HeadIDs: tc.second, Head: opts})
+				built, _ := run(t, input(t, "orig", tc.data), ops.Options{HeadIDs: first, Head: headprune.Options{Pad: 8}})
+				direct, _ := run(t, input(t, "orig", tc.data), ops.Options{HeadIDs: tc.second, Head: opts})
+				recut, rep := run(t, input(t, "built", built), ops.Options{HeadIDs: tc.second, Head: opts})
 				if !rep.Recut {
 					t.Error("not reported as a re-cut")
 				}
@@ -225,8 +225,8 @@ func TestRecutIdentical(t *testing.T) {
 		})
 	}
 	// Untied: ids outside the built head are an error that lists them.
-	built, _ := run(t, input(t, "orig", stories(t)), build.Options{HeadIDs: first[:100], Head: headprune.Options{Pad: 8, NoSpecials: true}})
-	_, _, err := build.Plan(input(t, "built", built), build.Options{HeadIDs: first[200:210], Head: headprune.Options{Pad: 1, NoSpecials: true}})
+	built, _ := run(t, input(t, "orig", stories(t)), ops.Options{HeadIDs: first[:100], Head: headprune.Options{Pad: 8, NoSpecials: true}})
+	_, _, err := ops.Plan(input(t, "built", built), ops.Options{HeadIDs: first[200:210], Head: headprune.Options{Pad: 1, NoSpecials: true}})
 	if err == nil || !strings.Contains(err.Error(), "lacks 10 of the requested ids") {
 		t.Fatalf("missing ids: %v", err)
 	}
@@ -237,7 +237,7 @@ func TestRecutIdentical(t *testing.T) {
 func TestExpertsLast(t *testing.T) {
 	data := fixture.MoE().Build()
 	for _, in := range []*plan.Input{input(t, "moe", data), streamInput(t, "moe", data)} {
-		out, rep := run(t, in, build.Options{ExpertsLast: true})
+		out, rep := run(t, in, ops.Options{ExpertsLast: true})
 		if rep.ExpertTensors != 6 {
 			t.Errorf("%d expert tensors", rep.ExpertTensors)
 		}
@@ -288,10 +288,10 @@ func TestStreamInputSpools(t *testing.T) {
 	m := fixture.MoE()
 	m.Tied = true
 	data := m.Build()
-	opts := build.Options{HeadIDs: rankedIDs(m.Vocab, 30, 2), Head: headprune.Options{Pad: 8}, ExpertsLast: true,
+	opts := ops.Options{HeadIDs: rankedIDs(m.Vocab, 30, 2), Head: headprune.Options{Pad: 8}, ExpertsLast: true,
 		Drops: []*regexp.Regexp{regexp.MustCompile(`^blk\.0\.attn_norm`)}}
 	want, _ := run(t, input(t, "moe", data), opts)
-	p, _, err := build.Plan(streamInput(t, "moe", data), opts)
+	p, _, err := ops.Plan(streamInput(t, "moe", data), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,18 +313,18 @@ func TestStreamInputSpools(t *testing.T) {
 func TestEdits(t *testing.T) {
 	base := stories(t)
 	moe := fixture.MoE().Build()
-	set, err := build.ParseSet("general.name=str:edited")
+	set, err := ops.ParseSet("general.name=str:edited")
 	if err != nil {
 		t.Fatal(err)
 	}
-	arr, err := build.ParseSet("x.list=arr[i32]:1,-2,3")
+	arr, err := ops.ParseSet("x.list=arr[i32]:1,-2,3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, rep := run(t, input(t, "base", base), build.Options{
+	out, rep := run(t, input(t, "base", base), ops.Options{
 		Drops:   []*regexp.Regexp{regexp.MustCompile(`^blk\.4\.`)},
-		Renames: []build.Rename{{Old: "output_norm.weight", New: "output_norm2.weight"}},
-		Adds:    []build.Add{{Input: input(t, "moe", moe), Pattern: regexp.MustCompile(`^blk\.1\.ffn_.*_exps`)}},
+		Renames: []ops.Rename{{Old: "output_norm.weight", New: "output_norm2.weight"}},
+		Adds:    []ops.Add{{Input: input(t, "moe", moe), Pattern: regexp.MustCompile(`^blk\.1\.ffn_.*_exps`)}},
 		Sets:    []gguf.KV{set, arr},
 		Deletes: []string{"tokenizer.ggml.padding_token_id"},
 		Align:   64,
@@ -349,26 +349,26 @@ func TestEdits(t *testing.T) {
 		t.Error("added tensor bytes differ")
 	}
 	// Name clashes need --replace; then the tensor is replaced in place.
-	add := []build.Add{{Input: input(t, "moe", moe), Pattern: regexp.MustCompile(`^output_norm\.weight$`)}}
-	if _, _, err := build.Plan(input(t, "base", base), build.Options{Adds: add}); err == nil || !strings.Contains(err.Error(), "--replace") {
+	add := []ops.Add{{Input: input(t, "moe", moe), Pattern: regexp.MustCompile(`^output_norm\.weight$`)}}
+	if _, _, err := ops.Plan(input(t, "base", base), ops.Options{Adds: add}); err == nil || !strings.Contains(err.Error(), "--replace") {
 		t.Errorf("clash: %v", err)
 	}
-	out, rep = run(t, input(t, "base", base), build.Options{Adds: add, Replace: true})
+	out, rep = run(t, input(t, "base", base), ops.Options{Adds: add, Replace: true})
 	if len(rep.Replaced) != 1 || !bytes.Equal(mustTensor(t, out, "output_norm.weight"), mustTensor(t, moe, "output_norm.weight")) {
 		t.Error("replace did not take the added tensor")
 	}
-	for _, bad := range []build.Options{
+	for _, bad := range []ops.Options{
 		{Drops: []*regexp.Regexp{regexp.MustCompile("nothing-matches")}},
-		{Renames: []build.Rename{{Old: "nope", New: "x"}}},
+		{Renames: []ops.Rename{{Old: "nope", New: "x"}}},
 		{Deletes: []string{"no.such.key"}},
 		{ExpertsLast: true},
 	} {
-		if _, _, err := build.Plan(input(t, "base", base), bad); err == nil {
+		if _, _, err := ops.Plan(input(t, "base", base), bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
 	for _, spec := range []string{"k", "k=u32", "k=u99:1", "k=u8:300", "k=arr[zz]:1"} {
-		if _, err := build.ParseSet(spec); err == nil {
+		if _, err := ops.ParseSet(spec); err == nil {
 			t.Errorf("ParseSet(%q) accepted", spec)
 		}
 	}
@@ -409,7 +409,7 @@ func TestSpecials(t *testing.T) {
 
 // TestIDsTensorLayout checks the output_ids encoding: little-endian I32.
 func TestIDsTensorLayout(t *testing.T) {
-	out, _ := run(t, input(t, "s", stories(t)), build.Options{HeadIDs: []int32{300, 7}, Head: headprune.Options{Pad: 1, NoSpecials: true}})
+	out, _ := run(t, input(t, "s", stories(t)), ops.Options{HeadIDs: []int32{300, 7}, Head: headprune.Options{Pad: 1, NoSpecials: true}})
 	b := mustTensor(t, out, headprune.IDsTensor)
 	if len(b) != 8 || binary.LittleEndian.Uint32(b) != 7 || binary.LittleEndian.Uint32(b[4:]) != 300 {
 		t.Fatalf("% x", b)

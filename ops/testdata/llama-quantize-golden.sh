@@ -1,10 +1,10 @@
 #!/bin/sh
-# Regenerates build/testdata/llama-quantize-*.txt with a real llama-quantize
+# Regenerates ops/testdata/llama-quantize-*.txt with a real llama-quantize
 # (see README.txt): writes the fixtures with TestWriteLlamaQuantizeFixtures,
 # runs llama-quantize on each for every file type (2 threads), without and
 # for some types with the importance matrix, and summarizes the outputs with
 # TestSummarizeLlamaQuantizeOutputs. Usage, from the repository root:
-#   LLAMA_QUANTIZE="/tmp/lcpp/lrun llama-quantize" sh build/testdata/llama-quantize-golden.sh
+#   LLAMA_QUANTIZE="/tmp/lcpp/lrun llama-quantize" sh ops/testdata/llama-quantize-golden.sh
 set -eu
 LQ=${LLAMA_QUANTIZE:-/tmp/lcpp/lrun llama-quantize}
 set -- $LQ
@@ -34,5 +34,5 @@ for fx in dense gqa4-tied-odd moe8; do
 done
 cd "$root"
 GGUF_LQ_OUTPUTS=$work go test -count=1 -run '^TestSummarizeLlamaQuantizeOutputs$' ./build >/dev/null
-cp "$work"/llama-quantize-*.txt build/testdata/
-echo "wrote build/testdata/llama-quantize-{dense,gqa4-tied-odd,moe8}.txt"
+cp "$work"/llama-quantize-*.txt ops/testdata/
+echo "wrote ops/testdata/llama-quantize-{dense,gqa4-tied-odd,moe8}.txt"

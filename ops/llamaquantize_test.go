@@ -1,4 +1,4 @@
-package build_test
+package ops_test
 
 import (
 	"bufio"
@@ -15,9 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ggufkit/gguf/build"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 )
@@ -194,12 +194,12 @@ func TestLlamaQuantizeGolden(t *testing.T) {
 				if err != nil || ft.String() != name {
 					t.Fatalf("golden file type %q: %v", name, err)
 				}
-				q := &build.Quantize{Rules: &quant.Rules{FileType: ft}, Threads: runtime.GOMAXPROCS(0)}
+				q := &ops.Quantize{Rules: &quant.Rules{FileType: ft}, Threads: runtime.GOMAXPROCS(0)}
 				if mode == "imatrix" {
 					q.Rules.Imatrix, q.ImatrixFile = im, lqImatrixName(fx.name)
 				}
 				runs++
-				p, _, err := build.Plan(input(t, fx.name, src), build.Options{Quant: q})
+				p, _, err := ops.Plan(input(t, fx.name, src), ops.Options{Quant: q})
 				if f[2] == "refused" {
 					if err == nil {
 						t.Errorf("%s %s: llama-quantize refused, we accepted", name, mode)
