@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -29,6 +31,9 @@ type byteSource interface {
 	pos() int64
 	// remaining returns the bytes left in the file, or -1 when unknown (a stream).
 	remaining() int64
+	// avail returns how many of the next n bytes exist (at most n), without
+	// consuming them; a stream reads ahead to find out.
+	avail(n int64) int64
 }
 
 // decoder reads a GGUF header from a byteSource.
@@ -495,6 +500,9 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p := nameProblem(true, key); p != "" {
+			return nil, errAt(at, nil, "key %d %s", i, p)
+		}
 		if _, dup := md.index[key]; dup {
 			return nil, errAt(at, nil, "duplicate metadata key %q", key)
 		}
@@ -534,6 +542,9 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p := nameProblem(false, name); p != "" {
+			return nil, errAt(at, nil, "tensor %d name %s", i, p)
+		}
 		if len(name) >= MaxNameLen {
 			return nil, errAt(at, nil, "tensor %d name %q is too long: %d bytes, at most %d", i, name, len(name), MaxNameLen-1)
 		}
@@ -572,15 +583,45 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	d.tensorsLeft = 0
 	f.HeaderSize = src.pos()
 	f.DataOffset = int64(alignUp(uint64(f.HeaderSize), f.Alignment))
-	if fileSize >= 0 && len(f.Tensors) == 0 {
-		// As ggml reports it: with nothing after the header, the data
-		// section starts where the file ends (gguf-py writes no padding).
-		f.DataOffset = min(f.DataOffset, fileSize)
+	if len(f.Tensors) == 0 {
+		// A file without tensors ends after its header (gguf-py) or after
+		// the header padded to the alignment (ggml's gguf_write_to_file).
+		// As ggml reports it, the data section starts where the padding
+		// that is there ends, so that a rewrite can keep whichever the
+		// file has (File.HeaderPadded).
+		f.DataOffset = f.HeaderSize + src.avail(f.DataOffset-f.HeaderSize)
 	}
 	if err := f.checkOffsets(fileSize); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// nameProblem applies llama.cpp's rules for the strings it looks things up
+// by, returning what is wrong with name or "". It reads keys and tensor
+// names as C strings, so a name holding a NUL byte is, to it, the part
+// before the NUL: two such names can collide and none can be found by its
+// full spelling. An empty key is refused by gguf_init_from_file ("key N is
+// empty"); zero padding read where a key should start (n_kv claiming one
+// pair too many) decodes as one. Empty tensor names are legal in ggml.
+func nameProblem(isKey bool, name string) string {
+	if isKey && name == "" {
+		return "is empty"
+	}
+	if j := strings.IndexByte(name, 0); j >= 0 {
+		return fmt.Sprintf("%s contains a NUL byte at position %d (llama.cpp reads names as C strings)", quoteName(name), j)
+	}
+	return ""
+}
+
+// quoteName quotes a name for a message, cut to its first 64 bytes so that a
+// hostile 100 kB name does not make a 100 kB line.
+func quoteName(name string) string {
+	const show = 64
+	if len(name) <= show {
+		return strconv.Quote(name)
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(name[:show]), len(name))
 }
 
 // badMagic explains what a non-GGUF file is, when it can tell.

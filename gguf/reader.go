@@ -16,13 +16,31 @@ type File struct {
 	// HeaderSize is the number of bytes up to the end of the tensor infos.
 	HeaderSize int64
 	// DataOffset is where the data section starts: HeaderSize rounded up to
-	// the alignment.
+	// the alignment. In a file without tensors it is where the padding
+	// after the header ends: HeaderSize when there is none (gguf-py writes
+	// none), HeaderSize rounded up when the file has it all (ggml's writer).
 	DataOffset int64
 	// DataSize is the size of the data section as ggml computes it: the sum
 	// of the tensors' sizes, each padded to the alignment.
 	DataSize int64
 
 	infoOffsets []int64 // file offset just after each tensor info's type field
+}
+
+// HeaderPadded reports whether zero bytes follow the header up to the data
+// section. For a file with tensors this is the usual alignment padding; for
+// one without, it tells a file written by ggml (padded) from one written by
+// gguf-py (not), so that a rewrite can keep whichever its input has
+// (PadHeader).
+func (f *File) HeaderPadded() bool { return f.DataOffset > f.HeaderSize }
+
+// PadHeader makes a layout without tensors end with its header padded to the
+// alignment, as ggml's gguf_write_to_file writes one. A layout with tensors
+// always has its data section aligned and is left as it is.
+func (f *File) PadHeader() {
+	if len(f.Tensors) == 0 {
+		f.DataOffset = int64(alignUp(uint64(f.HeaderSize), f.Alignment))
+	}
 }
 
 // TensorIndex returns the index of the tensor called name, or -1.

@@ -22,8 +22,9 @@ type windowSource struct {
 	off  int // consumed bytes of buf
 }
 
-func (s *windowSource) pos() int64       { return s.base + int64(s.off) }
-func (s *windowSource) remaining() int64 { return s.size - s.pos() }
+func (s *windowSource) pos() int64          { return s.base + int64(s.off) }
+func (s *windowSource) remaining() int64    { return s.size - s.pos() }
+func (s *windowSource) avail(n int64) int64 { return max(0, min(n, s.remaining())) }
 
 func (s *windowSource) take(n, hint int64) ([]byte, error) {
 	if n < 0 {
@@ -112,6 +113,18 @@ func (s *streamSource) take(n, _ int64) ([]byte, error) {
 	b := s.buf[s.off : s.off+int(n)]
 	s.off += int(n)
 	return b, nil
+}
+
+func (s *streamSource) avail(n int64) int64 {
+	// take may move the buffered bytes to the front: restore the position,
+	// not the index.
+	at := s.pos()
+	_, err := s.take(n, 0)
+	s.off = int(at - s.n)
+	if err == nil {
+		return n
+	}
+	return min(n, int64(len(s.buf)-s.off))
 }
 
 // rest returns a reader of everything after the bytes consumed so far.

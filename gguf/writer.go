@@ -10,8 +10,15 @@ import (
 // would, assigns each its data offset (the running sum of padded sizes, in
 // the given order) and computes the header size and data offset. The
 // alignment comes from general.alignment in md (which must then be a u32
-// power of two), else DefaultAlignment. The returned File shares nothing
-// with the arguments.
+// power of two), else DefaultAlignment. Keys and tensor names that
+// llama.cpp's loader refuses (an empty key, a NUL byte in a name) are
+// refused here too. The returned File shares nothing with the arguments.
+//
+// A file without tensors gets no padding after its header, as gguf-py
+// writes it (the vocab-only files of llama.cpp's repository are such), and
+// the smallest file that loads. ggml's own writer pads it to the
+// alignment; call File.PadHeader for that form (a rewrite of a padded file
+// does, to stay byte-identical).
 func Layout(version uint32, md *Metadata, tensors []TensorInfo) (*File, error) {
 	if version != 2 && version != 3 {
 		return nil, fmt.Errorf("gguf: cannot write version %d (2 or 3)", version)
@@ -24,6 +31,11 @@ func Layout(version uint32, md *Metadata, tensors []TensorInfo) (*File, error) {
 		}
 		f.Alignment = uint64(a)
 	}
+	for i, kv := range md.KVs() {
+		if p := nameProblem(true, kv.Key); p != "" {
+			return nil, fmt.Errorf("gguf: metadata key %d %s", i, p)
+		}
+	}
 	f.Tensors = make([]TensorInfo, len(tensors))
 	names := make(map[string]bool, len(tensors))
 	var off uint64
@@ -32,6 +44,9 @@ func Layout(version uint32, md *Metadata, tensors []TensorInfo) (*File, error) {
 		size, err := t.check()
 		if err != nil {
 			return nil, fmt.Errorf("gguf: %w", err)
+		}
+		if p := nameProblem(false, t.Name); p != "" {
+			return nil, fmt.Errorf("gguf: tensor %d name %s", i, p)
 		}
 		if names[t.Name] {
 			return nil, fmt.Errorf("gguf: duplicate tensor name %q", t.Name)

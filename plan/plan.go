@@ -71,11 +71,15 @@ type Plan struct {
 	Version  uint32
 	Metadata *gguf.Metadata
 	Tensors  []Tensor
+	// PadHeader pads the header of an output without tensors to the
+	// alignment, as ggml's writer does (gguf.File.PadHeader); Identity sets
+	// it when the input is so padded, so a rewrite keeps the input's form.
+	PadHeader bool
 }
 
 // Identity returns the plan that copies in unchanged.
 func Identity(in *Input) *Plan {
-	p := &Plan{Version: in.File.Version, Metadata: in.File.Metadata.Clone()}
+	p := &Plan{Version: in.File.Version, Metadata: in.File.Metadata.Clone(), PadHeader: in.File.HeaderPadded()}
 	for i := range in.File.Tensors {
 		p.Tensors = append(p.Tensors, Tensor{Info: in.File.Tensors[i], Src: &Copy{In: in, Index: i}})
 	}
@@ -98,7 +102,11 @@ func (p *Plan) Layout() (*gguf.File, error) {
 	for i := range p.Tensors {
 		infos[i] = p.Tensors[i].Info
 	}
-	return gguf.Layout(p.Version, p.Metadata, infos)
+	f, err := gguf.Layout(p.Version, p.Metadata, infos)
+	if err == nil && p.PadHeader {
+		f.PadHeader()
+	}
+	return f, err
 }
 
 // Copy produces a whole tensor of an input, unchanged.

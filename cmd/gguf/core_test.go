@@ -260,3 +260,37 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildIdentityZeroTensors: a file without tensors keeps its form through
+// an identity build, to a file, to stdout and from stdin: ggml's writer pads
+// the header to the alignment (header-only-padded is what gguf_write_to_file
+// makes, gguf/testdata/ggml-verdicts.txt), gguf-py does not.
+func TestBuildIdentityZeroTensors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range fixture.VerdictCases() {
+		if !strings.HasPrefix(c.Name, "header-only") {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			in := filepath.Join(dir, c.Name+".gguf")
+			if err := os.WriteFile(in, c.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, c.Name+".out.gguf")
+			mustRun(t, nil, "build", in, "-o", out)
+			if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Data) {
+				t.Errorf("file output: %d bytes from %d", len(got), len(c.Data))
+			}
+			if r := mustRun(t, nil, "build", in, "-o", "-"); !bytes.Equal(r.stdout, c.Data) {
+				t.Errorf("stdout output: %d bytes from %d", len(r.stdout), len(c.Data))
+			}
+			if r := mustRun(t, bytes.NewReader(c.Data), "build", "-", "-o", "-"); !bytes.Equal(r.stdout, c.Data) {
+				t.Errorf("stdin to stdout: %d bytes from %d", len(r.stdout), len(c.Data))
+			}
+			mustRun(t, bytes.NewReader(c.Data), "build", "-", "-o", out)
+			if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Data) {
+				t.Errorf("stdin to file: %d bytes from %d", len(got), len(c.Data))
+			}
+		})
+	}
+}
