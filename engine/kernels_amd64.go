@@ -48,6 +48,12 @@ func dotQ6_KAVX2(x, y *byte, nb int) float32
 //go:noescape
 func dotQ2_KAVX2(x, y *byte, nb int) float32
 
+//go:noescape
+func dotQ1_0AVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ2_0AVX2(x, y *byte, nb int) float32
+
 func dotF32(n int, w, a []byte) float32 {
 	if useAVX2 && n >= 8 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
@@ -146,6 +152,16 @@ func dotQ2_KAsm(n int, w, a []byte) float32 {
 	return dotQ2_KAVX2(&w[:nb*q2_KBytes][0], &a[:nb*q8_KBytes][0], nb)
 }
 
+func dotQ1_0Asm(n int, w, a []byte) float32 {
+	nb := n / 128
+	return dotQ1_0AVX2(&w[:nb*q1_0Bytes][0], &a[:4*nb*q8_0Bytes][0], nb)
+}
+
+func dotQ2_0Asm(n int, w, a []byte) float32 {
+	nb := n / 64
+	return dotQ2_0AVX2(&w[:nb*q2_0Bytes][0], &a[:2*nb*q8_0Bytes][0], nb)
+}
+
 func init() {
 	if useAVX2 && cpu.X86.HasAVX {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
@@ -159,5 +175,7 @@ func init() {
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
 		kernels[gguf.TypeQ6_K].dot4 = kquantX4(dotQ6_Kx2AVX2, q6_KBytes)
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
+		kernels[gguf.TypeQ1_0].dot = dotQ1_0Asm
+		kernels[gguf.TypeQ2_0].dot = dotQ2_0Asm
 	}
 }
