@@ -64,15 +64,18 @@ func main() {
 }
 
 // llamaSpellings rewrites llama-cli's single-dash long flags that users
-// type from habit into this CLI's spelling: -cnv is --chat (pflag would read
-// it as -c nv).
+// type from habit into this CLI's spelling: in `gguf run`, -cnv is --chat
+// (pflag would read it as -c nv). A -cnv that is the value of -p stays.
 func llamaSpellings(args []string) []string {
 	out := slices.Clone(args)
+	if len(out) == 0 || out[0] != "run" {
+		return out
+	}
 	for i, a := range out {
 		if a == "--" {
 			break
 		}
-		if a == "-cnv" {
+		if a == "-cnv" && out[i-1] != "-p" && out[i-1] != "--prompt" {
 			out[i] = "--chat"
 		}
 	}
