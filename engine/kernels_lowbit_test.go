@@ -236,14 +236,48 @@ func TestLowBitModels(t *testing.T) {
 			t.Errorf("%s: batched and single-token logits differ by %.3g at pos %d id %d", c.typ, d, at/512, at%512)
 		}
 		k := kernels[c.typ]
-		saved := k.dot
-		k.dot = c.goDot
+		saved := *k
+		k.dot, k.dot4 = c.goDot, nil
 		portable := sequenceLogits(t, newState(t, m, Options{Ctx: 64, Threads: 2, Batch: 24}), seq, len(seq))
-		k.dot = saved
+		*k = saved
 		var ref []float32
 		withRefKernels(func() { ref = sequenceLogits(t, newState(t, m, Options{Ctx: 64, Threads: 1, Batch: 1}), seq, len(seq)) })
 		if d, at := maxDiff(portable, ref); d > 1e-5 {
 			t.Errorf("%s: portable and reference logits differ by %.3g at pos %d id %d", c.typ, d, at/512, at%512)
+		}
+	}
+}
+
+// BenchmarkLowBitModel runs 4-layer width-512 Q1_0 and Q2_0 models (every
+// matrix in the type, the head too) with the integer kernels ("fast") and
+// with the generic path they replaced ("generic": the model opened while
+// the type is mapped to the generic q8_0 kernel), prompt batches of 64
+// tokens and one-token generation, 1 and 2 threads.
+func BenchmarkLowBitModel(b *testing.B) {
+	dir := b.TempDir()
+	for _, typ := range []gguf.Type{gguf.TypeQ1_0, gguf.TypeQ2_0} {
+		path := writeGenerated(b, dir, genSpec{embd: 512, ff: 1536, layers: 4, heads: 8, kvHeads: 4, typ: typ})
+		fast := openModel(b, path)
+		k := kernels[typ]
+		delete(kernels, typ)
+		genericKernels[typ] = genericQ8_0Kernel
+		generic := openModel(b, path)
+		delete(genericKernels, typ)
+		kernels[typ] = k
+		for _, threads := range []int{1, 2} {
+			for _, c := range []struct {
+				kind string
+				m    *Model
+			}{{"fast", fast}, {"generic", generic}} {
+				for _, r := range []struct {
+					name string
+					fn   func(*testing.B, *State)
+				}{{"prompt", benchPrompt}, {"gen", benchGen}} {
+					b.Run(fmt.Sprintf("%s/t%d/%s/%s", typ, threads, r.name, c.kind), func(b *testing.B) {
+						r.fn(b, newState(b, c.m, Options{Ctx: 512, Threads: threads, Batch: 64}))
+					})
+				}
+			}
 		}
 	}
 }
