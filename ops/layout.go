@@ -82,7 +82,7 @@ func applyLayouts(p *plan.Plan, opts Options) (*Layouts, error) {
 	}
 	if k := layout.Kind(opts.TernaryLayout); k.Ternary() {
 		if !k.Lossless() && !opts.LossyLayout {
-			return nil, fmt.Errorf("--ternary-layout %s merges two scales into one (lossy for Q2_0): add --lossy to accept that", k)
+			return nil, fmt.Errorf("layout %s merges two scales into one (lossy for Q2_0): add --lossy to accept that", k)
 		}
 		n := 0
 		for i := range p.Tensors {
@@ -99,7 +99,7 @@ func applyLayouts(p *plan.Plan, opts Options) (*Layouts, error) {
 			n++
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("--ternary-layout %s: the model has no Q2_0, TQ1_0 or TQ2_0 tensor to repack", k)
+			return nil, fmt.Errorf("layout %s: the model has no Q2_0, TQ1_0 or TQ2_0 tensor to repack", k)
 		}
 	}
 	es = es[:0]
@@ -121,10 +121,10 @@ func packExperts(p *plan.Plan, entry map[string]layout.Entry, rep *Layouts) erro
 	}
 	info := experts.Describe(view)
 	if info == nil {
-		return fmt.Errorf("--experts-layout q2lut: the model has no expert tensors (*_exps)")
+		return fmt.Errorf("layout q2lut: the model has no expert tensors (*_exps)")
 	}
 	if !info.Last {
-		return fmt.Errorf("--experts-layout q2lut needs the experts last (add --experts-last)")
+		return fmt.Errorf("layout q2lut needs the experts last (gguf build --experts-last first, or with it)")
 	}
 	for i := range p.Tensors {
 		t := &p.Tensors[i]
@@ -143,7 +143,7 @@ func packExperts(p *plan.Plan, entry map[string]layout.Entry, rep *Layouts) erro
 		rep.Packed = append(rep.Packed, e)
 	}
 	if len(rep.Packed) == 0 {
-		return fmt.Errorf("--experts-layout q2lut: no expert tensor is Q2_K (quantize them first, e.g. --tensor-type '_exps=q2_K')")
+		return fmt.Errorf("layout q2lut: no expert tensor is Q2_K (quantize them first, e.g. --tensor-type '_exps=q2_K')")
 	}
 	return nil
 }

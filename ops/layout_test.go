@@ -3,7 +3,13 @@ package ops_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -193,5 +199,112 @@ func TestTernaryFourthCode(t *testing.T) {
 	err = planErr(t, bad, ops.Options{TernaryLayout: "ter3"})
 	if err == nil || !strings.Contains(err.Error(), `tensor "blk.1.ffn_up.weight" block 37 (row 9)`) || !strings.Contains(err.Error(), "+2") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// layoutFixtures are the files of testdata/llamacpp-layouts.txt: each
+// original, as made by the project's quantizer, and its repacked form.
+func layoutFixtures(t *testing.T) []struct {
+	name string
+	data []byte
+} {
+	moe := fixture.Model{Name: "layout-moe", Layers: 2, Embd: 256, FF: 256, Heads: 4, KVHeads: 2, Vocab: 96, Experts: 4, ExpertsUsed: 2, Seed: 21}
+	el := q2kExperts(t, moe)
+	lut, _ := run(t, input(t, "el", el), ops.Options{ExpertsLayout: "q2lut"})
+	q2 := ternaryModel(t, gguf.TypeQ2_0)
+	ter3, _ := run(t, input(t, "q2", q2), ops.Options{TernaryLayout: "ter3"})
+	// Only the head is Q2_0: llama.cpp would fall back to token_embd for a
+	// missing output.weight, so its tensor count check must catch it.
+	dense := fixture.Model{Name: "layout-head", Layers: 1, Embd: 256, FF: 256, Heads: 4, KVHeads: 2, Vocab: 96, Seed: 22}
+	q2t := gguf.TypeQ2_0
+	hq := &ops.Quantize{Rules: &quant.Rules{Default: gguf.TypeQ8_0, OutputType: &q2t}}
+	head, _ := run(t, input(t, "head", dense.Build()), ops.Options{Quant: hq})
+	headTer, _ := run(t, input(t, "head", head), ops.Options{TernaryLayout: "ter2"})
+	return []struct {
+		name string
+		data []byte
+	}{{"moe-q2k-el.gguf", el}, {"moe-q2lut.gguf", lut}, {"dense-q2_0.gguf", q2}, {"dense-q2_0-ter3.gguf", ter3},
+		{"head-q2_0.gguf", head}, {"head-q2_0-ter2.gguf", headTer}}
+}
+
+// TestWriteLayoutFixtures writes the layout fixtures to $GGUF_LAYOUT_FIXTURES
+// for testdata/llamacpp-layouts.sh, which loads them with stock llama.cpp.
+func TestWriteLayoutFixtures(t *testing.T) {
+	dir := os.Getenv("GGUF_LAYOUT_FIXTURES")
+	if dir == "" {
+		t.Skip("set GGUF_LAYOUT_FIXTURES to a directory to write the layout fixtures there")
+	}
+	for _, f := range layoutFixtures(t) {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLlamaCppRefusesLayouts checks testdata/llamacpp-layouts.txt, what
+// stock llama.cpp did with the layout fixtures (llamacpp-layouts.sh): the
+// files are the ones this code makes (same sha256), every original loaded,
+// and every repacked file was refused for the mechanism the layouts rely
+// on: a tensor looked up by its original name that our file only has
+// renamed, or a tensor count that our renamed tensors break.
+func TestLlamaCppRefusesLayouts(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "llamacpp-layouts.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures := map[string][]byte{}
+	for _, f := range layoutFixtures(t) {
+		fixtures[f.name] = f.data
+	}
+	missing := regexp.MustCompile(`check_tensor_dims: tensor '([^']+)' not found$`)
+	count := regexp.MustCompile(`wrong number of tensors; expected (\d+), got (\d+)$`)
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, rest, _ := strings.Cut(line, " ")
+		sum, result, _ := strings.Cut(rest, " ")
+		data, ok := fixtures[name]
+		if !ok {
+			t.Fatalf("unknown fixture %s", name)
+		}
+		seen++
+		if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != sum {
+			t.Errorf("%s: sha256 %s, llama.cpp ran %s (rerun testdata/llamacpp-layouts.sh)", name, got, sum)
+			continue
+		}
+		r, err := gguf.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := layout.Entries(r.Metadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) == 0 {
+			if result != "loaded" {
+				t.Errorf("%s: an original file did not load: %s", name, result)
+			}
+			continue
+		}
+		if m := missing.FindStringSubmatch(result); m != nil {
+			_, has := r.Tensor(m[1])
+			renamed := slices.ContainsFunc(es, func(e layout.Entry) bool { return e.Original() == m[1] })
+			if has || !renamed {
+				t.Errorf("%s: llama.cpp missed %s, which is not one of our renamed tensors", name, m[1])
+			}
+		} else if m := count.FindStringSubmatch(result); m != nil {
+			want, _ := strconv.Atoi(m[1])
+			got, _ := strconv.Atoi(m[2])
+			if want != len(r.Tensors) || want-got > len(es) || got >= want {
+				t.Errorf("%s: tensor count %s/%s, file has %d tensors, %d repacked", name, m[2], m[1], len(r.Tensors), len(es))
+			}
+		} else {
+			t.Errorf("%s: llama.cpp did not refuse it by name or count: %s", name, result)
+		}
+	}
+	if seen != len(fixtures) {
+		t.Errorf("%d of %d fixtures recorded", seen, len(fixtures))
 	}
 }

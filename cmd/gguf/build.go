@@ -54,6 +54,7 @@ type opFlags struct {
 	align       uint32
 	expertsLast bool
 	quant       quantFlags
+	layouts     layoutFlags
 }
 
 func (o *opFlags) registerHead(cmd *cobra.Command) {
@@ -74,6 +75,7 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two)")
 	cmd.Flags().BoolVar(&o.expertsLast, "experts-last", false, "move every MoE expert tensor (*_exps) after all other tensors")
 	o.quant.register(cmd, false)
+	o.layouts.register(cmd, "experts-layout", "ternary-layout")
 }
 
 // options turns the flags into build options, opening --add sources and
@@ -85,6 +87,9 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		return opts, err
 	}
 	opts.Quant = q
+	if err := o.layouts.apply(cmd, &opts); err != nil {
+		return opts, err
+	}
 	for _, d := range o.drops {
 		re, err := regexp.Compile(d)
 		if err != nil {
@@ -157,8 +162,8 @@ order. With no operations the output is byte-identical to the input. The output 
 temporary file next to OUT, synced and renamed only when complete; -o - writes to stdout.
 
 Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), quantization
-(--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, metadata (--del, --set,
---align). A pruned head keeps the listed rows of output.weight (or of
+(--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, layouts
+(--experts-layout, --ternary-layout, as in 'gguf layout'), metadata (--del, --set, --align). A pruned head keeps the listed rows of output.weight (or of
 token_embd.weight when the model ties them) byte for byte, in ascending id order, plus an I32
 output_ids.weight that maps each row to its token id; control and special tokens are always kept,
 and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
@@ -223,6 +228,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 		fmt.Fprintf(stderr, "gguf: head %s to %d rows from %s (%d ranked, %d specials, %d padding)\n",
 			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
 	}
+	printLayoutSummary(stderr, rep)
 	if bf.dryRun {
 		if rep != nil && rep.Quant != nil {
 			printQuantPlan(stdout, rep.Quant)
