@@ -100,6 +100,7 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 				strings.Join(l.Tensors, " + "), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
 		}
 	}
+	printLayouts(tw, s)
 	tw.Flush()
 	if s.TensorCount == 0 {
 		return

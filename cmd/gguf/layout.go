@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/inspect"
 	"github.com/ggufkit/gguf/ops"
 )
 
@@ -96,4 +98,23 @@ block using the fourth code (+2) is not ternary and is refused. Byte formats: do
 	bf.register(cmd)
 	of.layouts.register(cmd, "experts", "ternary")
 	return cmd
+}
+
+// printLayouts adds the repacked tensors to gguf info's summary.
+func printLayouts(w io.Writer, s *inspect.Summary) {
+	if s.LayoutError != "" {
+		fmt.Fprintf(w, "layouts\tunreadable: %s\n", s.LayoutError)
+	}
+	for i, g := range s.Layouts {
+		label := ""
+		if i == 0 {
+			label = "layouts"
+		}
+		exact := "lossless"
+		if !g.Lossless {
+			exact = "lossy"
+		}
+		fmt.Fprintf(w, "%s\t%s from %s: %d tensors, %s weights, %s, %.4g bits/weight, %s\n", label, g.Layout, g.From,
+			g.Tensors, humanize.Comma(int64(g.Parameters)), humanize.Bytes(uint64(g.Bytes)), g.BPW, exact)
+	}
 }
