@@ -85,7 +85,7 @@ type Group struct {
 // LayoutGroup is the repacked tensors of one layout and original type.
 type LayoutGroup struct {
 	Layout     string  `json:"layout"`
-	From       string  `json:"from"` // the original ggml type
+	From       string  `json:"from"`     // the original ggml type
 	Lossless   bool    `json:"lossless"` // unpacking gives back the original bytes
 	Tensors    int     `json:"tensors"`
 	Parameters uint64  `json:"parameters"`
@@ -147,7 +147,7 @@ type Summary struct {
 	Layouts     []LayoutGroup `json:"layouts,omitempty"`
 	LayoutError string        `json:"layout_error,omitempty"`
 	Metadata    []KV          `json:"metadata"`
-	Tensors  []Tensor      `json:"tensors"`
+	Tensors     []Tensor      `json:"tensors"`
 }
 
 // Summarize describes f, read from source (a file of size bytes, or -1).

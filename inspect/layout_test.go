@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
-	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/inspect"
+	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
