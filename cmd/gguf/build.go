@@ -228,8 +228,8 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 		fmt.Fprintf(stderr, "gguf: head %s to %d rows from %s (%d ranked, %d specials, %d padding)\n",
 			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
 	}
-	printLayoutSummary(stderr, rep)
 	if bf.dryRun {
+		printLayoutSummary(stderr, rep)
 		if rep != nil && rep.Quant != nil {
 			printQuantPlan(stdout, rep.Quant)
 			fmt.Fprintln(stdout)
@@ -269,6 +269,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 		read += n
 	}
 	d := time.Since(start)
+	printLayoutSummary(stderr, rep)
 	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
 		out.Name(), humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
 		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
