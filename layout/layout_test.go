@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"math"
 	"os"
@@ -301,5 +302,38 @@ func TestEntriesMetadata(t *testing.T) {
 	}
 	if _, err := layout.StoredName(strings.Repeat("x", 60), layout.Ter2S128); err == nil {
 		t.Error("a name over GGUF's limit was accepted")
+	}
+}
+
+// TestWorkedExample checks the ternary example of docs/layouts.md byte for
+// byte (the bytes there were worked out by hand from the format).
+func TestWorkedExample(t *testing.T) {
+	unhex := func(s string) []byte {
+		b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	codes := "52 55 55 51 56 55 55 55 55 55 55 55 55 55 55 55"
+	src := unhex("00 3c " + codes + " 00 38 " + codes)
+	t3 := "b9 2b 80 9c 80 80 80 80 80 80 80 80 80"
+	t2 := "5a 54 55 55 55 55 55 55 55 55 55 55 55 54 55 55"
+	for k, want := range map[layout.Kind]string{
+		layout.Ter3:     "00 3c 00 38 " + t3 + t3,
+		layout.Ter2:     "00 3c 00 38 " + t2 + t2,
+		layout.Ter2S128: "00 3a " + t2 + t2,
+	} {
+		info, err := layout.Stored(gguf.TensorInfo{Name: "w", Dims: []uint64{128, 1}, Type: gguf.TypeQ2_0}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, info.Size())
+		if err := layout.PackTernary(k, gguf.TypeQ2_0, got, src, 128, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, unhex(want)) {
+			t.Errorf("%s: % x, docs say %s", k, got, want)
+		}
 	}
 }
