@@ -133,10 +133,10 @@ func writable(path string) (*os.File, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("not a regular file")
 	}
 	if st.Mode().Perm()&0o222 == 0 {
-		return nil, fmt.Errorf("%s is read-only (chmod u+w it to punch or unpunch it)", path)
+		return nil, fmt.Errorf("the file is read-only (chmod u+w it to punch or unpunch it)")
 	}
 	return os.OpenFile(path, os.O_RDWR, 0)
 }
@@ -184,7 +184,7 @@ func Punch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, error
 	if h, err := HoleBytes(f, reg.Start, reg.End); err != nil {
 		return nil, err
 	} else if h > 0 {
-		return nil, fmt.Errorf("%s already has %d bytes punched in its expert region (gguf unpunch it first)", path, h)
+		return nil, fmt.Errorf("the expert region already has %d bytes punched (gguf unpunch it first)", h)
 	}
 	idx, err := matchCache(fr, cr)
 	if err != nil {

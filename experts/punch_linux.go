@@ -16,10 +16,10 @@ var fallocate = unix.Fallocate
 func punchHole(f *os.File, off, n int64) error {
 	err := fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
 	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return fmt.Errorf("%s: %w", f.Name(), ErrNoHoles)
+		return ErrNoHoles
 	}
 	if err != nil {
-		return fmt.Errorf("%s: punching bytes %d-%d: %w", f.Name(), off, off+n, err)
+		return fmt.Errorf("punching bytes %d-%d: %w", off, off+n, err)
 	}
 	return nil
 }
@@ -36,13 +36,13 @@ func HoleBytes(f *os.File, start, end int64) (int64, error) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("%s: lseek(SEEK_HOLE): %w", f.Name(), err)
+			return 0, fmt.Errorf("lseek(SEEK_HOLE): %w", err)
 		}
 		d, err := unix.Seek(fd, h, unix.SEEK_DATA)
 		if errors.Is(err, unix.ENXIO) {
 			d = end // a hole up to the end of the file
 		} else if err != nil {
-			return 0, fmt.Errorf("%s: lseek(SEEK_DATA): %w", f.Name(), err)
+			return 0, fmt.Errorf("lseek(SEEK_DATA): %w", err)
 		}
 		d = min(d, end)
 		holes += d - h
