@@ -155,25 +155,21 @@ func DotQ2LUT(out []float32, w []byte, ne0, rows int64, act []byte) error {
 		return fmt.Errorf("q2lut dot: %d activation bytes, %d outputs, want %d and %d", len(act), len(out), nb*q8kBytes, rows)
 	}
 	clear(out)
-	var tail [q2kBytes]byte
+	var tail [q2kBytes]byte // a Q2_K tail row as a 1-row group
 	for r0 := int64(0); r0 < rows; r0 += GroupRows {
 		n := min(GroupRows, rows-r0)
 		for b := int64(0); b < nb; b++ {
-			var g []byte
-			if n == GroupRows {
-				off := r0*rb + b*GroupRows*q2kBytes
-				g = w[off : off+GroupRows*q2kBytes]
-			} else {
-				// A Q2_K tail row: the same arithmetic on a 1-row group.
-				g = tail[:]
-			}
+			y := act[b*q8kBytes:]
 			for r := int64(0); r < n; r++ {
-				if n != GroupRows {
-					packGroup(g, [][]byte{w[(r0+r)*rb+b*q2kBytes:][:q2kBytes]})
-					out[r0+r] = addBlock(out[r0+r], groupDot(g, 1, 0, act[b*q8kBytes:]))
-					continue
+				var s blockSums
+				if n == GroupRows {
+					off := r0*rb + b*GroupRows*q2kBytes
+					s = groupDot(w[off:off+GroupRows*q2kBytes], GroupRows, int(r), y)
+				} else {
+					packGroup(tail[:], [][]byte{w[(r0+r)*rb+b*q2kBytes:][:q2kBytes]})
+					s = groupDot(tail[:], 1, 0, y)
 				}
-				out[r0+r] = addBlock(out[r0+r], groupDot(g, GroupRows, int(r), act[b*q8kBytes:]))
+				out[r0+r] = addBlock(out[r0+r], s)
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package ops
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
@@ -220,5 +219,6 @@ func restore(t *plan.Tensor, e layout.Entry) error {
 // operations that read tensor values (quantization, head pruning) must not
 // see as their stored type.
 func hasLayouts(p *plan.Plan) bool {
-	return slices.ContainsFunc(p.Metadata.KVs(), func(kv gguf.KV) bool { return kv.Key == layout.KeyTensors })
+	_, ok := p.Metadata.Get(layout.KeyTensors)
+	return ok
 }
