@@ -155,9 +155,12 @@ func rowsPerExpert(t gguf.TensorInfo) int64 {
 	return int64(t.Dims[1])
 }
 
-// layoutChunk is a chunk of whole experts of about 16 MiB.
-func layoutChunk(rows, rowBytes int64) int64 {
-	return rows * max(1, (16<<20)/max(rows*rowBytes, 1))
+// layoutChunk is the rows converted at a time: about 16 MiB of whole
+// experts (of unit rows each; at least one), never more than the tensor's
+// rows, so small tensors get small buffers.
+func layoutChunk(t gguf.TensorInfo, unit int64) int64 {
+	rb := max(t.RowBytes(), 1)
+	return min(int64(t.NumRows()), unit*max(1, (16<<20)/(unit*rb)))
 }
 
 // pack wraps t's producer in the transform to layout k and renames it.
@@ -168,9 +171,9 @@ func pack(t *plan.Tensor, k layout.Kind, expertRows int64) (layout.Entry, error)
 		return layout.Entry{}, err
 	}
 	ne0 := int64(orig.Dims[0])
-	tr := &plan.Transform{Inner: t.Src, InRowBytes: orig.RowBytes(), OutRowBytes: st.RowBytes(), Note: "repack to " + string(k)}
+	tr := &plan.Transform{Inner: t.Src, InRowBytes: orig.RowBytes(), OutRowBytes: st.RowBytes(), Note: "repack to " + string(k),
+		ChunkRows: layoutChunk(orig, max(expertRows, 1))}
 	if k == layout.Q2LUT {
-		tr.ChunkRows = layoutChunk(expertRows, orig.RowBytes())
 		tr.Fn = func(dst, src []byte, _ int64) error { return layout.PackQ2LUT(dst, src, ne0, expertRows) }
 	} else {
 		tr.Fn = func(dst, src []byte, first int64) error {
@@ -197,10 +200,10 @@ func restore(t *plan.Tensor, e layout.Entry) error {
 		return err
 	}
 	ne0 := int64(orig.Dims[0])
-	tr := &plan.Transform{Inner: t.Src, InRowBytes: st.RowBytes(), OutRowBytes: orig.RowBytes(), Note: "restore from " + string(e.Kind)}
+	rows := rowsPerExpert(orig)
+	tr := &plan.Transform{Inner: t.Src, InRowBytes: st.RowBytes(), OutRowBytes: orig.RowBytes(), Note: "restore from " + string(e.Kind),
+		ChunkRows: layoutChunk(orig, rows)}
 	if e.Kind == layout.Q2LUT {
-		rows := rowsPerExpert(orig)
-		tr.ChunkRows = layoutChunk(rows, orig.RowBytes())
 		tr.Fn = func(dst, src []byte, _ int64) error { return layout.UnpackQ2LUT(dst, src, ne0, rows) }
 	} else {
 		tr.Fn = func(dst, src []byte, first int64) error {
