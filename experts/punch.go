@@ -256,3 +256,17 @@ func Unpunch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, err
 	res.Holes, err = HoleBytes(f, reg.Start, reg.End)
 	return res, err
 }
+
+// Punched returns the bytes in holes in the expert region of f, the open
+// file of gf: nonzero after Punch. A file whose experts are not last (or
+// that has none) was never punched: 0.
+func Punched(f *os.File, gf *gguf.File) (int64, error) {
+	if info := Describe(gf); info == nil || !info.Last {
+		return 0, nil
+	}
+	reg, err := PunchRegion(gf, int64(os.Getpagesize()))
+	if err != nil {
+		return 0, err
+	}
+	return HoleBytes(f, reg.ExpertStart, reg.ExpertEnd)
+}

@@ -79,8 +79,7 @@ func notePunched(spec string, s *inspect.Summary) {
 	if s.Experts == nil || !s.Experts.Last {
 		return
 	}
-	st, err := os.Stat(spec)
-	if err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Stat(spec); err != nil || !st.Mode().IsRegular() {
 		return
 	}
 	f, err := os.Open(spec)
@@ -88,15 +87,15 @@ func notePunched(spec string, s *inspect.Summary) {
 		return
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return
+	}
 	r, err := gguf.NewReader(f, st.Size())
 	if err != nil {
 		return
 	}
-	reg, err := experts.PunchRegion(r.File, int64(os.Getpagesize()))
-	if err != nil {
-		return
-	}
-	if h, err := experts.HoleBytes(f, reg.ExpertStart, reg.ExpertEnd); err == nil {
+	if h, err := experts.Punched(f, r.File); err == nil {
 		s.Experts.Punched = h
 	}
 }

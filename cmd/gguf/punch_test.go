@@ -12,7 +12,8 @@ import (
 
 // TestPunchCLI: punch frees the expert region of an experts-last file
 // against a cache, info reports the holes, unpunch restores the file byte
-// for byte, and a read-only file or a file without its experts last are
+// for byte, the runtime refuses the punched file (its experts read as
+// zeros) and runs the restored one, and a read-only file or a file without its experts last are
 // refused with one line.
 func TestPunchCLI(t *testing.T) {
 	dir := t.TempDir()
@@ -39,7 +40,9 @@ func TestPunchCLI(t *testing.T) {
 	if !strings.Contains(string(js.stdout), `"punched_bytes": `) {
 		t.Error("info --json has no punched_bytes")
 	}
+	checkOneLineError(t, runGGUF(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1"), 2, "punched out and read as zeros")
 	mustRun(t, nil, "unpunch", p("el.gguf"), "--from", p("cache.gguf"))
+	mustRun(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1")
 	if got, _ := os.ReadFile(p("el.gguf")); !bytes.Equal(got, orig) {
 		t.Error("unpunch did not restore the file")
 	}
