@@ -163,10 +163,11 @@ temporary file next to OUT, synced and renamed only when complete; -o - writes t
 
 Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), quantization
 (--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, layouts
-(--experts-layout, --ternary-layout, as in 'gguf layout'), metadata (--del, --set, --align). A pruned head keeps the listed rows of output.weight (or of
-token_embd.weight when the model ties them) byte for byte, in ascending id order, plus an I32
-output_ids.weight that maps each row to its token id; control and special tokens are always kept,
-and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
+(--experts-layout, --ternary-layout, as in 'gguf layout'), metadata (--del, --set, --align).
+A pruned head keeps the listed rows of output.weight (or of token_embd.weight when the model ties
+them) byte for byte, in ascending id order, plus an I32 output_ids.weight that maps each row to its
+token id; control and special tokens are always kept, and the row count is padded to a multiple of 8
+for llama.cpp's fast kernels.`,
 		Example: `  gguf build model.gguf -o copy.gguf
   gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/q2b-h65.gguf'
   gguf build moon-beam.gguf --experts-last -o moon-beam-el.gguf
