@@ -28,6 +28,10 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
+// inflight is the number of range requests each remote source keeps in
+// flight (0: hfremote's default); gguf assemble sets it with --inflight.
+var inflight int
+
 // opened are the sources the command opened, and remoteTotal the counts of
 // all remote files it touched (failed opens included), for --stats.
 var (
@@ -38,7 +42,7 @@ var (
 // openSource opens a SOURCE argument: a path, -, an https:// URL or an
 // hf:// Hub path, with --token (else the environment's) for the Hub.
 func openSource(cmd *cobra.Command, spec string) (*source.Source, error) {
-	s, err := source.Open(cmd.Context(), spec, source.Options{Stdin: stdin, Token: tokenFlag, Stats: &remoteTotal})
+	s, err := source.Open(cmd.Context(), spec, source.Options{Stdin: stdin, Token: tokenFlag, Stats: &remoteTotal, Concurrency: inflight})
 	if err == nil {
 		opened = append(opened, s)
 	}
