@@ -20,6 +20,14 @@ type Options struct {
 	// SpoolDir is where a stream input spools bytes needed out of order
 	// ("" = the system temporary directory).
 	SpoolDir string
+	// Have, if set, names the tensors (by index) whose bytes and padding
+	// the output already holds, from an interrupted run: ExecuteAt neither
+	// fetches nor writes them. Execute ignores it.
+	Have func(tensor int) bool
+	// Wrote, if set, is called by ExecuteAt once a tensor and its padding
+	// are written (a resumable output journals them); an error stops the
+	// execution.
+	Wrote func(tensor int) error
 }
 
 // Result reports what Execute did.

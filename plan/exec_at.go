@@ -36,8 +36,8 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 	}
 	var written int64
 	total := layout.FileSize()
-	report := func(n int) {
-		written += int64(n)
+	report := func(n int64) {
+		written += n
 		if opts.Progress != nil && n > 0 {
 			opts.Progress(written, total)
 		}
@@ -45,16 +45,26 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 	if _, err := w.WriteAt(hdr.Bytes(), 0); err != nil {
 		return nil, err
 	}
-	report(hdr.Len())
+	report(int64(hdr.Len()))
 
 	order := sourceOrder(p)
+	align := int64(layout.Alignment)
+	if opts.Have != nil {
+		order = slices.DeleteFunc(order, func(i int) bool {
+			if !opts.Have(i) {
+				return false
+			}
+			size := layout.Tensors[i].Size()
+			report(size + (align-size%align)%align)
+			return true
+		})
+	}
 	ex, err := p.openFetchers(ctx, order, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer ex.close()
 	buf := bufio.NewWriterSize(nil, 1<<20)
-	align := int64(layout.Alignment)
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -79,7 +89,12 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 			if _, err := w.WriteAt(make([]byte, pad), off+size); err != nil {
 				return nil, err
 			}
-			report(int(pad))
+			report(pad)
+		}
+		if opts.Wrote != nil {
+			if err := opts.Wrote(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if written != total {
@@ -132,7 +147,7 @@ type tensorAt struct {
 	w      io.WriterAt
 	off    int64
 	left   int64
-	report func(int)
+	report func(int64)
 }
 
 func (t *tensorAt) Write(p []byte) (int, error) {
@@ -142,7 +157,7 @@ func (t *tensorAt) Write(p []byte) (int, error) {
 	n, err := t.w.WriteAt(p, t.off)
 	t.off += int64(n)
 	t.left -= int64(n)
-	t.report(n)
+	t.report(int64(n))
 	return n, err
 }
 

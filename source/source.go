@@ -90,6 +90,17 @@ func (s *Source) Files() int { return max(s.files, 1) }
 // Remote reports whether the source is read over the network.
 func (s *Source) Remote() bool { return len(s.remotes) > 0 }
 
+// Identity names the bytes a remote source reads: the ETags of its files
+// (the Hub's sha256 for LFS files), so that a resumed output notices a new
+// revision. It is "" for a local source.
+func (s *Source) Identity() string {
+	id := ""
+	for _, r := range s.remotes {
+		id += r.f.ETag() + "\n"
+	}
+	return id
+}
+
 // Close releases the source.
 func (s *Source) Close() error {
 	var first error

@@ -19,6 +19,8 @@ func main() {
 	tied := flag.Bool("tied", true, "tie the output head to token_embd (no output.weight)")
 	wtype := flag.String("type", "Q8_0", "type of the layer matrices")
 	htype := flag.String("head-type", "F16", "type of token_embd / output")
+	nexp := flag.Int("experts", 0, "experts per layer (0: dense FFN; FF is then per expert)")
+	seed := flag.Uint64("seed", 42, "seed of the generated weights")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -29,7 +31,7 @@ func main() {
 	ht, err := gguf.ParseType(*htype)
 	check(err)
 	m := fixture.Model{Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: 16, KVHeads: 8,
-		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: 42}
+		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: *seed, Experts: *nexp, ExpertsUsed: min(*nexp, 2)}
 	f, err := os.Create(*out)
 	check(err)
 	w := bufio.NewWriterSize(f, 4<<20)

@@ -28,7 +28,12 @@ in their order, then the experts in --experts's order, converted to --experts-ty
 and repacked (--experts-layout q2lut) on the fly. Each source is read front to back once; a remote
 one (hf://, https://) is fetched --inflight range requests at a time, neighbouring ranges
 coalesced. Memory: --inflight x 8 MiB of fetched ranges per remote source plus two 16 MiB
-conversion chunks, whatever the model size. -o - writes to stdout.`,
+conversion chunks, whatever the model size. -o - writes to stdout.
+
+Into a file, a run reading a remote source (as 'gguf fetch' and 'gguf build' do) writes
+OUT.incomplete and a journal of the tensors written and their sha256: after an interruption
+(Ctrl-C, a lost connection, kill -9) the same command run again checks them, fetches only the
+tensors still missing and writes the same bytes as an uninterrupted run.`,
 		Example: `  # the seeds' Ling-mini-2.0 build: local non-experts, remote imatrix Q2_K experts, repacked, over ssh
   gguf assemble --base ling-dense-part.gguf \
       --experts hf://mradermacher/Ling-mini-2.0-i1-GGUF/Ling-mini-2.0.i1-Q2_K_S.gguf \

@@ -243,6 +243,9 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if bf.splitMax != "" {
 		return writeSplit(cmd, p, bf)
 	}
+	if bf.out != "-" && hasRemoteInput(p) {
+		return writeResumable(cmd, p, rep, bf)
+	}
 	out, err := sink.Create(bf.out, bf.force)
 	if err != nil {
 		return usageError("%v", err)
@@ -265,6 +268,12 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if err := out.Commit(); err != nil {
 		return err
 	}
+	printWrote(out.Name(), p, rep, res, start)
+	return nil
+}
+
+// printWrote prints the summary of a written output on stderr.
+func printWrote(name string, p *plan.Plan, rep *ops.Report, res *plan.Result, start time.Time) {
 	var read int64
 	for _, n := range res.Read {
 		read += n
@@ -272,9 +281,8 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	d := time.Since(start)
 	printLayoutSummary(stderr, rep)
 	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
-		out.Name(), humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
+		name, humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
 		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
-	return nil
 }
 
 // describeCounts summarizes how the output tensors are produced.

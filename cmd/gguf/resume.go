@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/ops"
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/sink"
+)
+
+// hasRemoteInput reports whether p reads a remote source, whose output is
+// worth resuming after an interruption.
+func hasRemoteInput(p *plan.Plan) bool {
+	for i := range p.Tensors {
+		if in := p.Tensors[i].Src.Input(); in != nil {
+			if _, ok := in.ReaderAt.(plan.RangeStreamer); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resumeKey identifies an output: its header (metadata, tensor table) and
+// the sources it is made from, with their sizes and remote ETags.
+func resumeKey(layout *gguf.File) (string, error) {
+	h := sha256.New()
+	var hdr bytes.Buffer
+	if _, err := gguf.NewWriterLayout(&hdr, layout); err != nil {
+		return "", err
+	}
+	h.Write(hdr.Bytes())
+	for _, s := range opened {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%s", s.Name, s.Size(), s.Identity())
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeResumable writes a plan reading remote sources into OUT.incomplete
+// with a journal of the tensors written (sink.Partial): a run interrupted
+// in any way leaves them, and the same command run again fetches only the
+// tensors not yet written and verified, then renames the file to OUT. The
+// bytes are those of an uninterrupted run: each tensor and its padding are
+// written at their offsets whatever the order.
+func writeResumable(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags) error {
+	layout, err := p.Layout()
+	if err != nil {
+		return err
+	}
+	key, err := resumeKey(layout)
+	if err != nil {
+		return err
+	}
+	part, err := sink.OpenPartial(bf.out, key)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer part.Close()
+	if n, b := part.Kept(); n > 0 {
+		fmt.Fprintf(stderr, "gguf: resuming %s: %d of %d tensors (%s) already written and verified\n",
+			part.Name(), n, len(p.Tensors), humanize.Bytes(uint64(b)))
+	}
+	align := int64(layout.Alignment)
+	start := time.Now()
+	res, err := p.ExecuteAt(cmd.Context(), part.WriterAt(), plan.Options{
+		Progress: progress(bf.quiet, "build"),
+		Have:     part.Has,
+		Wrote: func(i int) error {
+			t := &layout.Tensors[i]
+			size := t.Size()
+			return part.Done(i, layout.DataOffset+int64(t.Offset), size+(align-size%align)%align)
+		},
+	})
+	if errors.Is(err, hfremote.ErrChecksumMismatch) {
+		part.Abort()
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w (the tensors written so far are kept in %s: run the same command again to resume)", err, part.Name())
+	}
+	if err := part.Commit(layout.FileSize()); err != nil {
+		return err
+	}
+	printWrote(bf.out, p, rep, res, start)
+	return nil
+}
