@@ -27,8 +27,10 @@ the same architecture with the same expert count. The output holds the header, t
 in their order, then the experts in --experts's order, converted to --experts-type (with --imatrix)
 and repacked (--experts-layout q2lut) on the fly. Each source is read front to back once; a remote
 one (hf://, https://) is fetched --inflight range requests at a time, neighbouring ranges
-coalesced. Memory: --inflight x 8 MiB of fetched ranges per remote source plus two 16 MiB
-conversion chunks, whatever the model size. -o - writes to stdout.
+coalesced. Memory does not grow with the model: up to --inflight x 8 MiB of fetched ranges per
+remote source, plus 16 MiB chunks and per-thread rows when converting (measured on a 1.1 GB
+model: 24 MB copying locally, 115 MB converting to Q2_K with 2 threads, 190 MB with both
+sources remote at --inflight 10). -o - writes to stdout.
 
 Into a file, a run reading a remote source (as 'gguf fetch' and 'gguf build' do) writes
 OUT.incomplete and a journal of the tensors written and their sha256: after an interruption

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,4 +167,47 @@ func TestAssembleRemote(t *testing.T) {
 	if float64(n-probe) > 1.01*float64(needed) {
 		t.Errorf("fetched %d bytes (%d past the header probes) for %d needed", n, n-probe, needed)
 	}
+}
+
+// TestAssembleRemoteBig measures an assemble of two large generated MoE
+// models (base.gguf and exps.gguf in $GGUF_ASSEMBLE_BIG, e.g. from
+// bench/genmodel -experts 32) from a loopback Hub answering after 20 ms:
+// bytes fetched against needed, requests and the command's peak RSS, and
+// checks the result equals the local assemble (local.gguf there). It is
+// skipped unless the variable is set.
+func TestAssembleRemoteBig(t *testing.T) {
+	dir := os.Getenv("GGUF_ASSEMBLE_BIG")
+	if dir == "" {
+		t.Skip("set GGUF_ASSEMBLE_BIG to a directory holding base.gguf, exps.gguf and their local assemble local.gguf")
+	}
+	base, exps := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "exps.gguf")
+	hub := startHub(t, hubtest.Options{Latency: 20 * time.Millisecond}, "org/big", map[string]hubtest.Content{
+		"base.gguf": testfiles.Content(t, base), "exps.gguf": testfiles.Content(t, exps)})
+	needed := int64(0)
+	for _, c := range []struct {
+		path    string
+		experts bool
+	}{{base, false}, {exps, true}} {
+		f := testfiles.Reader(t, c.path).File
+		needed += f.DataOffset
+		for _, ti := range f.Tensors {
+			if experts.IsExpert(ti.Name) == c.experts {
+				needed += ti.Size()
+			}
+		}
+	}
+	out := filepath.Join(t.TempDir(), "remote.gguf")
+	before := hub.Stats()
+	cmd := exec.Command(ggufBin, "assemble", "--base", "hf://org/big/base.gguf", "--experts", "hf://org/big/exps.gguf", "-q", "--stats", "-o", out)
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	reqs, n := cost(before, hub.Stats())
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	t.Logf("needed %d bytes, fetched %d (%.5f x) in %d requests, peak RSS %d KiB\n%s", needed, n, float64(n)/float64(needed), reqs, rss, msg)
+	if float64(n) > 1.01*float64(needed) {
+		t.Errorf("fetched %d bytes for %d needed", n, needed)
+	}
+	mustEqualFiles(t, "remote vs local", out, filepath.Join(dir, "local.gguf"))
 }
