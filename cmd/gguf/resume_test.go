@@ -32,6 +32,57 @@ func journalPieces(path string) map[int]bool {
 	return out
 }
 
+// killAt runs the command and kills it with SIGKILL once the journal of
+// its output out lists k tensors.
+func killAt(t *testing.T, out string, args []string, k int) {
+	t.Helper()
+	cmd := exec.Command(ggufBin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for len(journalPieces(out)) < k {
+		select {
+		case err := <-exited:
+			t.Fatalf("%s ended (%v) before %d tensors were journaled", args[0], err, k)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	cmd.Process.Kill()
+	<-exited
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("%s exists after a kill at %d tensors", out, k)
+	}
+	t.Logf("%s killed after %d tensors journaled (%d kept)", args[0], k, len(journalPieces(out)))
+}
+
+// TestFetchBuildResume: a remote fetch and a remote build that reorders
+// tensors (--experts-last), killed midway, resume to the bytes of the same
+// command on the local file.
+func TestFetchBuildResume(t *testing.T) {
+	dir := t.TempDir()
+	m := assembleModel(1, gguf.TypeQ8_0)
+	m.Layers, m.Embd, m.FF, m.Experts = 4, 512, 512, 8
+	model := writeModel(t, dir, "m.gguf", m)
+	startHub(t, hubtest.Options{Latency: 20 * time.Millisecond, Bandwidth: 8 << 20}, "org/m", map[string]hubtest.Content{"m.gguf": testfiles.Content(t, model)})
+	for _, c := range [][]string{
+		{"fetch", "--exclude", `attn_k`},
+		{"build", "--experts-last"},
+	} {
+		local := filepath.Join(dir, c[0]+"-local.gguf")
+		mustRun(t, nil, append([]string{c[0], model, "-o", local}, c[1:]...)...)
+		out := filepath.Join(dir, c[0]+".gguf")
+		args := append([]string{c[0], "hf://org/m/m.gguf", "--stats", "-q", "-o", out}, c[1:]...)
+		killAt(t, out, args, 10)
+		r := mustRun(t, nil, args...)
+		if !strings.Contains(string(r.stderr), "resuming") {
+			t.Errorf("%s did not resume: %s", c[0], r.stderr)
+		}
+		mustEqualFiles(t, c[0]+" resumed vs local", out, local)
+	}
+}
+
 // TestAssembleResume: an assemble from a loopback Hub (20 ms latency, a
 // slow CDN) killed with SIGKILL after 3, 12 and 25 tensors resumes from its
 // .incomplete file each time; the last run fetches only the tensors still
@@ -53,19 +104,7 @@ func TestAssembleResume(t *testing.T) {
 	args := []string{"assemble", "--base", "hf://org/moe/base.gguf", "--experts", "hf://org/moe/exps.gguf", "--inflight", "2", "-q", "-o", out}
 
 	for _, k := range []int{3, 12, 25} {
-		cmd := exec.Command(ggufBin, args...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for len(journalPieces(out)) < k {
-			time.Sleep(2 * time.Millisecond)
-		}
-		cmd.Process.Kill()
-		cmd.Wait()
-		if _, err := os.Stat(out); err == nil {
-			t.Fatalf("%s exists after a kill at %d tensors", out, k)
-		}
-		t.Logf("killed after %d tensors journaled (%d kept)", k, len(journalPieces(out)))
+		killAt(t, out, args, k)
 	}
 
 	kept := journalPieces(out)
