@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/plan"
@@ -138,8 +137,8 @@ func Write(ctx context.Context, p *plan.Plan, prefix string, maxBytes int64, opt
 	// remains under the final names.
 	for k, o := range outs {
 		if err := o.Commit(); err != nil {
-			for _, name := range res.Files[:k] {
-				os.Remove(name)
+			for _, done := range outs[:k] {
+				done.Withdraw()
 			}
 			return nil, err
 		}
