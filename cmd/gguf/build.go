@@ -33,7 +33,7 @@ type buildFlags struct {
 
 func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output file, or - for stdout (required)")
-	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal")
+	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal; let --set and --del break keys llama.cpp reads")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
 	cmd.Flags().StringVar(&f.splitMax, "split-max-size", "", "write llama-gguf-split files OUT-00001-of-0000N.gguf... of at most N (M or G) of tensor data each")
@@ -78,8 +78,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 
 // options turns the flags into build options, opening --add sources and
 // reading --head-ids. Sources opened are appended to *closers.
-func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (ops.Options, error) {
-	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closers *[]io.Closer) (ops.Options, error) {
+	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels, Force: force}
 	q, err := o.quant.options()
 	if err != nil {
 		return opts, err
@@ -139,8 +139,12 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		}
 		opts.HeadIDs = ids
 		opts.Head = headprune.Options{Rows: o.headRows, Pad: o.headPad, NoSpecials: o.noSpecials}
-	} else if o.headRows != 0 || o.noSpecials {
-		return opts, usageError("--head-rows and --head-no-specials need --head-ids")
+	} else {
+		for _, name := range []string{"head-rows", "head-pad", "head-no-specials"} {
+			if cmd.Flags().Changed(name) {
+				return opts, usageError("--%s needs --head-ids", name)
+			}
+		}
 	}
 	return opts, nil
 }
@@ -200,7 +204,7 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 			c.Close()
 		}
 	}()
-	opts, err := of.options(cmd, in, &closers)
+	opts, err := of.options(cmd, in, bf.force, &closers)
 	if err != nil {
 		return err
 	}

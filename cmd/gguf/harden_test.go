@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +68,96 @@ func TestOutputNotRegular(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "direct.gguf"))
 	if !bytes.Equal(a, b) {
 		t.Error("the symlink's target does not hold the output")
+	}
+}
+
+// denseModel writes the dense fixture (an untied head) into dir.
+func denseModel(t *testing.T, dir string) string {
+	p := filepath.Join(dir, "dense.gguf")
+	if err := os.WriteFile(p, fixture.Dense().Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestUsageRefusals: every flag given a value it cannot mean, an empty id
+// list, a head option without a head, a type llama-quantize refuses without
+// an importance matrix, an unknown subcommand or flag: exit 2, one line,
+// saying what.
+func TestUsageRefusals(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("# only a comment\n\n"), 0o644)
+	ids := writeIDs(t, dir, "ids.txt", 5, 6, 7)
+	out := filepath.Join(dir, "out.gguf")
+	for _, c := range []struct {
+		args     []string
+		mentions string
+	}{
+		{[]string{"build", model, "--head-ids", empty, "-o", out}, "no ids"},
+		{[]string{"build", model, "--head-ids", ids, "--head-rows", "-5", "-o", out}, "--head-rows -5: must be at least 1"},
+		{[]string{"build", model, "--head-ids", ids, "--head-rows", "0", "-o", out}, "--head-rows 0: must be at least 1"},
+		{[]string{"build", model, "--head-ids", ids, "--head-pad", "-8", "-o", out}, "--head-pad -8"},
+		{[]string{"build", model, "--head-ids", ids, "--head-pad", "0", "-o", out}, "--head-pad 0"},
+		{[]string{"build", model, "--head-pad", "16", "-o", out}, "--head-pad needs --head-ids"},
+		{[]string{"build", model, "--head-rows", "16", "-o", out}, "--head-rows needs --head-ids"},
+		{[]string{"build", model, "--align", "0", "-o", out}, "--align 0"},
+		{[]string{"build", model, "--align", "48", "-o", out}, "not a power of two"},
+		{[]string{"quantize", model, out, "--type", "Q8_0", "-t", "-1"}, "--threads -1"},
+		{[]string{"run", model, "--top-p", "2"}, "--top-p 2: must be between 0 and 1"},
+		{[]string{"quantize", model, out, "--type", "IQ2_XXS"}, "needs an importance matrix"},
+		{[]string{"quantize", model, out, "--type", "q2_k_s"}, "needs an importance matrix"},
+		{[]string{"build", model, "--set", "general.architecture=u32:5", "-o", out}, "general.architecture: llama.cpp reads it as str, not u32"},
+		{[]string{"build", model, "--set", "tokenizer.ggml.tokens=str:x", "-o", out}, "as arr[str], not str"},
+		{[]string{"build", model, "--set", "llama.context_length=u64:8", "-o", out}, "as u32, not u64"},
+		{[]string{"build", model, "--del", "general.architecture", "-o", out}, "cannot load a file without it"},
+		{[]string{"vocab", "frob"}, `unknown command "frob" for "gguf vocab"`},
+		{[]string{"vocab", "cont"}, `did you mean "count"?`},
+		{[]string{"bild", model}, `did you mean "build"?`},
+		{[]string{"build", model, "--hed-ids", ids}, "did you mean --head-ids? (see 'gguf build --help')"},
+		{[]string{"--bogus"}, "(see 'gguf --help')"},
+	} {
+		checkOneLineError(t, runGGUF(t, nil, c.args...), exitUsage, c.mentions)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run wrote its output")
+	}
+	// --force writes the keys anyway, defaults are not "given" values.
+	mustRun(t, nil, "build", model, "--set", "general.architecture=u32:5", "--force", "-o", out)
+	mustRun(t, nil, "build", model, "--set", "llama.context_length=u32:8", "-o", out)
+	mustRun(t, nil, "vocab", "count", model, "--corpus", empty, "-t", "0", "-o", filepath.Join(dir, "c.tsv"))
+	if r := mustRun(t, nil, "--version"); !strings.HasPrefix(string(r.stdout), "gguf ") || !strings.Contains(string(r.stdout), "go1.") {
+		t.Errorf("--version printed %q", r.stdout)
+	}
+}
+
+// TestRenameBeforeHead: the head is cut after --rename, as README orders
+// the operations: a renamed output.weight is no longer the head (the head
+// is cut from token_embd.weight, as for a tied model), and the result equals
+// renaming first and pruning the renamed file.
+func TestRenameBeforeHead(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	ids := writeIDs(t, dir, "ids.txt", 5, 6, 7, 8, 9, 10, 11, 12)
+	one := filepath.Join(dir, "one.gguf")
+	r := mustRun(t, nil, "build", model, "--rename", "output.weight=foo.weight", "--head-ids", ids, "-o", one)
+	if !strings.Contains(string(r.stderr), "from token_embd.weight") {
+		t.Errorf("head not cut from token_embd.weight: %s", r.stderr)
+	}
+	renamed := filepath.Join(dir, "renamed.gguf")
+	mustRun(t, nil, "build", model, "--rename", "output.weight=foo.weight", "-o", renamed)
+	two := filepath.Join(dir, "two.gguf")
+	mustRun(t, nil, "build", renamed, "--head-ids", ids, "-o", two)
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(two)
+	if !bytes.Equal(a, b) {
+		t.Error("rename+head in one build differs from rename, then head")
+	}
+	// A tensor renamed to output.weight is the head.
+	r = mustRun(t, nil, "build", model, "--drop", `^output\.weight$`, "--rename", "token_embd.weight=output.weight",
+		"--head-ids", ids, "--dry-run")
+	if !strings.Contains(string(r.stderr), "from output.weight") {
+		t.Errorf("head not cut from the renamed tensor: %s", r.stderr)
 	}
 }

@@ -53,6 +53,10 @@ var (
 )
 
 func init() {
+	rootCmd.Version = version()
+	rootCmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	rootCmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) }
+	rootCmd.SetFlagErrorFunc(flagError)
 	pf := rootCmd.PersistentFlags()
 	pf.StringVar(&tokenFlag, "token", "", "Hugging Face token for hf:// sources (default: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, or the token file under HF_HOME)")
 	pf.BoolVar(&statsFlag, "stats", false, "print the requests, bytes and retries of each remote source on stderr")
@@ -80,10 +84,8 @@ func run(args []string) int {
 		}
 		os.Exit(code)
 	}()
+	groupCommands(rootCmd)
 	rootCmd.SetArgs(args)
-	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'gguf %s --help')", err, c.Name())}
-	})
 	err := rootCmd.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
