@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
@@ -315,7 +316,7 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes\tsource")
 	for i, t := range layout.Tensors {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, t.Name, t.Type, t.Shape(), t.Offset, t.Size(), p.Tensors[i].Src.Describe())
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, safetext.Name(t.Name), t.Type, t.Shape(), t.Offset, t.Size(), safetext.Escape(p.Tensors[i].Src.Describe()))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d keys, %d tensors (%s); header %d bytes, data %d bytes, file %s (%d bytes)\n",

@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 )
 
@@ -159,5 +162,83 @@ func TestRenameBeforeHead(t *testing.T) {
 		"--head-ids", ids, "--dry-run")
 	if !strings.Contains(string(r.stderr), "from output.weight") {
 		t.Errorf("head not cut from the renamed tensor: %s", r.stderr)
+	}
+}
+
+// hostileNames are what a crafted file can put in names and values: ESC, a
+// CSI clearing the screen, an OSC retitling the terminal ended by BEL, a CR
+// overwriting the line, a fake second line, and invalid UTF-8.
+var hostileNames = []string{"\x1b", "\x1b[2J", "\x1b]0;pwned\a", "\rFAKE", "x\ngguf: fake line", "\xff\xfe"}
+
+// hostileModel writes a model whose name, architecture, a key and tensor
+// names hold hostileNames.
+func hostileModel(t *testing.T, dir, file string, tensorSuffix string) string {
+	md, _ := gguf.NewMetadata()
+	md.Set("general.architecture", gguf.String("llama\x1b]0;title\a"))
+	md.Set("general.name", gguf.String("evil\x1b[2J\r"))
+	var ts []fixture.Tensor
+	for i, h := range hostileNames {
+		md.Set("key"+h, gguf.String("value"+h))
+		ts = append(ts, fixture.Tensor{
+			Info: gguf.TensorInfo{Name: fmt.Sprintf("t%d%s%s", i, h, tensorSuffix), Type: gguf.TypeF32, Dims: []uint64{4}},
+			Data: make([]byte, 16),
+		})
+	}
+	p := filepath.Join(dir, file)
+	if err := os.WriteFile(p, fixture.Write(md, ts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkNoControls fails if out holds a byte a terminal acts on (tabs and
+// newlines of the layout aside) or invalid UTF-8.
+func checkNoControls(t *testing.T, what string, out []byte) {
+	t.Helper()
+	if !utf8.Valid(out) {
+		t.Errorf("%s: invalid UTF-8 in the output", what)
+	}
+	for _, c := range string(out) {
+		if c < ' ' && c != '\n' && c != '\t' || c == 0x7f || c >= 0x80 && c < 0xa0 {
+			t.Errorf("%s: output holds %U: %q", what, c, out)
+			return
+		}
+	}
+	if bytes.Contains(out, []byte("\ngguf: fake line")) {
+		t.Errorf("%s: a name faked an output line", what)
+	}
+}
+
+// TestTerminalEscapes: text output shows hostile names escaped: info (with
+// --metadata and --tensors), diff, a build's dry run and errors.
+func TestTerminalEscapes(t *testing.T) {
+	dir := t.TempDir()
+	a := hostileModel(t, dir, "a.gguf", "")
+	b := hostileModel(t, dir, "b.gguf", "\x1b[1A")
+	r := mustRun(t, nil, "info", "--metadata", "--tensors", a)
+	checkNoControls(t, "info", r.stdout)
+	if !strings.Contains(string(r.stdout), `evil\x1b[2J\x0d`) || !strings.Contains(string(r.stdout), `t5\xff\xfe`) {
+		t.Errorf("info does not show the names escaped:\n%s", r.stdout)
+	}
+	r = runGGUF(t, nil, "diff", a, b)
+	checkNoControls(t, "diff", r.stdout)
+	r = mustRun(t, nil, "build", a, "--dry-run")
+	checkNoControls(t, "build --dry-run", r.stdout)
+	r = runGGUF(t, nil, "build", a, "--add", a, "-o", filepath.Join(dir, "x.gguf"))
+	checkNoControls(t, "error", r.stderr)
+	checkOneLineError(t, r, exitUsage, "already in the model")
+}
+
+// TestLongNameInError: a 100,000-byte tensor name is cut in a message, with
+// its length.
+func TestLongNameInError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "long.gguf")
+	os.WriteFile(p, fixture.LongTensorName(100000), 0o644)
+	for _, args := range [][]string{{"info", p}, {"build", p, "-o", "-"}} {
+		r := runGGUF(t, nil, args...)
+		checkOneLineError(t, r, exitUsage, "(100000 bytes)")
+		if len(r.stderr) > 1000 {
+			t.Errorf("%s: the error is %d bytes long", args[0], len(r.stderr))
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/inspect"
+	"github.com/ggufkit/gguf/internal/safetext"
 )
 
 func init() { rootCmd.AddCommand(newInfoCmd()) }
@@ -68,12 +69,12 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 	if s.Size >= 0 {
 		size = fmt.Sprintf("%s (%d bytes)", humanize.Bytes(uint64(s.Size)), s.Size)
 	}
-	fmt.Fprintf(tw, "source\t%s\n", s.Source)
+	fmt.Fprintf(tw, "source\t%s\n", safetext.Escape(s.Source))
 	fmt.Fprintf(tw, "format\tGGUF v%d, %s, alignment %d\n", s.Version, size, s.Alignment)
 	fmt.Fprintf(tw, "header\t%d bytes (%d keys, %d tensors), data at offset %d, %d bytes\n",
 		s.HeaderBytes, s.MetadataCount, s.TensorCount, s.DataOffset, s.DataBytes)
-	fmt.Fprintf(tw, "architecture\t%s\n", orDash(s.Architecture))
-	fmt.Fprintf(tw, "name\t%s\n", orDash(s.Name))
+	fmt.Fprintf(tw, "architecture\t%s\n", orDash(safetext.Name(s.Architecture)))
+	fmt.Fprintf(tw, "name\t%s\n", orDash(safetext.Name(s.Name)))
 	fmt.Fprintf(tw, "parameters\t%s (%s)\n", humanize.SIWithDigits(float64(s.Parameters), 2, ""), humanize.Comma(int64(s.Parameters)))
 	if s.FileType != nil {
 		fmt.Fprintf(tw, "file type\t%s (%d)\n", s.FileTypeName, *s.FileType)
@@ -97,7 +98,7 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 		fmt.Fprintln(tw)
 		for _, l := range e.Layers {
 			fmt.Fprintf(tw, "  layer %d\t%d experts, one expert (%s) = %s (%d bytes)\n", l.Layer, l.Experts,
-				strings.Join(l.Tensors, " + "), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
+				safetext.Name(strings.Join(l.Tensors, " + ")), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
 		}
 	}
 	tw.Flush()
@@ -129,7 +130,7 @@ func printTensors(w io.Writer, ts []inspect.Tensor) {
 	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes")
 	for i, t := range ts {
 		ti := gguf.TensorInfo{Dims: t.Shape}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", i, t.Name, t.Type, ti.Shape(), t.Offset, t.Bytes)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", i, safetext.Name(t.Name), t.Type, ti.Shape(), t.Offset, t.Bytes)
 	}
 	tw.Flush()
 }
@@ -138,7 +139,7 @@ func printMetadata(w io.Writer, md *gguf.Metadata, maxElems int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "key\ttype\tvalue")
 	for _, kv := range md.KVs() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", kv.Key, kv.Value.TypeString(), kv.Value.Format(maxElems))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Name(kv.Key), kv.Value.TypeString(), kv.Value.Format(maxElems))
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/sink"
 )
 
@@ -98,6 +99,6 @@ func run(args []string) int {
 			return code
 		}
 	}
-	fmt.Fprintln(os.Stderr, "gguf: "+err.Error())
+	fmt.Fprintln(os.Stderr, "gguf: "+safetext.Message(err.Error()))
 	return code
 }
