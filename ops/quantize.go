@@ -101,7 +101,7 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 		t := &p.Tensors[i]
 		d, err := q.Rules.Choose(view, &view.Tensors[i])
 		if err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", t.Info.Name, err)
+			return nil, err // it names the tensor
 		}
 		dec := Decision{Name: t.Info.Name, From: t.Info.Type, To: d.Type, FromBytes: t.Info.Size(),
 			Reason: d.Reason, Fallback: d.Fallback, Quantized: d.Quantize}

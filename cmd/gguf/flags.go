@@ -51,6 +51,23 @@ var flagBounds = map[string]bounds{
 	"vocab coverage --threads": atLeast(0),
 }
 
+// flagAliases are llama.cpp's spellings of flags whose names here differ:
+// the alias is read as the flag (see normalizeFlag).
+var flagAliases = map[string]string{
+	"output-tensor-type":   "output-type",
+	"token-embedding-type": "embd-type",
+	"ctx-size":             "ctx",
+}
+
+// normalizeFlag maps llama.cpp's spellings to this tool's flag names, for
+// every command (cobra's global normalization).
+func normalizeFlag(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if canonical, ok := flagAliases[name]; ok {
+		return pflag.NormalizedName(canonical)
+	}
+	return pflag.NormalizedName(name)
+}
+
 // numericFlag reports whether f holds a number.
 func numericFlag(f *pflag.Flag) bool {
 	switch f.Value.Type() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,10 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/shared"
 )
 
 // TestOutputNotRegular: -o into a FIFO streams the build in order, also
@@ -241,4 +245,126 @@ func TestLongNameInError(t *testing.T) {
 			t.Errorf("%s: the error is %d bytes long", args[0], len(r.stderr))
 		}
 	}
+}
+
+// infoTypes returns each tensor's type from `gguf info --json`.
+func infoTypes(t *testing.T, path string) map[string]string {
+	var s struct {
+		Tensors []struct{ Name, Type string }
+	}
+	if err := json.Unmarshal(mustRun(t, nil, "info", "--json", path).stdout, &s); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, ti := range s.Tensors {
+		m[ti.Name] = ti.Type
+	}
+	return m
+}
+
+// TestLlamaCppSpellings: llama.cpp's and huggingface-cli's spellings do
+// what ours do.
+func TestLlamaCppSpellings(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	ours, theirs := filepath.Join(dir, "ours.gguf"), filepath.Join(dir, "theirs.gguf")
+	mustRun(t, nil, "quantize", model, ours, "--type", "Q8_0", "-t", "2", "--output-type", "Q4_0", "--embd-type", "Q5_0")
+	mustRun(t, nil, "quantize", model, theirs, "q8_0", "2", "--output-tensor-type", "Q4_0", "--token-embedding-type", "Q5_0")
+	a, _ := os.ReadFile(ours)
+	b, _ := os.ReadFile(theirs)
+	if !bytes.Equal(a, b) {
+		t.Error("quantize IN OUT TYPE NTHREADS with llama-quantize's flags differs from --type -t --output-type --embd-type")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "quantize", model, theirs, "Q8_0", "--type", "Q4_0"), exitUsage, "TYPE given twice")
+	checkOneLineError(t, runGGUF(t, nil, "quantize", model, theirs, "Q8_0", "0"), exitUsage, "NTHREADS")
+	left := filepath.Join(dir, "left.gguf")
+	mustRun(t, nil, "quantize", model, left, "Q8_0", "--leave-output-tensor")
+	if ty := infoTypes(t, left); ty["output.weight"] != "F32" || ty["blk.0.attn_q.weight"] != "Q8_0" {
+		t.Errorf("--leave-output-tensor: output.weight %s, blk.0.attn_q.weight %s", ty["output.weight"], ty["blk.0.attn_q.weight"])
+	}
+
+	prompt := filepath.Join(dir, "prompt.txt")
+	os.WriteFile(prompt, []byte("t1 t2 t3"), 0o644)
+	gen := []string{"-n", "6", "--temp", "0", "--seed", "1", "-t", "1"}
+	want := mustRun(t, nil, append([]string{"run", model, "-p", "t1 t2 t3", "--ctx", "32"}, gen...)...).stdout
+	got := mustRun(t, nil, append([]string{"run", "-m", model, "-f", prompt, "--ctx-size", "32"}, gen...)...).stdout
+	if !bytes.Equal(got, want) || len(want) == 0 {
+		t.Errorf("run -m -f --ctx-size printed %q, run MODEL -p --ctx %q", got, want)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", "-m", model, model), exitUsage, "not both")
+
+	prefix := filepath.Join(dir, "s.gguf")
+	mustRun(t, nil, "build", model, "--split-max-tensors", "10", "-o", prefix)
+	files, _ := filepath.Glob(filepath.Join(dir, "s-*-of-*.gguf"))
+	var s struct {
+		TensorCount int `json:"tensor_count"`
+	}
+	json.Unmarshal(mustRun(t, nil, "info", "--json", model).stdout, &s)
+	if wantFiles := (s.TensorCount + 9) / 10; len(files) != wantFiles {
+		t.Errorf("--split-max-tensors 10 of %d tensors wrote %d files, want %d", s.TensorCount, len(files), wantFiles)
+	}
+	merged := filepath.Join(dir, "merged.gguf")
+	mustRun(t, nil, "build", "--merge", files[0], "-o", merged)
+	checkOneLineError(t, runGGUF(t, nil, "build", "--merge", model, "-o", merged), exitUsage, "not the first file of a split model")
+
+	fetched := filepath.Join(dir, "fetched.gguf")
+	mustRun(t, nil, "fetch", model, "--include", "blk.*.attn_*", "--include", "output.weight", "-o", fetched)
+	ty := infoTypes(t, fetched)
+	if len(ty) != 11 || ty["output.weight"] == "" || ty["blk.1.attn_v.weight"] == "" {
+		t.Errorf("fetch --include kept %v", ty)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "fetch", model, "--revision", "v1", "-o", fetched), exitUsage, "--revision")
+}
+
+// TestMessages: no doubled prefixes, no temporary names, counts in words.
+func TestMessages(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "t.gguf")
+	os.WriteFile(short, []byte("GGUF\x03\x00\x00\x00"), 0o644)
+	r := runGGUF(t, nil, "info", short)
+	checkOneLineError(t, r, exitUsage, short+": offset 8:")
+	if bytes.Contains(r.stderr, []byte(": gguf: ")) {
+		t.Errorf("doubled prefix: %q", r.stderr)
+	}
+	stories := shared.Path(t, "models", "stories260K-f32.gguf")
+	r = runGGUF(t, nil, "quantize", stories, filepath.Join(dir, "q.gguf"), "Q8_0")
+	if bytes.Count(r.stderr, []byte(`"blk.0.ffn_down.weight"`)) != 1 {
+		t.Errorf("the tensor is named more than once: %q", r.stderr)
+	}
+	md, _ := gguf.NewMetadata()
+	md.Set("general.architecture", gguf.String("llama"))
+	one := filepath.Join(dir, "one.gguf")
+	os.WriteFile(one, fixture.Write(md, []fixture.Tensor{{Info: gguf.TensorInfo{Name: "a", Type: gguf.TypeF32, Dims: []uint64{4}}, Data: make([]byte, 16)}}), 0o644)
+	r = mustRun(t, nil, "build", one, "-o", "-")
+	if !strings.Contains(string(r.stderr), "wrote stdout:") || !strings.Contains(string(r.stderr), " 1 tensor (1 copied)") {
+		t.Errorf("summary %q", r.stderr)
+	}
+	r = mustRun(t, nil, "build", one, "--drop", "^a$", "--dry-run")
+	if strings.Contains(string(r.stdout), "()") || !strings.Contains(string(r.stdout), "0 tensors;") {
+		t.Errorf("dry run of no tensors: %q", r.stdout)
+	}
+	// A failed write names the output, not its temporary.
+	ro := filepath.Join(dir, "missing", "x.gguf")
+	r = runGGUF(t, nil, "build", one, "-o", ro)
+	checkOneLineError(t, r, exitUsage, ro)
+	if strings.Contains(string(r.stderr), ".tmp") {
+		t.Errorf("temporary name in %q", r.stderr)
+	}
+}
+
+// TestEveryNumericFlagBounded: flagBounds covers every numeric flag of
+// every command, so none takes a value it cannot mean unchecked.
+func TestEveryNumericFlagBounded(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if _, ok := boundsOf(c, f); numericFlag(f) && !ok {
+				t.Errorf("%s --%s (%s) has no entry in flagBounds", c.CommandPath(), f.Name, f.Value.Type())
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(rootCmd)
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -71,8 +72,8 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 	}
 	fmt.Fprintf(tw, "source\t%s\n", safetext.Escape(s.Source))
 	fmt.Fprintf(tw, "format\tGGUF v%d, %s, alignment %d\n", s.Version, size, s.Alignment)
-	fmt.Fprintf(tw, "header\t%d bytes (%d keys, %d tensors), data at offset %d, %d bytes\n",
-		s.HeaderBytes, s.MetadataCount, s.TensorCount, s.DataOffset, s.DataBytes)
+	fmt.Fprintf(tw, "header\t%d bytes (%s, %s), data at offset %d, %d bytes\n",
+		s.HeaderBytes, english.Plural(int(s.MetadataCount), "key", ""), english.Plural(int(s.TensorCount), "tensor", ""), s.DataOffset, s.DataBytes)
 	fmt.Fprintf(tw, "architecture\t%s\n", orDash(safetext.Name(s.Architecture)))
 	fmt.Fprintf(tw, "name\t%s\n", orDash(safetext.Name(s.Name)))
 	fmt.Fprintf(tw, "parameters\t%s (%s)\n", humanize.SIWithDigits(float64(s.Parameters), 2, ""), humanize.Comma(int64(s.Parameters)))
@@ -89,7 +90,7 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 		fmt.Fprintf(tw, "layers\t%d\n", s.Layers)
 	}
 	if e := s.Experts; e != nil {
-		fmt.Fprintf(tw, "experts\t%d tensors, %s", e.ExpertTensors, humanize.Bytes(uint64(e.ExpertBytes)))
+		fmt.Fprintf(tw, "experts\t%s, %s", english.Plural(e.ExpertTensors, "tensor", ""), humanize.Bytes(uint64(e.ExpertBytes)))
 		if e.Last {
 			fmt.Fprintf(tw, ", last: the non-expert part ends at byte %d (%s)", e.NonExpertEnd, humanize.Bytes(uint64(e.NonExpertEnd)))
 		} else {

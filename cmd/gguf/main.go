@@ -58,6 +58,7 @@ func init() {
 	rootCmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	rootCmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) }
 	rootCmd.SetFlagErrorFunc(flagError)
+	rootCmd.SetGlobalNormalizationFunc(normalizeFlag)
 	pf := rootCmd.PersistentFlags()
 	pf.StringVar(&tokenFlag, "token", "", "Hugging Face token for hf:// sources (default: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, or the token file under HF_HOME)")
 	pf.BoolVar(&statsFlag, "stats", false, "print the requests, bytes and retries of each remote source on stderr")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"time"
 
@@ -28,9 +29,12 @@ type runFlags struct {
 	repeatLastN   int
 	threads       int
 	ctx           int
+	model         string // -m, llama-cli's spelling of the MODEL argument
+	promptFile    string // -f, the prompt read from a file
 }
 
-func defaultThreads() int { return min(4, runtime.NumCPU()) }
+// defaultThreads is every core, as llama.cpp's tools default to.
+func defaultThreads() int { return runtime.NumCPU() }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
@@ -51,11 +55,34 @@ temperature; --temp 0 is greedy. The same --seed gives the same text.`,
 
   # a pruned-head build on a device, 4 threads
   gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runModel(cmd, args[0], f) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := f.model
+			switch {
+			case len(args) == 1 && path != "":
+				return usageError("give MODEL or -m MODEL, not both")
+			case len(args) == 1:
+				path = args[0]
+			case path == "":
+				return usageError("missing MODEL (or -m MODEL)")
+			}
+			if f.promptFile != "" {
+				if cmd.Flags().Changed("prompt") {
+					return usageError("give -p PROMPT or -f FILE, not both")
+				}
+				b, err := os.ReadFile(f.promptFile)
+				if err != nil {
+					return usageError("-f: %v", err)
+				}
+				f.prompt = string(b)
+			}
+			return runModel(cmd, path, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "prompt text")
+	fl.StringVarP(&f.promptFile, "file", "f", "", "read the prompt from FILE")
+	fl.StringVarP(&f.model, "model", "m", "", "the model (llama-cli's spelling of MODEL)")
 	fl.IntVarP(&f.n, "n-predict", "n", -1, "tokens to generate (-1: until end of text or a full context)")
 	fl.Float32Var(&f.temp, "temp", d.Temp, "temperature (0: greedy)")
 	fl.Int64VarP(&f.seed, "seed", "s", -1, "sampling seed (-1: random)")
@@ -65,7 +92,7 @@ temperature; --temp 0 is greedy. The same --seed gives the same text.`,
 	fl.Float32Var(&f.repeatPenalty, "repeat-penalty", d.RepeatPenalty, "penalty for recent tokens (1: off)")
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
-	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length)")
+	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length; also --ctx-size)")
 	return cmd
 }
 
