@@ -161,7 +161,8 @@ func convert(t *plan.Tensor, to gguf.Type, w []float32, threads int) (*plan.Tran
 	if len(w) > int(rowLen) && len(t.Info.Dims) >= 2 {
 		rowsPerExpert = int64(t.Info.Dims[1])
 	}
-	chunk := max(1, min(rowsPerExpert, (16<<20)/max(t.Info.RowBytes(), 1)))
+	// 8 MiB chunks: the transform holds two (one converting, one filling).
+	chunk := max(1, min(rowsPerExpert, (8<<20)/max(t.Info.RowBytes(), 1)))
 	tr := &plan.Transform{
 		Inner: t.Src, InRowBytes: t.Info.RowBytes(), OutRowBytes: outRow, ChunkRows: chunk,
 		Note: "quantize " + from.String() + " to " + to.String(),

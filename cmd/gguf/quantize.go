@@ -137,7 +137,7 @@ func newQuantizeCmd() *cobra.Command {
 making the same file llama-quantize makes with the same options: the same per-tensor types (2-D
 weights only; norms, biases, 1-D tensors, output_ids and position tensors stay; rows that do not fit
 a type's block size fall back to a compatible type), the same bytes (bit-exact ggml quantizers), the
-same tensor order and metadata. Memory holds a few rows per thread and one 16 MiB chunk of a tensor,
+same tensor order and metadata. Memory holds a few rows per thread and two 8 MiB chunks of a tensor,
 whatever the model size.
 
 TYPE is llama-quantize's file type, in any case: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q1_0 Q2_0 Q2_K Q2_K_S
