@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -367,4 +368,19 @@ func TestEveryNumericFlagBounded(t *testing.T) {
 		}
 	}
 	walk(rootCmd)
+}
+
+// TestLeaveOutputMatchesLlamaQuantize: --leave-output-tensor makes
+// llama-quantize's file. The sha256 is that of Debian's llama-quantize
+// (llama.cpp 0.7.0) output of `llama-quantize --leave-output-tensor
+// --tensor-type ffn_down=f16 stories260K-f32.gguf OUT Q8_0 1`.
+func TestLeaveOutputMatchesLlamaQuantize(t *testing.T) {
+	const want = "4ec69e4b66a9901f23b44c17c4a8a992a9024aa6c40e8e3d20a74c8d3b0911be"
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	mustRun(t, nil, "quantize", shared.Path(t, "models", "stories260K-f32.gguf"), out, "Q8_0", "1",
+		"--leave-output-tensor", "--tensor-type", "ffn_down=F16")
+	data, _ := os.ReadFile(out)
+	if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != want {
+		t.Errorf("sha256 %s, llama-quantize's %s", got, want)
+	}
 }
