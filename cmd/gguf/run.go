@@ -126,9 +126,6 @@ func loadModel(path string, ctx, threads int) (*engine.Model, *vocabselect.Token
 }
 
 func runModel(cmd *cobra.Command, path string, f runFlags) error {
-	if f.temp < 0 || f.topP < 0 || f.minP < 0 || f.repeatPenalty <= 0 || f.repeatLastN < 0 {
-		return usageError("sampling parameters must not be negative (and --repeat-penalty must be positive)")
-	}
 	m, tok, s, err := loadModel(path, f.ctx, f.threads)
 	if err != nil {
 		return err
