@@ -53,6 +53,9 @@ type Options struct {
 	Deletes []string  // metadata keys to remove
 	Sets    []gguf.KV // metadata keys to set (in place if present)
 	Align   uint32    // general.alignment (0: unchanged)
+	// Force lets Deletes and Sets break keys llama.cpp reads (a required
+	// key deleted, a value of another type than llama.cpp's).
+	Force bool
 }
 
 // Report says what a plan does, for summaries.
@@ -163,14 +166,27 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 		rep.Layouts = l
 	}
 	for _, k := range opts.Deletes {
+		if !opts.Force {
+			if err := checkDelete(p.Metadata.Architecture(), k); err != nil {
+				return nil, nil, err
+			}
+		}
 		if !p.Metadata.Delete(k) {
 			return nil, nil, fmt.Errorf("--del: no metadata key %q", k)
 		}
 	}
 	for _, kv := range opts.Sets {
+		if !opts.Force {
+			if err := checkSet(p.Metadata.Architecture(), kv); err != nil {
+				return nil, nil, err
+			}
+		}
 		p.Metadata.Set(kv.Key, kv.Value)
 	}
 	if opts.Align != 0 {
+		if opts.Align&(opts.Align-1) != 0 {
+			return nil, nil, fmt.Errorf("--align %d: not a power of two", opts.Align)
+		}
 		p.Metadata.Set(gguf.KeyAlignment, gguf.Uint32(opts.Align))
 	}
 	return p, rep, nil

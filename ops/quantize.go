@@ -86,6 +86,9 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q.Rules.Imatrix == nil && ft.RequiresImatrix() {
+		return nil, fmt.Errorf("--type %s needs an importance matrix (--imatrix FILE): llama-quantize refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one", ft)
+	}
 	sortLikeLlamaCpp(p)
 	// Choose sees the file as it is being built, in the order llama-quantize
 	// visits it (its layer-dependent mixes count tensors as they come).
@@ -98,7 +101,7 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 		t := &p.Tensors[i]
 		d, err := q.Rules.Choose(view, &view.Tensors[i])
 		if err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", t.Info.Name, err)
+			return nil, err // it names the tensor
 		}
 		dec := Decision{Name: t.Info.Name, From: t.Info.Type, To: d.Type, FromBytes: t.Info.Size(),
 			Reason: d.Reason, Fallback: d.Fallback, Quantized: d.Quantize}
@@ -158,7 +161,8 @@ func convert(t *plan.Tensor, to gguf.Type, w []float32, threads int) (*plan.Tran
 	if len(w) > int(rowLen) && len(t.Info.Dims) >= 2 {
 		rowsPerExpert = int64(t.Info.Dims[1])
 	}
-	chunk := max(1, min(rowsPerExpert, (16<<20)/max(t.Info.RowBytes(), 1)))
+	// 8 MiB chunks: the transform holds two (one converting, one filling).
+	chunk := max(1, min(rowsPerExpert, (8<<20)/max(t.Info.RowBytes(), 1)))
 	tr := &plan.Transform{
 		Inner: t.Src, InRowBytes: t.Info.RowBytes(), OutRowBytes: outRow, ChunkRows: chunk,
 		Note: "quantize " + from.String() + " to " + to.String(),

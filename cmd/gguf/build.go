@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
@@ -29,14 +31,21 @@ type buildFlags struct {
 	quiet    bool
 	dryRun   bool
 	splitMax string
+	// splitTensors is llama-gguf-split's --split-max-tensors (0: none).
+	splitTensors int
+	// merge is llama-gguf-split's --merge spelling: SOURCE must be the
+	// first file of a split model (which any build merges).
+	merge bool
 }
 
 func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output file, or - for stdout (required)")
-	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal")
+	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal; let --set and --del break keys llama.cpp reads")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
 	cmd.Flags().StringVar(&f.splitMax, "split-max-size", "", "write llama-gguf-split files OUT-00001-of-0000N.gguf... of at most N (M or G) of tensor data each")
+	cmd.Flags().IntVar(&f.splitTensors, "split-max-tensors", 0, "write llama-gguf-split files of at most N tensors each")
+	cmd.Flags().BoolVar(&f.merge, "merge", false, "SOURCE is the first file of a split model: write it as one file (any build does; as llama-gguf-split --merge)")
 }
 
 // opFlags are the operations of `gguf build`, as given on the command line.
@@ -80,8 +89,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 
 // options turns the flags into build options, opening --add sources and
 // reading --head-ids. Sources opened are appended to *closers.
-func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (ops.Options, error) {
-	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closers *[]io.Closer) (ops.Options, error) {
+	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels, Force: force}
 	q, err := o.quant.options()
 	if err != nil {
 		return opts, err
@@ -144,8 +153,12 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		}
 		opts.HeadIDs = ids
 		opts.Head = headprune.Options{Rows: o.headRows, Pad: o.headPad, NoSpecials: o.noSpecials}
-	} else if o.headRows != 0 || o.noSpecials {
-		return opts, usageError("--head-rows and --head-no-specials need --head-ids")
+	} else {
+		for _, name := range []string{"head-rows", "head-pad", "head-no-specials"} {
+			if cmd.Flags().Changed(name) {
+				return opts, usageError("--%s needs --head-ids", name)
+			}
+		}
 	}
 	return opts, nil
 }
@@ -194,6 +207,9 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 		return err
 	}
 	defer src.Close()
+	if bf.merge && src.Files() < 2 {
+		return usageError("--merge: %s is not the first file of a split model (NAME-00001-of-0000N.gguf)", spec)
+	}
 	if check != nil {
 		if err := check(src); err != nil {
 			return err
@@ -206,7 +222,7 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 			c.Close()
 		}
 	}()
-	opts, err := of.options(cmd, in, &closers)
+	opts, err := of.options(cmd, in, bf.force, &closers)
 	if err != nil {
 		return err
 	}
@@ -240,7 +256,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if rep != nil && rep.Quant != nil && bf.out != "" {
 		printQuantSummary(stderr, rep.Quant)
 	}
-	if bf.splitMax != "" {
+	if bf.splitMax != "" || bf.splitTensors > 0 {
 		return writeSplit(cmd, p, bf)
 	}
 	out, err := sink.Create(bf.out, bf.force)
@@ -271,13 +287,22 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	}
 	d := time.Since(start)
 	printLayoutSummary(stderr, rep)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
-		out.Name(), humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
+	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s, %s, %s\n",
+		outputName(out.Name()), humanize.Bytes(uint64(res.Written)), res.Written, describeCounts(p),
 		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
 	return nil
 }
 
-// describeCounts summarizes how the output tensors are produced.
+// outputName names an output in a summary: stdout is not a file called "-".
+func outputName(name string) string {
+	if name == "-" {
+		return "stdout"
+	}
+	return name
+}
+
+// describeCounts counts the output tensors and says how they are produced:
+// "3 tensors (2 copied, 1 cut)".
 func describeCounts(p *plan.Plan) string {
 	counts := map[string]int{}
 	var order []string
@@ -295,7 +320,11 @@ func describeCounts(p *plan.Plan) string {
 		}
 		s += fmt.Sprintf("%d %s", counts[k], k)
 	}
-	return s
+	n := english.Plural(len(p.Tensors), "tensor", "")
+	if s == "" {
+		return n
+	}
+	return n + " (" + s + ")"
 }
 
 func producerKind(pr plan.Producer) string {
@@ -319,11 +348,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes\tsource")
 	for i, t := range layout.Tensors {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, t.Name, t.Type, t.Shape(), t.Offset, t.Size(), p.Tensors[i].Src.Describe())
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, safetext.Name(t.Name), t.Type, t.Shape(), t.Offset, t.Size(), safetext.Escape(p.Tensors[i].Src.Describe()))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d keys, %d tensors (%s); header %d bytes, data %d bytes, file %s (%d bytes)\n",
-		layout.Metadata.Len(), len(layout.Tensors), describeCounts(p), layout.HeaderSize, layout.DataSize,
+	fmt.Fprintf(w, "\n%s, %s; header %d bytes, data %d bytes, file %s (%d bytes)\n",
+		english.Plural(layout.Metadata.Len(), "key", ""), describeCounts(p), layout.HeaderSize, layout.DataSize,
 		humanize.Bytes(uint64(layout.FileSize())), layout.FileSize())
 	return nil
 }
