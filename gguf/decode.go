@@ -452,7 +452,7 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	first, err := src.take(4, 1<<10)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errAt(0, ErrNotGGUF, "file is too short to be GGUF (%d bytes)", max(fileSize, 0))
+			return nil, errAt(0, ErrNotGGUF, "file is too short to be GGUF (%d bytes)", src.avail(4))
 		}
 		return nil, err
 	}

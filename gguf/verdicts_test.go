@@ -204,3 +204,16 @@ func TestWriterRefusesBadNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTooShortSaysItsSize: a file or stream of fewer than 4 bytes is
+// reported with the bytes it has, a stream included (not "0 bytes").
+func TestTooShortSaysItsSize(t *testing.T) {
+	data := []byte("GGU")
+	_, err := gguf.NewReader(bytes.NewReader(data), 3)
+	_, serr := gguf.NewStreamReader(bytes.NewReader(data))
+	for _, e := range []error{err, serr} {
+		if e == nil || !strings.Contains(e.Error(), "(3 bytes)") {
+			t.Errorf("err %v, want it to say (3 bytes)", e)
+		}
+	}
+}
