@@ -23,9 +23,13 @@ type session struct {
 	word  []byte
 	enc   []byte
 	syms  []mergeSym
-	mg    merger               // BPE and SentencePiece
-	cache *wordCache           // word -> ids, for every vocabulary kind
-	pairs [1 << 16 / 64]uint64 // byte pairs of the text, see markPairs
+	mg    merger     // BPE and SentencePiece
+	cache *wordCache // word -> ids, for every vocabulary kind
+	// maxWord, when positive, is the longest text merged at once (see
+	// streamMaxWord); 0 for one-shot tokenization, which merges any word
+	// whole as llama.cpp does.
+	maxWord int
+	pairs   [1 << 16 / 64]uint64 // byte pairs of the text, see markPairs
 }
 
 func (t *Tokenizer) getSession() *session {
