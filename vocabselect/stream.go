@@ -131,3 +131,80 @@ func (c *chunker) next() (chunk, error) {
 		return ch, nil
 	}
 }
+
+// TokenReader tokenizes a text read from an io.Reader piece by piece, in
+// order (see chunker and streamMaxWord), holding one piece of at most 1 MiB
+// and its tokens at a time: the tokens are those of Encode except next to
+// the forced cuts of text without safe cut points. Special tokens written in
+// the text are recognized within a piece (with parseSpecial).
+type TokenReader struct {
+	t            *Tokenizer
+	ch           *chunker
+	s            *session
+	addSpecial   bool
+	parseSpecial bool
+	ids          []int32
+	bytes        int64
+	tokens       int64
+	done         bool
+}
+
+// NewTokenReader returns a TokenReader over r. With addSpecial the model's
+// BOS comes before the first piece's tokens and its EOS after the last's,
+// as Encode adds them.
+func (t *Tokenizer) NewTokenReader(r io.Reader, addSpecial, parseSpecial bool) *TokenReader {
+	return &TokenReader{t: t, ch: t.newChunker(r, 0, nil), s: t.streamSession(), addSpecial: addSpecial, parseSpecial: parseSpecial}
+}
+
+// Next returns the tokens of the next piece of the text, valid until the
+// next call; io.EOF after the last piece (an empty text has one piece,
+// empty or holding BOS/EOS).
+func (tr *TokenReader) Next() ([]int32, error) {
+	if tr.done {
+		return nil, io.EOF
+	}
+	bos, eos := tr.t.affixes()
+	ids := tr.ids[:0]
+	c, err := tr.ch.next()
+	if err == io.EOF {
+		tr.done = true
+		if !tr.ch.first { // the last piece ended where the text did: only EOS is left
+			if !tr.addSpecial || eos < 0 {
+				return nil, io.EOF
+			}
+			tr.ids = append(ids, eos)
+			tr.tokens++
+			return tr.ids, nil
+		}
+		c, err = chunk{first: true, last: true}, nil // an empty text
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr.done = c.last
+	tr.bytes += int64(len(c.text))
+	if tr.addSpecial && c.first && bos >= 0 {
+		ids = append(ids, bos)
+	}
+	ids = tr.s.encodeText(ids, c.text, tr.parseSpecial, !c.first)
+	if tr.addSpecial && c.last && eos >= 0 {
+		ids = append(ids, eos)
+	}
+	tr.ids = ids
+	tr.tokens += int64(len(ids))
+	return ids, nil
+}
+
+// Bytes returns the bytes of text tokenized so far.
+func (tr *TokenReader) Bytes() int64 { return tr.bytes }
+
+// Tokens returns the number of tokens returned so far.
+func (tr *TokenReader) Tokens() int64 { return tr.tokens }
+
+// Close returns the reader's session to the tokenizer's pool.
+func (tr *TokenReader) Close() {
+	if tr.s != nil {
+		tr.t.putStreamSession(tr.s)
+		tr.s = nil
+	}
+}

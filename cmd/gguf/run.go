@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -69,13 +70,18 @@ temperature; --temp 0 is greedy. The same --seed gives the same text.`,
 	return cmd
 }
 
-// loadModel opens a model, its tokenizer and an inference state.
-func loadModel(path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
+// loadModel opens a model, its tokenizer and an inference state; verb names
+// the command in the message for a model that is not a local file.
+func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
 	if threads < 1 {
 		return nil, nil, nil, usageError("--threads must be at least 1")
 	}
 	if ctx < 0 {
 		return nil, nil, nil, usageError("--ctx must not be negative")
+	}
+	if path == "-" || hfremote.IsRemote(path) {
+		// The runtime memory-maps the weights, and pages experts from them.
+		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
 	}
 	m, err := engine.Open(path)
 	if err != nil {
@@ -102,7 +108,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 	if f.temp < 0 || f.topP < 0 || f.minP < 0 || f.repeatPenalty <= 0 || f.repeatLastN < 0 {
 		return usageError("sampling parameters must not be negative (and --repeat-penalty must be positive)")
 	}
-	m, tok, s, err := loadModel(path, f.ctx, f.threads)
+	m, tok, s, err := loadModel("run", path, f.ctx, f.threads)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,10 @@ func newVocabTokenizeCmd() *cobra.Command {
 		Use:   "tokenize MODEL [TEXT]",
 		Short: "Tokenize text exactly as llama.cpp's llama-tokenize does",
 		Long: `Tokenize TEXT, a file (--file) or standard input (--stdin) with MODEL's tokenizer. Files and
-stdin are taken byte for byte, with no trimming. By default each token is printed as
+stdin are taken byte for byte, with no trimming, and streamed: read in pieces cut where no token
+spans the cut, so memory stays a few MB whatever the size (a stretch of 1 MiB without such a
+place, or a word longer than 64 KiB, is cut anyway and only there may the ids differ from
+llama-tokenize's). By default each token is printed as
 "id -> 'piece'"; --ids prints the list as llama-tokenize --ids does. BOS is added when the
 model asks for it (--no-bos: never); special tokens written in the text are recognized unless
 --no-parse-special.`,
@@ -83,55 +87,77 @@ model asks for it (--no-bos: never); special tokens written in the text are reco
 			if f.ids && f.pieces {
 				return usageError("--ids and --pieces exclude each other")
 			}
-			var text []byte
-			var err error
+			var text io.Reader
 			switch {
 			case f.file != "":
-				text, err = os.ReadFile(f.file)
+				file, err := os.Open(f.file)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				text = file
 			case f.stdin:
-				text, err = io.ReadAll(stdin)
+				text = stdin
 			default:
-				text = []byte(args[1])
-			}
-			if err != nil {
-				return err
+				text = strings.NewReader(args[1])
 			}
 			tok, err := loadTokenizer(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			ids := tok.Encode(string(text), tok.AddBOS() && !f.noBOS, !f.noParseSpecal)
+			// Files and stdin are tokenized and printed piece by piece, so
+			// that a text of any size needs a few MB.
+			tr := tok.NewTokenReader(text, tok.AddBOS() && !f.noBOS, !f.noParseSpecal)
+			defer tr.Close()
+			out := bufio.NewWriterSize(stdout, 1<<20)
 			var b []byte
-			switch {
-			case f.ids:
-				b = append(b, '[')
-				for i, id := range ids {
-					if i > 0 {
-						b = append(b, ", "...)
-					}
-					b = strconv.AppendInt(b, int64(id), 10)
+			if f.ids {
+				out.WriteByte('[')
+			}
+			for n := 0; ; {
+				ids, err := tr.Next()
+				if err == io.EOF {
+					break
 				}
-				b = append(b, "]\n"...)
-			case f.pieces:
-				for _, id := range ids {
-					b = strconv.AppendQuote(b, string(tok.TokenToPiece(id, true)))
-					b = append(b, '\n')
+				if err != nil {
+					return err
 				}
-			default:
-				// llama-tokenize's "%6d -> '%s'", without fmt: on a multi-MB
-				// text formatting each line took as long as tokenizing.
-				var num [12]byte
-				for _, id := range ids {
-					d := strconv.AppendInt(num[:0], int64(id), 10)
-					for k := len(d); k < 6; k++ {
-						b = append(b, ' ')
+				b = b[:0]
+				switch {
+				case f.ids:
+					for _, id := range ids {
+						if n > 0 {
+							b = append(b, ", "...)
+						}
+						b = strconv.AppendInt(b, int64(id), 10)
+						n++
 					}
-					b = append(append(b, d...), " -> '"...)
-					b = append(append(b, tok.TokenToPiece(id, true)...), "'\n"...)
+				case f.pieces:
+					for _, id := range ids {
+						b = strconv.AppendQuote(b, string(tok.TokenToPiece(id, true)))
+						b = append(b, '\n')
+					}
+				default:
+					// llama-tokenize's "%6d -> '%s'", without fmt: on a multi-MB
+					// text formatting each line took as long as tokenizing.
+					var num [12]byte
+					for _, id := range ids {
+						d := strconv.AppendInt(num[:0], int64(id), 10)
+						for k := len(d); k < 6; k++ {
+							b = append(b, ' ')
+						}
+						b = append(append(b, d...), " -> '"...)
+						b = append(append(b, tok.TokenToPiece(id, true)...), "'\n"...)
+					}
+				}
+				if _, err := out.Write(b); err != nil {
+					return err
 				}
 			}
-			_, err = stdout.Write(b)
-			return err
+			if f.ids {
+				out.WriteString("]\n")
+			}
+			return out.Flush()
 		},
 	}
 	fl := cmd.Flags()
