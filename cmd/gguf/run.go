@@ -47,11 +47,11 @@ token counts, peak RSS and why generation stopped.
 
 Sampling follows llama.cpp's default chain: repeat penalty, top-k, top-p, min-p,
 temperature; --temp 0 is greedy. The same --seed gives the same text.`,
-		Example: `  # the 260K-parameter story model from the seeds, greedy, at its trained context
+		Example: `  # the 260K-parameter story model (llama2.c's stories260K), greedy, 341 tokens
   gguf run stories260K-f32.gguf -p "Once upon a time" -n 341 --temp 0 --ctx 512
 
-  # a pruned-head build on a device, 4 threads
-  gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4`,
+  # a build with a pruned 104-row head (see gguf build --head-ids), 4 threads
+  gguf run stories260K-h104.gguf -p "Once upon a time" -n 200 -t 4`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runModel(cmd, args[0], f) },
 	}

@@ -461,7 +461,7 @@ until --rows is reached, rounded up to a multiple of --pad. FILE is a text file,
 of text files (e.g. a source tree for code) or a counts file from "gguf vocab count". The
 output starts with comment lines recording the model, corpora, budgets and rows, and is the
 same byte for byte for the same inputs.`,
-		Example: `  # a 65,672-row multilingual head for Qwen3.5-2B (the seeds' H65), English and code first
+		Example: `  # a 65,672-row multilingual head for Qwen3.5-2B (a quarter of its 248,320 rows), English and code first
   gguf vocab select Qwen3.5-2B.gguf --rows 65672 --keep-below 16384 \
     --corpus en=corpus/en:16000 --corpus code=$(go env GOROOT)/src:8000 \
     --corpus zh=corpus/zh --corpus ja=corpus/ja --corpus es=corpus/es --corpus fr=corpus/fr \
