@@ -263,7 +263,7 @@ func pplAndErr(sum, sum2 float64, n int) (ppl, pplErr float64) {
 
 // BitsPerByte converts a perplexity into bits per byte of text: log2(PPL)
 // bits per token times the text's tokens per byte, so that models with
-// different tokenizers compare (the seeds' E25/E29 measure).
+// different tokenizers compare.
 func BitsPerByte(ppl float64, textTokens, textBytes int) float64 {
 	if textBytes == 0 {
 		return 0
