@@ -91,16 +91,24 @@ type PerplexityResult struct {
 	// the tokens it keeps, so this figure is lower than an unpruned
 	// model's and does not compare with it.
 	PPL, PPLErr float64
-	// ChargedPPL and ChargedPPLErr count every target: each miss is charged
-	// MissNLL, the unpruned model's negative log-probability of it when
-	// PerplexityOptions.Full is set (MissCharge "full model"), else the
-	// fixed penalty ln(vocabulary size), a uniform guess over the whole
-	// vocabulary (MissCharge "fixed"). Without misses they equal PPL and
-	// PPLErr.
+	// ChargedPPL and ChargedPPLErr count every target. With
+	// PerplexityOptions.Full (MissCharge "full model") they score a
+	// distribution over the whole vocabulary: the pruned model's
+	// probabilities over its head, scaled by the share the unpruned model
+	// gives the head's tokens, and the unpruned model's probabilities for
+	// the rest, so each miss costs its unpruned log-probability and no head
+	// token gains from the missing ones; a head cut without other changes
+	// then scores exactly the unpruned model's PPL. Without Full
+	// (MissCharge "fixed") each miss is charged ln(vocabulary size), a
+	// uniform guess over the whole vocabulary, and the head's tokens keep
+	// their probabilities. Without misses they equal PPL and PPLErr.
 	ChargedPPL, ChargedPPLErr float64
 	MissCharge                string
 	// MissNLL is the mean negative log-probability charged per miss.
 	MissNLL float64
+	// HeadShare is the unpruned model's mean probability of the head's
+	// tokens at the scored positions (Full only, else 0).
+	HeadShare float64
 	// FullPPL is the unpruned model's perplexity over the same targets
 	// (PerplexityOptions.Full only, else 0).
 	FullPPL float64
@@ -166,7 +174,9 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 	chunk := make([]int32, ctx)
 	first := ctx / 2
 	fullNLL := make([]float64, ctx)
-	var nll, nll2, charged, charged2, missed, full float64
+	headLog := make([]float64, ctx) // log of the unpruned model's probability of the head's tokens
+	head := s.m.OutputIDs
+	var nll, nll2, charged, charged2, missed, full, share float64
 	for c := 0; o.MaxChunks <= 0 || c < o.MaxChunks; c++ {
 		ok, err := next(tokens)
 		if err != nil {
@@ -182,8 +192,17 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 		if o.Full != nil {
 			o.Full.Reset()
 			err := o.Full.Eval(chunk[:ctx-1], first, func(i int, l []float32) {
-				fullNLL[i] = tokenNLL(l, tokens[i+1])
+				mx, logSum := logSumExp(l)
+				fullNLL[i] = logSum - float64(l[tokens[i+1]]-mx)
 				full += fullNLL[i]
+				if head != nil {
+					var sum float64
+					for _, id := range head {
+						sum += float64(expf(l[id] - mx))
+					}
+					headLog[i] = math.Log(sum) - logSum
+					share += math.Exp(headLog[i])
+				}
 			})
 			if err != nil {
 				return r, err
@@ -206,8 +225,12 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 			v := tokenNLL(l, target)
 			nll += v
 			nll2 += v * v
-			charged += v
-			charged2 += v * v
+			c := v
+			if o.Full != nil {
+				c -= headLog[i]
+			}
+			charged += c
+			charged2 += c * c
 			r.Scored++
 		})
 		if err != nil {
@@ -233,13 +256,24 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 		if r.Misses > 0 {
 			r.MissNLL = missed / float64(r.Misses)
 		}
+		r.HeadShare = 1
+		if head != nil {
+			r.HeadShare = share / float64(r.Scored+r.Misses)
+		}
 	}
 	return r, nil
 }
 
 // tokenNLL is the negative log-probability of target under logits l.
 func tokenNLL(l []float32, target int32) float64 {
-	mx := l[0]
+	mx, logSum := logSumExp(l)
+	return logSum - float64(l[target]-mx)
+}
+
+// logSumExp returns the largest logit and log(sum exp(logit - max)), as
+// llama-perplexity computes them.
+func logSumExp(l []float32) (mx float32, logSum float64) {
+	mx = l[0]
 	for _, v := range l {
 		mx = max(mx, v)
 	}
@@ -247,7 +281,7 @@ func tokenNLL(l []float32, target int32) float64 {
 	for _, v := range l {
 		sum += float64(expf(v - mx))
 	}
-	return -(float64(l[target]-mx) - math.Log(sum))
+	return mx, math.Log(sum)
 }
 
 // pplAndErr turns n summed NLLs and their squares into a perplexity and its

@@ -40,6 +40,9 @@ type perplexityJSON struct {
 	Charged    pplFigure `json:"charged"`
 	MissCharge string    `json:"miss_charge"`
 	MissNLL    float64   `json:"miss_nll"`
+	// HeadShare is the unpruned model's mean probability of the head's
+	// tokens (--full only).
+	HeadShare float64 `json:"head_share,omitempty"`
 	// Full is the unpruned model's figure over the same targets (--full).
 	Full *pplFigure `json:"full,omitempty"`
 }
@@ -65,13 +68,16 @@ different tokenizers.
 A pruned head cannot produce some targets (misses). Two figures are then printed: the
 head-only one skips the misses and is over the head's tokens only; it is lower than an
 unpruned model's, since the head's softmax spreads the missing tokens' probability over
-the tokens it keeps, and does not compare with it. The charged one counts every target
-and charges each miss the unpruned model's log-probability when --full names that model
-(which also prints the unpruned model's own figure over the same targets), else a fixed
-penalty of ln(vocabulary size) nats, a uniform guess over the whole vocabulary; it
-compares with an unpruned model's PPL. --json writes {model, file, full_model, ctx,
+the tokens it keeps, and does not compare with it. The charged one counts every target and
+compares with an unpruned model's PPL. With --full naming the unpruned model it scores the
+pruned model's probabilities over its head scaled by the share the unpruned model gives
+the head's tokens, and the unpruned model's probabilities for the misses (a head cut from
+unchanged weights then scores exactly the unpruned model's PPL, so the figure shows what
+quantization or other changes cost); it also prints the unpruned model's own figure over
+the same targets. Without --full each miss is charged a fixed ln(vocabulary size) nats, a
+uniform guess over the whole vocabulary. --json writes {model, file, full_model, ctx,
 chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full model" or
-"fixed"), miss_nll, full}, each figure {ppl, ppl_err, bits_per_byte, targets}.`,
+"fixed"), miss_nll, head_share, full}, each figure {ppl, ppl_err, bits_per_byte, targets}.`,
 		Example: `  gguf perplexity stories260K-f32.gguf -f eval-en.txt --ctx 128
   gguf perplexity stories-h104.gguf -f eval-en.txt --ctx 128 --full stories260K-f32.gguf --json`,
 		Args: cobra.ExactArgs(1),
@@ -128,7 +134,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				Tokens: textTokens, Bytes: tr.Bytes(), Scored: r.Scored, Misses: r.Misses,
 				HeadOnly:   pplFigure{r.PPL, r.PPLErr, bpb(r.PPL), r.Scored},
 				Charged:    pplFigure{r.ChargedPPL, r.ChargedPPLErr, bpb(r.ChargedPPL), r.Scored + r.Misses},
-				MissCharge: r.MissCharge, MissNLL: r.MissNLL,
+				MissCharge: r.MissCharge, MissNLL: r.MissNLL, HeadShare: r.HeadShare,
 			}
 			if full != "" {
 				out.Full = &pplFigure{PPL: r.FullPPL, BitsPerByte: bpb(r.FullPPL), Targets: r.Scored + r.Misses}
@@ -146,7 +152,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 			} else {
 				charge := fmt.Sprintf("a fixed ln(%d) = %.3f nats", m.Config.Vocab, r.MissNLL)
 				if full != "" {
-					charge = fmt.Sprintf("the full model's log-probability (mean %.3f nats)", r.MissNLL)
+					charge = fmt.Sprintf("the full model's log-probability (mean %.3f nats), head tokens scaled by the full model's head share %.4f", r.MissNLL, r.HeadShare)
 				}
 				fmt.Fprintf(&b, "Final estimate, head's tokens only: PPL = %.4f +/- %.5f, %.4f bits per byte (%d misses skipped; not comparable with an unpruned model)\n",
 					r.PPL, r.PPLErr, out.HeadOnly.BitsPerByte, r.Misses)
@@ -166,7 +172,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 	cmd.Flags().IntVarP(&ctx, "ctx", "c", 512, "tokens per chunk")
 	cmd.Flags().IntVar(&chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	cmd.Flags().IntVarP(&th, "threads", "t", defaultThreads(), "worker threads")
-	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from: each miss is charged its log-probability")
+	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from, for the charged figure")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "machine-readable output")
 	return cmd
 }

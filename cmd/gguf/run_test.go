@@ -155,10 +155,12 @@ func TestPerplexityRegenerated(t *testing.T) {
 }
 
 // TestPerplexityPrunedFigures scores a 104-row head of stories260K: the
-// head-only figure skips the misses, the charged one counts every target,
-// each miss charged the unpruned model's NLL with --full (whose own PPL over
-// the same targets is that of scoring it alone) or ln(512) without; a --ctx
-// past the trained context warns as llama-perplexity does.
+// head-only figure skips the misses, the charged one counts every target:
+// with --full it scores the head scaled by the unpruned model's share and
+// the misses by the unpruned model, so this head, cut from unchanged
+// weights, scores the unpruned model's PPL (which --full also reports);
+// without it each miss costs ln(512). A --ctx past the trained context
+// warns as llama-perplexity does.
 func TestPerplexityPrunedFigures(t *testing.T) {
 	model := shared.Path(t, "models", "stories260K-f32.gguf")
 	eval := shared.Path(t, "corpus", "eval", "eval-en.txt")
@@ -195,6 +197,9 @@ func TestPerplexityPrunedFigures(t *testing.T) {
 	}
 	if withFull.MissCharge != "full model" || withFull.Full == nil || math.Abs(withFull.Full.PPL-fullAlone.HeadOnly.PPL) > 1e-9*fullAlone.HeadOnly.PPL {
 		t.Errorf("--full: charge %q, full %+v, unpruned alone %v", withFull.MissCharge, withFull.Full, fullAlone.HeadOnly.PPL)
+	}
+	if rel := math.Abs(withFull.Charged.PPL-fullAlone.HeadOnly.PPL) / fullAlone.HeadOnly.PPL; rel > 1e-5 || withFull.HeadOnly.PPL >= fullAlone.HeadOnly.PPL {
+		t.Errorf("--full: charged PPL %v, head-only %v, unpruned %v: want charged = unpruned, head-only lower", withFull.Charged.PPL, withFull.HeadOnly.PPL, fullAlone.HeadOnly.PPL)
 	}
 	if fixed.MissCharge != "fixed" || math.Abs(fixed.MissNLL-math.Log(512)) > 1e-12 || fixed.Full != nil {
 		t.Errorf("fixed charge: %q %v", fixed.MissCharge, fixed.MissNLL)
