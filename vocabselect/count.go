@@ -28,7 +28,8 @@ type Counts struct {
 type CountOptions struct {
 	// Workers is the number of texts tokenized at once; 0 means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the largest piece the text is cut into; 0 means
+	// ChunkSize is the size of the pieces the text is cut into (a piece
+	// grows up to 16 times that while no safe cut point turns up); 0 means
 	// DefaultChunkSize.
 	ChunkSize int
 	// Progress, if set, is called from one goroutine with the number of

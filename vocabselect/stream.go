@@ -18,7 +18,7 @@ const maxChunkFactor = 16
 // streamMaxWord is the longest text a streaming session merges at once: a
 // longer pre-tokenized word (a run of NUL bytes, a line of random CJK, which
 // the pre-tokenizers keep whole) is merged in pieces of at most this many
-// bytes, cut between characters, as llama.cpp's callers cut long inputs.
+// bytes, cut between characters.
 // Merging costs about 110 bytes of scratch per byte of word, so this bounds
 // it at 7 MB where a word of a whole chunk took hundreds of MB. Only such
 // words (and text without a safe cut point for 16 chunk sizes) may get other
