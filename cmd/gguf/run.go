@@ -79,8 +79,11 @@ func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect
 	if ctx < 0 {
 		return nil, nil, nil, usageError("--ctx must not be negative")
 	}
-	if path == "-" || hfremote.IsRemote(path) {
-		// The runtime memory-maps the weights, and pages experts from them.
+	// The runtime memory-maps the weights, and pages experts from them.
+	if path == "-" {
+		return nil, nil, nil, usageError("-: %s needs a local file, not stdin: save the model to a file first", verb)
+	}
+	if hfremote.IsRemote(path) {
 		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
 	}
 	m, err := engine.Open(path)

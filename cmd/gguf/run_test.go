@@ -295,11 +295,11 @@ func TestRuntimeBadInput(t *testing.T) {
 	// The runtime maps local files: other SOURCEs say how to get one.
 	for _, args := range [][]string{
 		{"run", "hf://owner/repo/model.gguf", "-p", "x"},
-		{"run", "-", "-p", "x"},
 		{"perplexity", "https://example.com/model.gguf", "-f", model},
 	} {
 		checkOneLineError(t, runGGUF(t, nil, args...), exitUsage, "gguf fetch")
 	}
+	checkOneLineError(t, runGGUF(t, nil, "run", "-", "-p", "x"), exitUsage, "needs a local file, not stdin")
 	// --ctx 2 scores nothing: say so, not "all targets outside the head".
 	checkOneLineError(t, runGGUF(t, nil, "perplexity", model, "-f", model, "--ctx", "2"), exitUsage, "at least 3")
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
