@@ -338,8 +338,12 @@ func newVocabCountCmd() *cobra.Command {
 		Short: "Count token frequencies over corpora, streaming and in parallel",
 		Long: `Tokenize every corpus (a file, a directory of text files, or - for stdin) with MODEL's
 tokenizer and write how often each token occurs, most frequent first. Memory does not grow
-with the corpora: text is read in chunks cut where no token can span the cut, and tokenized
-on all cores. The result can be given to "gguf vocab select" in place of the corpus.`,
+with the corpora, whatever their text: it is read in chunks of at most 1 MiB cut where no
+token can span the cut, words longer than 64 KiB are merged in 64 KiB pieces, and chunks are
+tokenized on all cores, about 50 MB per thread besides the tokenizer. Only next to a cut that
+a text forces (1 MiB without a safe place, or such a word) may the counts differ from
+tokenizing each corpus whole. The result can be given to "gguf vocab select" in place of the
+corpus.`,
 		Example: `  gguf vocab count Qwen3.5-2B.gguf --corpus war-and-peace.txt -o en.tsv
   gguf vocab count vocab.gguf --corpus $(go env GOROOT)/src -o code.tsv`,
 		Args: cobra.ExactArgs(1),
