@@ -182,7 +182,7 @@ them) byte for byte, in ascending id order, plus an I32 output_ids.weight that m
 token id; control and special tokens are always kept, and the row count is padded to a multiple of 8
 for llama.cpp's fast kernels.`,
 		Example: `  gguf build model.gguf -o copy.gguf
-  gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/q2b-h65.gguf'
+  gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/qwen3.5-2b-head65k.gguf'
   gguf build moon-beam.gguf --experts-last -o moon-beam-el.gguf
   gguf build model.gguf --add mtp.gguf:'^mtp\.' --set general.name=str:with-mtp -o model-mtp.gguf
   cat model.gguf | gguf build - --drop '^blk\.1[2-9]\.' --dry-run`,

@@ -25,7 +25,8 @@ func newDiffCmd() *cobra.Command {
 type, shape and offset changes) and the data of every tensor both files have (sha256 per tensor).
 Exit status: 0 when metadata and tensors are the same, 1 when they differ, 2 on error.`,
 		Example: `  gguf diff original.gguf pruned.gguf
-  gguf diff --numeric model-F32.gguf model-Q4_K.gguf | sort -k4 -g | tail
+  # the tensors with the largest RMSE last (columns: name, type -> type, max abs error, RMSE, RMS)
+  gguf diff --numeric model-F32.gguf model-Q4_K.gguf | grep -- ' -> ' | sort -k6 -g | tail
   gguf diff --json a.gguf hf://owner/repo/a.gguf | jq .tensors_changed`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -62,11 +63,11 @@ a "> " prompt on a terminal). --reasoning off/on switches thinking off or on
 where the template has a switch (Qwen3's <think> block, Ling's). An answer
 ends at the model's end-of-turn token or a stop string of the template; the
 KV cache is kept from turn to turn.`,
-		Example: `  # the 260K-parameter story model from the seeds, greedy, at its trained context
+		Example: `  # the 260K-parameter story model (llama2.c's stories260K), greedy, 341 tokens
   gguf run stories260K-f32.gguf -p "Once upon a time" -n 341 --temp 0 --ctx 512
 
-  # a pruned-head build on a device, 4 threads
-  gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4
+  # a build with a pruned 104-row head (see gguf build --head-ids), 4 threads
+  gguf run stories260K-h104.gguf -p "Once upon a time" -n 200 -t 4
 
   # one question in the model's chat format, thinking off
   gguf run qwen3-1.7b.gguf --chat --reasoning off --system "Answer briefly." -p "Capital of Australia?"`,
@@ -116,13 +117,21 @@ KV cache is kept from turn to turn.`,
 	return cmd
 }
 
-// loadModel opens a model, its tokenizer and an inference state.
-func loadModel(path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
+// loadModel opens a model, its tokenizer and an inference state; verb names
+// the command in the message for a model that is not a local file.
+func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
 	if threads < 1 {
 		return nil, nil, nil, usageError("--threads must be at least 1")
 	}
 	if ctx < 0 {
 		return nil, nil, nil, usageError("--ctx must not be negative")
+	}
+	// The runtime memory-maps the weights, and pages experts from them.
+	if path == "-" {
+		return nil, nil, nil, usageError("-: %s needs a local file, not stdin: save the model to a file first", verb)
+	}
+	if hfremote.IsRemote(path) {
+		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
 	}
 	m, err := engine.Open(path)
 	if err != nil {
@@ -154,7 +163,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return usageError("%v", err)
 		}
 	}
-	m, tok, s, err := loadModel(path, f.ctx, f.threads)
+	m, tok, s, err := loadModel("run", path, f.ctx, f.threads)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -151,6 +154,69 @@ func TestPerplexityRegenerated(t *testing.T) {
 	}
 }
 
+// TestPerplexityPrunedFigures scores a 104-row head of stories260K: the
+// head-only figure skips the misses, the charged one counts every target:
+// with --full it scores the head scaled by the unpruned model's share and
+// the misses by the unpruned model, so this head, cut from unchanged
+// weights, scores the unpruned model's PPL (which --full also reports);
+// without it each miss costs ln(512). A --ctx past the trained context
+// warns as llama-perplexity does.
+func TestPerplexityPrunedFigures(t *testing.T) {
+	model := shared.Path(t, "models", "stories260K-f32.gguf")
+	eval := shared.Path(t, "corpus", "eval", "eval-en.txt")
+	dir := t.TempDir()
+	var ids strings.Builder
+	for id := range 104 {
+		fmt.Fprintln(&ids, id*4)
+	}
+	idsFile := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(idsFile, []byte(ids.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := filepath.Join(dir, "head.gguf")
+	mustRun(t, nil, "build", model, "-o", head, "--head-ids", idsFile, "--head-no-specials")
+	decode := func(r result) perplexityJSON {
+		t.Helper()
+		var p perplexityJSON
+		if err := json.Unmarshal(r.stdout, &p); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		return p
+	}
+	common := []string{"-f", eval, "--ctx", "128", "--chunks", "6", "-t", "2", "--json"}
+	fullAlone := decode(mustRun(t, nil, append([]string{"perplexity", model}, common...)...))
+	withFull := decode(mustRun(t, nil, append([]string{"perplexity", head, "--full", model}, common...)...))
+	fixed := decode(mustRun(t, nil, append([]string{"perplexity", head}, common...)...))
+	if fullAlone.Misses != 0 || fullAlone.Charged.PPL != fullAlone.HeadOnly.PPL {
+		t.Errorf("unpruned model: %+v", fullAlone)
+	}
+	for _, p := range []perplexityJSON{withFull, fixed} {
+		if p.Misses == 0 || p.HeadOnly.Targets != p.Scored || p.Charged.Targets != p.Scored+p.Misses || p.Charged.Targets != fullAlone.Scored {
+			t.Errorf("targets: %+v", p)
+		}
+	}
+	if withFull.MissCharge != "full model" || withFull.Full == nil || math.Abs(withFull.Full.PPL-fullAlone.HeadOnly.PPL) > 1e-9*fullAlone.HeadOnly.PPL {
+		t.Errorf("--full: charge %q, full %+v, unpruned alone %v", withFull.MissCharge, withFull.Full, fullAlone.HeadOnly.PPL)
+	}
+	if rel := math.Abs(withFull.Charged.PPL-fullAlone.HeadOnly.PPL) / fullAlone.HeadOnly.PPL; rel > 1e-5 || withFull.HeadOnly.PPL >= fullAlone.HeadOnly.PPL {
+		t.Errorf("--full: charged PPL %v, head-only %v, unpruned %v: want charged = unpruned, head-only lower", withFull.Charged.PPL, withFull.HeadOnly.PPL, fullAlone.HeadOnly.PPL)
+	}
+	if fixed.MissCharge != "fixed" || math.Abs(fixed.MissNLL-math.Log(512)) > 1e-12 || fixed.Full != nil {
+		t.Errorf("fixed charge: %q %v", fixed.MissCharge, fixed.MissNLL)
+	}
+	t.Logf("unpruned PPL %.2f; 104-row head: head-only %.2f (%d misses), charged with the full model %.2f, with ln 512 %.2f",
+		fullAlone.HeadOnly.PPL, withFull.HeadOnly.PPL, withFull.Misses, withFull.Charged.PPL, fixed.Charged.PPL)
+	text := mustRun(t, nil, "perplexity", head, "--full", model, "-f", eval, "--ctx", "256", "--chunks", "1", "-t", "2")
+	for _, s := range []string{"head's tokens only", "misses charged", "comparable with an unpruned model", "full model"} {
+		if !strings.Contains(string(text.stdout), s) {
+			t.Errorf("text output lacks %q: %s", s, text.stdout)
+		}
+	}
+	if !strings.Contains(string(text.stderr), "model was trained on only 128 context tokens (256 specified)") {
+		t.Errorf("no context warning: %s", text.stderr)
+	}
+}
+
 // TestRunPeakRSS is the runtime's memory bound: `gguf run` on a model of
 // 100+ MB (generated: width 1024, 3 layers, F32 and quantized to Q8_0)
 // peaks at no more than its weights + its KV cache + 16 MiB. The peak is
@@ -226,6 +292,16 @@ func TestRuntimeBadInput(t *testing.T) {
 	checkOneLineError(t, runGGUF(t, nil, "run", filepath.Join(dir, "missing.gguf"), "-p", "x"), exitUsage, "missing")
 	checkOneLineError(t, runGGUF(t, nil, "run", model, "-p", "x", "--threads", "0"), exitUsage, "threads")
 	checkOneLineError(t, runGGUF(t, nil, "perplexity", model), exitUsage, "-f")
+	// The runtime maps local files: other SOURCEs say how to get one.
+	for _, args := range [][]string{
+		{"run", "hf://owner/repo/model.gguf", "-p", "x"},
+		{"perplexity", "https://example.com/model.gguf", "-f", model},
+	} {
+		checkOneLineError(t, runGGUF(t, nil, args...), exitUsage, "gguf fetch")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", "-", "-p", "x"), exitUsage, "needs a local file, not stdin")
+	// --ctx 2 scores nothing: say so, not "all targets outside the head".
+	checkOneLineError(t, runGGUF(t, nil, "perplexity", model, "-f", model, "--ctx", "2"), exitUsage, "at least 3")
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
 	checkOneLineError(t, runGGUF(t, nil, "run", shared.Path(t, "models", "vocab", "ggml-vocab-llama-spm.gguf"), "-p", "x"), exitUsage, "")
 }
