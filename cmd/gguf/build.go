@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -258,15 +259,21 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if err := out.Commit(); err != nil {
 		return err
 	}
+	printWrote(out.Name(), res.Written, p, res.Read, time.Since(start))
+	return nil
+}
+
+// printWrote prints the summary line that ends a build. Its rate is that of
+// the input read, the speed the model was processed at (a quantized output
+// is a fraction of its input); of the output when nothing was read.
+func printWrote(files string, written int64, p *plan.Plan, readBy map[string]int64, d time.Duration) {
 	var read int64
-	for _, n := range res.Read {
+	for _, n := range readBy {
 		read += n
 	}
-	d := time.Since(start)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
-		out.Name(), humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
-	return nil
+	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s in %s (%s)\n",
+		files, humanize.Bytes(uint64(written)), written, len(p.Tensors), describeCounts(p),
+		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(cmp.Or(read, written), d))
 }
 
 // describeCounts summarizes how the output tensors are produced.

@@ -73,6 +73,7 @@ func run(args []string) int {
 		s := <-sigs
 		cancel()
 		sink.RemoveAll()
+		onScreen.clear()
 		fmt.Fprintln(os.Stderr, "gguf: interrupted")
 		code := 130
 		if s == syscall.SIGTERM {
@@ -96,6 +97,7 @@ func run(args []string) int {
 			return code
 		}
 	}
+	onScreen.clear()
 	fmt.Fprintln(os.Stderr, "gguf: "+err.Error())
 	return code
 }
