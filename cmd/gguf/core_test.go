@@ -63,6 +63,7 @@ func dumpFacts(t testing.TB, path string) (header map[string]string, keys []stri
 // with llama.cpp's reading of it: header fields, keys and their types in
 // order, and every tensor's name, type, shape, offset and size.
 func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
 	for path, dump := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := mustRun(t, nil, "info", "--json", path)
@@ -110,6 +111,7 @@ func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
 // TestBuildIdentity: `gguf build` with no operations is byte-identical for
 // every real file, to a file, to stdout, and from stdin.
 func TestBuildIdentity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for path := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -139,6 +141,7 @@ func TestBuildIdentity(t *testing.T) {
 // TestBadInputCLI: hostile, truncated and missing inputs give exit 2 and one
 // clear line, and never create the output.
 func TestBadInputCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, m := range fixture.MalformedFiles() {
 		p := filepath.Join(dir, m.Name+".gguf")
@@ -177,6 +180,7 @@ func TestBadInputCLI(t *testing.T) {
 // TestDiffCLI: exit 0 for the same content, 1 with a readable list of
 // differences, 2 on error; --json reports the same.
 func TestDiffCLI(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	q8 := shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf")
 	dir := t.TempDir()
@@ -240,6 +244,7 @@ func TestDiffCLI(t *testing.T) {
 
 // TestInfoText: the human summary names what matters.
 func TestInfoText(t *testing.T) {
+	t.Parallel()
 	r := mustRun(t, nil, "info", "--tensors", "--metadata", shared.Path(t, "models", "stories260K-f32.gguf"))
 	for _, want := range []string{"architecture    llama", "parameters", "(292,800)", "context length  128",
 		"vocab size      512", "where the bytes go", "token_embedding", "output_head", "blk.4.ffn_norm.weight",
@@ -252,6 +257,7 @@ func TestInfoText(t *testing.T) {
 
 // TestDemo: README's first command runs every step and its checks pass.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := mustRun(t, nil, "demo", "--dir", dir)
 	for _, want := range []string{"2. gguf info", "3. gguf vocab select", "byte-identical to a direct build", "none outside the", "all checks passed"} {

@@ -38,6 +38,7 @@ func TestBarStartsAtZeroAndClearsItsLine(t *testing.T) {
 // TestUnreachableSourceFailsAtOnce: a port nothing listens on is one line
 // and one request, not eight tries over 45 seconds.
 func TestUnreachableSourceFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
