@@ -35,24 +35,18 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 		return nil, err
 	}
 	var written int64
-	total := layout.FileSize()
-	report := func(n int) {
-		written += int64(n)
-		if opts.Progress != nil && n > 0 {
-			opts.Progress(written, total)
-		}
-	}
-	if _, err := w.WriteAt(hdr.Bytes(), 0); err != nil {
-		return nil, err
-	}
-	report(hdr.Len())
-
+	report := func(n int) { written += int64(n) }
 	order := sourceOrder(p)
 	ex, err := p.openFetchers(ctx, order, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer ex.close()
+	if _, err := w.WriteAt(hdr.Bytes(), 0); err != nil {
+		return nil, err
+	}
+	report(hdr.Len())
+
 	buf := bufio.NewWriterSize(nil, 1<<20)
 	align := int64(layout.Alignment)
 	for _, i := range order {
@@ -74,6 +68,7 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q (%s): %w", t.Info.Name, t.Src.Describe(), err)
 		}
+		ex.produced(t)
 		// The padding gguf.Writer puts after every non-empty tensor.
 		if pad := (align - size%align) % align; pad > 0 {
 			if _, err := w.WriteAt(make([]byte, pad), off+size); err != nil {
@@ -82,7 +77,7 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 			report(int(pad))
 		}
 	}
-	if written != total {
+	if total := layout.FileSize(); written != total {
 		return nil, fmt.Errorf("plan: wrote %d bytes of a %d-byte file", written, total)
 	}
 	return ex.result(layout, written, opts), nil

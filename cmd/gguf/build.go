@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -281,16 +282,22 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if err := out.Commit(); err != nil {
 		return err
 	}
+	printLayoutSummary(stderr, rep)
+	printWrote(out.Name(), res.Written, p, res.Read, time.Since(start))
+	return nil
+}
+
+// printWrote prints the summary line that ends a build. Its rate is that of
+// the input read, the speed the model was processed at (a quantized output
+// is a fraction of its input); of the output when nothing was read.
+func printWrote(files string, written int64, p *plan.Plan, readBy map[string]int64, d time.Duration) {
 	var read int64
-	for _, n := range res.Read {
+	for _, n := range readBy {
 		read += n
 	}
-	d := time.Since(start)
-	printLayoutSummary(stderr, rep)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s, %s, %s\n",
-		outputName(out.Name()), humanize.Bytes(uint64(res.Written)), res.Written, describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
-	return nil
+	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s in %s (%s)\n",
+		outputName(files), humanize.Bytes(uint64(written)), written, describeCounts(p),
+		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(cmp.Or(read, written), d))
 }
 
 // outputName names an output in a summary: stdout is not a file called "-".

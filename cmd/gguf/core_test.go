@@ -65,6 +65,7 @@ func dumpFacts(t testing.TB, path string) (header map[string]string, keys []stri
 // with llama.cpp's reading of it: header fields, keys and their types in
 // order, and every tensor's name, type, shape, offset and size.
 func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
 	for path, dump := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := mustRun(t, nil, "info", "--json", path)
@@ -112,6 +113,7 @@ func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
 // TestBuildIdentity: `gguf build` with no operations is byte-identical for
 // every real file, to a file, to stdout, and from stdin.
 func TestBuildIdentity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for path := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -141,6 +143,7 @@ func TestBuildIdentity(t *testing.T) {
 // TestBadInputCLI: hostile, truncated and missing inputs give exit 2 and one
 // clear line, and never create the output.
 func TestBadInputCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, m := range fixture.MalformedFiles() {
 		p := filepath.Join(dir, m.Name+".gguf")
@@ -179,6 +182,7 @@ func TestBadInputCLI(t *testing.T) {
 // TestDiffCLI: exit 0 for the same content, 1 with a readable list of
 // differences, 2 on error; --json reports the same.
 func TestDiffCLI(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	q8 := shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf")
 	dir := t.TempDir()
@@ -242,6 +246,7 @@ func TestDiffCLI(t *testing.T) {
 
 // TestInfoText: the human summary names what matters.
 func TestInfoText(t *testing.T) {
+	t.Parallel()
 	r := mustRun(t, nil, "info", "--tensors", "--metadata", shared.Path(t, "models", "stories260K-f32.gguf"))
 	for _, want := range []string{"architecture    llama", "parameters", "(292,800)", "context length  128",
 		"vocab size      512", "where the bytes go", "token_embedding", "output_head", "blk.4.ffn_norm.weight",
@@ -256,6 +261,7 @@ func TestInfoText(t *testing.T) {
 // --dir keeps every file it names, and the commands it prints, run as
 // printed, write the same files (the ids files: the same ids).
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "demo dir") // a space: the commands must quote it
 	r := mustRun(t, nil, "demo", "--dir", dir)
 	for _, want := range []string{"2. gguf info", "3. gguf vocab select", "byte-identical to a direct build", "none outside the", "all checks passed"} {

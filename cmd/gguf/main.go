@@ -99,6 +99,7 @@ func run(args []string) int {
 		s := <-sigs
 		cancel()
 		sink.RemoveAll()
+		onScreen.clear()
 		fmt.Fprintln(os.Stderr, "gguf: interrupted")
 		code := 130
 		if s == syscall.SIGTERM {
@@ -120,6 +121,7 @@ func run(args []string) int {
 			return code
 		}
 	}
+	onScreen.clear()
 	fmt.Fprintln(os.Stderr, "gguf: "+safetext.Message(err.Error()))
 	return code
 }

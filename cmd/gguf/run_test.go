@@ -26,6 +26,7 @@ import (
 // llama2.c's (which strips that space), for the shared GGUF and for the
 // file import-llama2c makes from stories260K.bin and tok512.bin.
 func TestRunStory(t *testing.T) {
+	t.Parallel()
 	completion, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "generation", "llama-completion-f32-n341.stdout.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestRunStory(t *testing.T) {
 // TestRunSeed checks that a seed reproduces a sampled text and that
 // sampling stops at the end-of-text token or the limit.
 func TestRunSeed(t *testing.T) {
+	t.Parallel()
 	model := shared.Path(t, "models", "stories260K-f32.gguf")
 	args := []string{"run", model, "-p", "The cat", "-n", "60", "--temp", "0.8", "--seed", "42", "--ctx", "512"}
 	a, b := mustRun(t, nil, args...), mustRun(t, nil, args...)
@@ -83,6 +85,7 @@ var finalPPL = regexp.MustCompile(`Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+
 // 0.5 % (measured: 0.01-0.12 %), against the no-repack runs where ggml-cpu
 // would otherwise use its repacked kernels.
 func TestPerplexityMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
 	eval := shared.Path(t, "refdata", "synthetic", "eval.txt")
 	for _, c := range []struct{ typ, ref string }{
 		{"Q8_0", "syn-dense-256-Q8_0"},
@@ -121,36 +124,50 @@ func TestPerplexityMatchesLlamaCpp(t *testing.T) {
 // reference where ggml-cpu repacks the file's weights (our kernels follow
 // its plain vec_dot path).
 func TestPerplexityRegenerated(t *testing.T) {
+	t.Parallel()
 	eval := shared.Path(t, "refdata", "synthetic", "eval.txt")
 	_, refs, err := synthetic.README(shared.Path(t, "refdata", "synthetic", "README.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	tok := shared.Path(t, "models", "stories260K-f32.gguf")
+	// The F32 models first: the quantized ones are made from them, by
+	// subtests running in parallel.
+	for _, s := range []synthetic.Spec{synthetic.Dense256, synthetic.Tied512, synthetic.MoE256} {
+		if _, err := synthetic.Build(dir, s.Name+"-F32", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tag := range slices.Sorted(maps.Keys(refs)) {
 		if testing.Short() && tag != "syn-dense-256-F32" {
 			continue
 		}
-		r := refs[tag]
-		want := r.PPL
-		if r.PPLNoRepack != 0 {
-			want = r.PPLNoRepack
-		}
-		model, err := synthetic.Build(dir, tag, shared.Path(t, "models", "stories260K-f32.gguf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "2")
-		m := finalPPL.FindStringSubmatch(string(out.stdout))
-		if m == nil {
-			t.Fatalf("%s: no final estimate in %q", tag, out.stdout)
-		}
-		got, _ := strconv.ParseFloat(m[1], 64)
-		rel := (got - want) / want
-		t.Logf("%s: PPL %.4f, llama-perplexity %.4f (%+.3f%%)", tag, got, want, 100*rel)
-		if rel > 0.005 || rel < -0.005 {
-			t.Errorf("%s: PPL %.4f, llama-perplexity %.4f (%+.2f%%)", tag, got, want, 100*rel)
-		}
+		t.Run(tag, func(t *testing.T) {
+			// One thread each, as many models at once as there are cores:
+			// these models are too small to keep two threads busy.
+			t.Parallel()
+			r := refs[tag]
+			want := r.PPL
+			if r.PPLNoRepack != 0 {
+				want = r.PPLNoRepack
+			}
+			model, err := synthetic.Build(dir, tag, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "1")
+			m := finalPPL.FindStringSubmatch(string(out.stdout))
+			if m == nil {
+				t.Fatalf("no final estimate in %q", out.stdout)
+			}
+			got, _ := strconv.ParseFloat(m[1], 64)
+			rel := (got - want) / want
+			t.Logf("PPL %.4f, llama-perplexity %.4f (%+.3f%%)", got, want, 100*rel)
+			if rel > 0.005 || rel < -0.005 {
+				t.Errorf("PPL %.4f, llama-perplexity %.4f (%+.2f%%)", got, want, 100*rel)
+			}
+		})
 	}
 }
 
@@ -227,6 +244,7 @@ func TestPerplexityPrunedFigures(t *testing.T) {
 // touched), the KV cache F32 keys and values of every layer for --ctx
 // positions.
 func TestRunPeakRSS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a 145 MB model")
 	}
@@ -282,6 +300,7 @@ func tensorBytes(t *testing.T, path string) int64 {
 
 // TestRuntimeBadInput checks one-line errors for unusable inputs.
 func TestRuntimeBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.gguf")
 	os.WriteFile(junk, []byte("GGUF\x03\x00\x00\x00garbage"), 0o644)

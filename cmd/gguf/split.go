@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/plan"
@@ -35,10 +34,7 @@ func writeSplit(cmd *cobra.Command, p *plan.Plan, bf buildFlags) error {
 	if err != nil {
 		return err
 	}
-	var read, total int64
-	for _, n := range res.Plan.Read {
-		read += n
-	}
+	var total int64
 	for _, n := range res.Sizes {
 		total += n
 	}
@@ -46,9 +42,6 @@ func writeSplit(cmd *cobra.Command, p *plan.Plan, bf buildFlags) error {
 	if n := len(res.Files); n > 1 {
 		files = fmt.Sprintf("%d files %s ... %s", n, res.Files[0], res.Files[n-1])
 	}
-	d := time.Since(start)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s, %s, %s\n",
-		files, humanize.Bytes(uint64(total)), total, describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(total, d))
+	printWrote(files, total, p, res.Plan.Read, time.Since(start))
 	return nil
 }
