@@ -14,6 +14,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/split"
 )
 
@@ -143,6 +144,52 @@ func (s *Source) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// PlanInput returns the source as a plan input.
+func (s *Source) PlanInput() *plan.Input {
+	in := &plan.Input{Name: s.Name, File: s.File()}
+	if s.Reader != nil {
+		in.ReaderAt = s.Reader.ReaderAt()
+	} else {
+		in.Stream, in.StreamPos = s.Stream.Raw()
+	}
+	return in
+}
+
+// Pin is what a remote file resolved to.
+type Pin struct {
+	Name   string // the file as opened
+	Commit string // the commit every read is pinned to ("" off the Hub)
+	SHA256 string // the sha256 the Hub published ("" if none)
+	Size   int64
+}
+
+// Pins returns what the source's remote files resolved to (nil for a
+// local source), in the order opened.
+func (s *Source) Pins() []Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []Pin
+	for _, r := range s.remotes {
+		ps = append(ps, Pin{Name: r.f.Name(), Commit: r.f.Commit(), SHA256: r.f.SHA256(), Size: r.f.Size()})
+	}
+	return ps
+}
+
+// FetchCost returns the range requests and bytes a build reading ranges of
+// a single remote file would cost from here on (the bytes read with the
+// header are not fetched again); ok is false for local sources and split
+// models, where it is not counted.
+func (s *Source) FetchCost(ranges []plan.Range) (requests int, bytes int64, ok bool, err error) {
+	s.mu.Lock()
+	remotes := s.remotes
+	s.mu.Unlock()
+	if len(remotes) != 1 || s.Files() != 1 {
+		return 0, 0, false, nil
+	}
+	requests, bytes, err = remotes[0].cost(ranges)
+	return requests, bytes, err == nil, err
 }
 
 // Open opens spec and decodes its GGUF header (see the package doc for the

@@ -71,15 +71,7 @@ func printStats() {
 }
 
 // planInput turns an opened source into a plan input.
-func planInput(s *source.Source) *plan.Input {
-	in := &plan.Input{Name: s.Name, File: s.File()}
-	if s.Reader != nil {
-		in.ReaderAt = s.Reader.ReaderAt()
-	} else {
-		in.Stream, in.StreamPos = s.Stream.Raw()
-	}
-	return in
-}
+func planInput(s *source.Source) *plan.Input { return s.PlanInput() }
 
 // progress returns a progress callback drawing a bar on stderr, or nil when
 // stderr is not a terminal or quiet is set: logs and pipes get only the
