@@ -93,6 +93,9 @@ func (r *Resolved) Close() error {
 type PinError struct {
 	Input string
 	Msg   string
+	// Unpinned is set when the input has no pin where one is required
+	// (a branch name, a missing sha256), rather than a pin it fails.
+	Unpinned bool
 }
 
 func (e *PinError) Error() string { return fmt.Sprintf("input %s: %s", e.Input, e.Msg) }
@@ -167,9 +170,9 @@ func (res *Resolved) open(ctx context.Context, name string, in *Input, model boo
 			if r == "" {
 				r = "main (the default)"
 			}
-			return nil, pinErr("revision %s of %s is not a 40-hex commit: a branch or tag can move, so run refuses it (pin it with 'gguf recipe lock')", r, in.Source)
+			return nil, &PinError{Input: name, Unpinned: true, Msg: fmt.Sprintf("revision %s of %s is not a 40-hex commit: a branch or tag can move, so run refuses it (pin it with 'gguf recipe lock')", r, in.Source)}
 		case in.SHA256 == "" || in.Size == nil:
-			return nil, pinErr("no sha256 and size: pin them with 'gguf recipe lock'")
+			return nil, &PinError{Input: name, Unpinned: true, Msg: "no sha256 and size: pin them with 'gguf recipe lock'"}
 		}
 	}
 	o := &Opened{Name: name, Input: in}

@@ -77,28 +77,43 @@ func planInput(s *source.Source) *plan.Input { return s.PlanInput() }
 // stderr is not a terminal or quiet is set: logs and pipes get only the
 // final summary line.
 func progress(quiet bool, what string) func(written, total int64) {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+	f := progressTerminal(quiet)
+	if f == nil {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
 	return func(written, total int64) {
 		if bar == nil {
-			bar = progressbar.NewOptions64(total,
-				progressbar.OptionSetWriter(f),
-				progressbar.OptionSetDescription(what),
-				progressbar.OptionShowBytes(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
-			)
+			bar = newBar(f, total, what)
 		}
 		bar.Set64(written)
 		if written >= total {
 			bar.Finish()
 		}
 	}
+}
+
+// progressTerminal returns stderr when a progress bar should be drawn on
+// it: a terminal, not dumb, and not --quiet.
+func progressTerminal(quiet bool) *os.File {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	return f
+}
+
+// newBar is the toolkit's byte progress bar with an ETA.
+func newBar(f *os.File, total int64, what string) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
+	)
 }
 
 // rate formats a throughput.
