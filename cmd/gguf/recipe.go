@@ -317,8 +317,8 @@ func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string
 
 func newRecipeVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "verify RECIPE FILE",
-		Short: "Check an existing file against a recipe's output, tensor by tensor (exit 1 on a difference)",
+		Use:     "verify RECIPE FILE",
+		Short:   "Check an existing file against a recipe's output, tensor by tensor (exit 1 on a difference)",
 		Example: `  gguf recipe verify recipes/smollm2-360m-q4k.yaml /sdcard/smollm2.gguf`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
