@@ -182,8 +182,15 @@ func (res *Resolved) open(ctx context.Context, name string, in *Input, model boo
 		spec = res.Recipe.localPath(in.Source)
 	}
 	if model {
-		src, err := source.Open(ctx, spec, source.Options{Token: res.opts.Token, Stats: res.opts.Stats, Remote: res.remoteOptions()})
+		// A pin the Hub's published sha256, size or commit contradicts
+		// fails before the header is read.
+		check := func(f *hfremote.File) error { return checkPublished(name, in, rev, f) }
+		src, err := source.Open(ctx, spec, source.Options{Token: res.opts.Token, Stats: res.opts.Stats, Remote: res.remoteOptions(), Check: check})
 		if err != nil {
+			var pe *PinError
+			if errors.As(err, &pe) {
+				return nil, pe
+			}
 			return nil, fmt.Errorf("input %s: %w", name, err)
 		}
 		o.Src = src
@@ -205,6 +212,21 @@ func (res *Resolved) open(ctx context.Context, name string, in *Input, model boo
 		return nil, pinErr("sha256 %s (%s), not the pinned %s", o.SHA256, o.Checked, in.SHA256)
 	}
 	return o, nil
+}
+
+// checkPublished compares a resolved remote file's commit, size and
+// published sha256 with the input's pins, before any byte is read.
+func checkPublished(name string, in *Input, rev string, f *hfremote.File) error {
+	e := func(format string, args ...any) error { return &PinError{Input: name, Msg: fmt.Sprintf(format, args...)} }
+	switch {
+	case hexCommit.MatchString(rev) && f.Commit() != "" && f.Commit() != rev:
+		return e("resolved to commit %s, not the pinned %s", f.Commit(), rev)
+	case in.Size != nil && *in.Size != f.Size():
+		return e("size %d (as the server gives it), not the pinned %d; nothing was downloaded", f.Size(), *in.Size)
+	case in.SHA256 != "" && f.SHA256() != "" && f.SHA256() != in.SHA256:
+		return e("sha256 %s (published by the server), not the pinned %s; nothing was downloaded", f.SHA256(), in.SHA256)
+	}
+	return nil
 }
 
 // checkModel finds a GGUF input's sha256 and size: published by the Hub
@@ -252,10 +274,10 @@ func (o *Opened) readData(ctx context.Context, res *Resolved, spec string, remot
 		}
 		defer f.Close()
 		rf = f
-		o.Commit, size = f.Commit(), f.Size()
-		if p := f.SHA256(); p != "" && o.Input.SHA256 != "" && p != o.Input.SHA256 {
-			return pinErr("sha256 %s (published by the server), not the pinned %s", p, o.Input.SHA256)
+		if err := checkPublished(o.Name, o.Input, "", f); err != nil {
+			return err
 		}
+		o.Commit, size = f.Commit(), f.Size()
 		r = io.NewSectionReader(f, 0, size)
 	} else {
 		f, err := os.Open(spec)

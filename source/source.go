@@ -35,6 +35,10 @@ type Options struct {
 	// (endpoint, HTTP client, retries); Token, Concurrency and Stats above
 	// take precedence.
 	Remote hfremote.Options
+	// Check, if set, sees a remote file once it is resolved, before any of
+	// its bytes are read: an error (a pinned sha256 the Hub's does not
+	// match) fails the open having downloaded nothing.
+	Check func(*hfremote.File) error
 }
 
 func (o Options) remote() hfremote.Options {
@@ -211,7 +215,7 @@ func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
 	var err error
 	var sibling func(name string) (split.Shard, error)
 	if hfremote.IsRemote(spec) {
-		first, sibling, err = s.openRemote(ctx, spec, opts.remote())
+		first, sibling, err = s.openRemote(ctx, spec, opts.remote(), opts.Check)
 	} else {
 		first, sibling, err = s.openLocal(spec)
 	}
@@ -276,7 +280,7 @@ func (s *Source) openLocal(spec string) (*gguf.Reader, func(string) (split.Shard
 
 // openRemote opens a remote file; sibling opens another file of its repo
 // (or next to its URL) at the same pinned commit.
-func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options) (*gguf.Reader, func(string) (split.Shard, error), error) {
+func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options, check func(*hfremote.File) error) (*gguf.Reader, func(string) (split.Shard, error), error) {
 	ropt := hfremote.RangeOptions{Concurrency: o.Concurrency}
 	decode := func(f *hfremote.File) (*gguf.Reader, error) {
 		rf := newRemoteFile(ctx, f, ropt)
@@ -291,6 +295,12 @@ func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options
 	f, err := hfremote.Open(ctx, spec, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(f); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
 	}
 	first, err := decode(f)
 	return first, func(name string) (split.Shard, error) {
