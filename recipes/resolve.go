@@ -217,7 +217,9 @@ func (res *Resolved) open(ctx context.Context, name string, in *Input, model boo
 // checkPublished compares a resolved remote file's commit, size and
 // published sha256 with the input's pins, before any byte is read.
 func checkPublished(name string, in *Input, rev string, f *hfremote.File) error {
-	e := func(format string, args ...any) error { return &PinError{Input: name, Msg: fmt.Sprintf(format, args...)} }
+	e := func(format string, args ...any) error {
+		return &PinError{Input: name, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case hexCommit.MatchString(rev) && f.Commit() != "" && f.Commit() != rev:
 		return e("resolved to commit %s, not the pinned %s", f.Commit(), rev)
