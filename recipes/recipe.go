@@ -302,7 +302,9 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, field string) error {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		if n.Tag != "!!str" {
+		// A number is taken as written (an all-digit sha256 is still a
+		// sha256); true, false and null are not strings.
+		if n.Tag != "!!str" && n.Tag != "!!int" && n.Tag != "!!float" {
 			return d.errf(n, "%s: want a string, got %s (quote it)", field, n.Value)
 		}
 		v.SetString(n.Value)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestParseErrorsHaveLineAndColumn(t *testing.T) {
 		{"name: x\nname: y\n", `r.yaml:2:1: field "name" given twice`},
 		{"name: x\ninputs:\n  model:\n    source: m.gguf\nbuild:\n  from: model\n  set: ['general.name=str:@/etc/passwd']\n", `r.yaml:6:3: build.set[0]: "general.name=str:@/etc/passwd" reads a file`},
 		{"name: [x\n", `r.yaml: `},
+		{"name: true\n", `r.yaml:1:7: name: want a string, got true (quote it)`},
 	} {
 		_, err := Parse("r.yaml", []byte(tc.text))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -70,14 +72,16 @@ func lockedRecipe(t *testing.T) (*Recipe, string) {
 	dir := t.TempDir()
 	m := fixture.Named["ci-moe"]
 	writeFiles(t, dir, map[string][]byte{
-		"moe.gguf": m.Build(), "imatrix.gguf": fixture.Imatrix(m, "cal.txt"),
+		"moe.gguf": m.Build(), "imatrix.gguf": fixture.Imatrix(m, "cal.txt"), "ids.txt": []byte("# ranked\n40\n7\n93\n12\n"),
 		"r.yaml": []byte(`# a comment that lock keeps
 name: moe
 inputs:
   model: {source: moe.gguf}
   imatrix: {source: imatrix.gguf}
+  ids: {source: ids.txt}
 build:
   from: model
+  head: {ids: ids, pad: 8}
   quantize: {type: Q4_K_M, imatrix: imatrix}
   experts_last: true
 output:
@@ -87,8 +91,12 @@ output:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Lock(context.Background(), r, Options{}); err != nil {
+	lr, err := Lock(context.Background(), r, Options{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(lr.Sums.Tensors, func(s TensorSum) bool { return s.Name == "output_ids.weight" }) {
+		t.Error("the head from the ids file was not pruned")
 	}
 	text, err := r.Encode()
 	if err != nil {
@@ -149,7 +157,7 @@ func TestRunMismatchNamesTensorAndLeavesNothing(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".yaml") && e.Name() != "moe.gguf" && e.Name() != "imatrix.gguf" {
+		if !strings.HasSuffix(e.Name(), ".yaml") && e.Name() != "moe.gguf" && e.Name() != "imatrix.gguf" && e.Name() != "ids.txt" {
 			t.Errorf("left %s behind after a mismatch", e.Name())
 		}
 	}

@@ -97,6 +97,7 @@ func newRecipePlanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(stdout, "recipe %s: %s\n\n", r.Name, r.Description)
 			printInputs(stdout, res)
 			fmt.Fprintln(stdout)
 			if b.Report.Head != nil {
