@@ -296,8 +296,8 @@ func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string
 			if bar == nil {
 				bar = newBar(f, total, r.Name)
 			}
-			bar.Describe(fmt.Sprintf("%s: tensor %d/%d", r.Name, min(k+1, n), n))
 			bar.Set64(written)
+			bar.Describe(fmt.Sprintf("%s: tensor %d/%d", r.Name, min(k+1, n), n))
 			if written >= total {
 				bar.Finish()
 			}
