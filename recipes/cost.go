@@ -6,19 +6,20 @@ import "github.com/ggufkit/gguf/plan"
 // GGUF input the tensor bytes the build reads from it and what fetching
 // them will take.
 type Cost struct {
-	Name string
+	Name string `json:"input"`
 	// Spent is what opening the input cost: its header, or a small input
 	// read whole (zero for local files).
-	SpentRequests, SpentBytes int64
+	SpentRequests int64 `json:"opened_requests"`
+	SpentBytes    int64 `json:"opened_bytes"`
 	// Needed is the tensor bytes the build reads (GGUF inputs).
-	Needed int64
+	Needed int64 `json:"build_reads"`
 	// Requests and Bytes are the range requests and bytes fetching Needed
 	// will take (holes read through and a whole-file check included);
 	// Counted is false when they are not counted (local files, split
 	// models), where Bytes is Needed.
-	Requests int
-	Bytes    int64
-	Counted  bool
+	Requests int   `json:"fetch_requests"`
+	Bytes    int64 `json:"fetch_bytes"`
+	Counted  bool  `json:"counted"`
 }
 
 // Costs returns each input's cost for the planned build, in input order,

@@ -71,8 +71,30 @@ makes, with each tensor's sha256. The same recipe gives the same bytes on every 
 	return cmd
 }
 
+// planReport is `recipe plan --json`.
+type planReport struct {
+	Recipe         string         `json:"recipe"`
+	Name           string         `json:"name"`
+	Inputs         []inputReport  `json:"inputs"`
+	Tensors        []planTensor   `json:"tensors"`
+	HeaderBytes    int64          `json:"header_bytes"`
+	FileBytes      int64          `json:"file_bytes"`
+	Costs          []recipes.Cost `json:"costs"`
+	ExpectedSHA256 string         `json:"expected_sha256"`
+}
+
+type planTensor struct {
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Shape  []uint64 `json:"shape"`
+	Offset uint64   `json:"offset"`
+	Bytes  int64    `json:"bytes"`
+	Source string   `json:"source"`
+}
+
 func newRecipePlanCmd() *cobra.Command {
 	var rf recipeFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plan RECIPE",
 		Short: "Dry run: resolve and check every input, print the output's tensor table and what the build will fetch",
@@ -96,6 +118,9 @@ func newRecipePlanCmd() *cobra.Command {
 			costs, err := res.Costs(b)
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				return printPlanJSON(args[0], res, b, costs)
 			}
 			fmt.Fprintf(stdout, "recipe %s: %s\n\n", r.Name, r.Description)
 			printInputs(stdout, res)
@@ -122,7 +147,39 @@ func newRecipePlanCmd() *cobra.Command {
 		},
 	}
 	rf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON on stdout")
 	return cmd
+}
+
+// printPlanJSON prints `recipe plan --json`.
+func printPlanJSON(path string, res *recipes.Resolved, b *recipes.Planned, costs []recipes.Cost) error {
+	layout, err := b.Plan.Layout()
+	if err != nil {
+		return err
+	}
+	r := res.Recipe
+	rep := planReport{Recipe: path, Name: r.Name, HeaderBytes: layout.HeaderSize, FileBytes: layout.FileSize(),
+		Costs: costs, ExpectedSHA256: r.Output.SHA256, Tensors: []planTensor{}}
+	rep.Inputs = inputReports(res, nil)
+	for i, t := range layout.Tensors {
+		rep.Tensors = append(rep.Tensors, planTensor{Name: t.Name, Type: t.Type.String(), Shape: t.Dims,
+			Offset: t.Offset, Bytes: t.Size(), Source: b.Plan.Tensors[i].Src.Describe()})
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// inputReports describes the opened inputs, with the tensor bytes a run
+// read from each (nil: none yet).
+func inputReports(res *recipes.Resolved, read map[string]int64) []inputReport {
+	var out []inputReport
+	for _, name := range res.Recipe.InputNames() {
+		o := res.Inputs[name]
+		out = append(out, inputReport{Name: name, Source: o.Input.Source, Commit: o.Commit, SHA256: o.SHA256,
+			Size: o.Size, Checked: o.Checked, ReadBytes: read[name] + o.Spent.Bytes})
+	}
+	return out
 }
 
 // printInputs lists the inputs as resolved.
@@ -307,13 +364,7 @@ func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string
 	if rr == nil {
 		return nil, err
 	}
-	run := &recipeRun{RunResult: rr}
-	for _, name := range r.InputNames() {
-		o := res.Inputs[name]
-		run.inputs = append(run.inputs, inputReport{Name: name, Source: o.Input.Source, Commit: o.Commit, SHA256: o.SHA256,
-			Size: o.Size, Checked: o.Checked, ReadBytes: rr.Read[name] + o.Spent.Bytes})
-	}
-	return run, err
+	return &recipeRun{RunResult: rr, inputs: inputReports(res, rr.Read)}, err
 }
 
 func newRecipeVerifyCmd() *cobra.Command {

@@ -38,6 +38,13 @@ func TestRecipeCLI(t *testing.T) {
 			t.Errorf("plan output lacks %q:\n%s", want, plan.stdout)
 		}
 	}
+	var pj planReport
+	if err := json.Unmarshal(mustRun(t, nil, append([]string{"recipe", "plan", recipe, "--json"}, hubFlag...)...).stdout, &pj); err != nil {
+		t.Fatal(err)
+	}
+	if len(pj.Tensors) != 20 || pj.FileBytes <= pj.HeaderBytes || len(pj.Costs) != 1 || !pj.Costs[0].Counted || pj.Costs[0].Requests == 0 {
+		t.Errorf("plan --json: %d tensors, %d of %d bytes header, costs %+v", len(pj.Tensors), pj.HeaderBytes, pj.FileBytes, pj.Costs)
+	}
 	out := filepath.Join(dir, "smol.gguf")
 	checkOneLineError(t, runGGUF(t, nil, append([]string{"recipe", "run", recipe, "-o", out}, hubFlag...)...), 2, "not a 40-hex commit")
 
