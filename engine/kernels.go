@@ -52,6 +52,8 @@ var kernels = map[gguf.Type]*kernel{
 	gguf.TypeQ4_K:   {act: gguf.TypeQ8_K, dot: dotQ4_KGo, ref: refDotQ4_K},
 	gguf.TypeQ5_K:   {act: gguf.TypeQ8_K, dot: dotQ5_KGo, ref: refDotQ5_K},
 	gguf.TypeQ6_K:   {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
+	gguf.TypeQ1_0:   {act: gguf.TypeQ8_0, dot: dotQ1_0Go, ref: refDotQ1_0},
+	gguf.TypeQ2_0:   {act: gguf.TypeQ8_0, dot: dotQ2_0Go, ref: refDotQ2_0},
 }
 
 // The generic kernels, one per activation type. ggml multiplies every
@@ -71,7 +73,6 @@ var (
 // activations.
 var genericKernels = map[gguf.Type]*kernel{
 	gguf.TypeMXFP4: genericQ8_0Kernel, gguf.TypeNVFP4: genericQ8_0Kernel,
-	gguf.TypeQ1_0: genericQ8_0Kernel, gguf.TypeQ2_0: genericQ8_0Kernel,
 	gguf.TypeIQ4_XS: genericQ8_KKernel, gguf.TypeIQ3_S: genericQ8_KKernel, gguf.TypeIQ3_XXS: genericQ8_KKernel,
 	gguf.TypeIQ2_XXS: genericQ8_KKernel, gguf.TypeIQ2_XS: genericQ8_KKernel, gguf.TypeIQ2_S: genericQ8_KKernel,
 	gguf.TypeIQ1_S: genericQ8_KKernel, gguf.TypeIQ1_M: genericQ8_KKernel,

@@ -48,6 +48,18 @@ func dotQ6_KAVX2(x, y *byte, nb int) float32
 //go:noescape
 func dotQ2_KAVX2(x, y *byte, nb int) float32
 
+//go:noescape
+func dotQ1_0AVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ2_0AVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ1_0x2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+
+//go:noescape
+func dotQ2_0x2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+
 func dotF32(n int, w, a []byte) float32 {
 	if useAVX2 && n >= 8 {
 		return dotF32AVX2(&f32s(w)[:n][0], &f32s(a)[:n][0], n)
@@ -99,19 +111,19 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 	return scoresGo(q, k, kstride, scale, sc)
 }
 
-// kx2Func is a two-row K-quant kernel: one weight row of nb super-blocks
-// against the q8_K activation rows at a and a+astride.
+// kx2Func is a two-row kernel: one weight row of nb blocks against the
+// activation rows at a and a+astride.
 type kx2Func func(w, a *byte, astride, nb int, out *[2]float32)
 
-// kquantX4 returns the four-row product of a K-quant type with rowBytes
-// bytes per weight super-block, made of two calls of a two-row kernel
-// (four rows do not fit the registers): each row's result is the
-// single-row kernel's bit for bit, with each weight super-block decoded
-// once per pair of rows.
-func kquantX4(x2 kx2Func, rowBytes int) dot4Func {
+// x4of returns the four-row product of a type with blocks of block values
+// and rowBytes bytes, whose activations take actBytes per block, made of
+// two calls of a two-row kernel (four rows do not fit the registers):
+// each row's result is the single-row kernel's bit for bit, with each
+// weight block decoded once per pair of rows.
+func x4of(x2 kx2Func, block, rowBytes, actBytes int) dot4Func {
 	return func(n int, w, a []byte, stride int, out *[4]float32) {
-		nb := n / 256
-		_ = a[3*stride+nb*q8_KBytes-1]
+		nb := n / block
+		_ = a[3*stride+nb*actBytes-1]
 		wp := &w[:nb*rowBytes][0]
 		x2(wp, &a[0], stride, nb, (*[2]float32)(out[:2]))
 		x2(wp, &a[2*stride], stride, nb, (*[2]float32)(out[2:]))
@@ -146,6 +158,16 @@ func dotQ2_KAsm(n int, w, a []byte) float32 {
 	return dotQ2_KAVX2(&w[:nb*q2_KBytes][0], &a[:nb*q8_KBytes][0], nb)
 }
 
+func dotQ1_0Asm(n int, w, a []byte) float32 {
+	nb := n / 128
+	return dotQ1_0AVX2(&w[:nb*q1_0Bytes][0], &a[:4*nb*q8_0Bytes][0], nb)
+}
+
+func dotQ2_0Asm(n int, w, a []byte) float32 {
+	nb := n / 64
+	return dotQ2_0AVX2(&w[:nb*q2_0Bytes][0], &a[:2*nb*q8_0Bytes][0], nb)
+}
+
 func init() {
 	if useAVX2 && cpu.X86.HasAVX {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
@@ -155,9 +177,13 @@ func init() {
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
-		kernels[gguf.TypeQ4_K].dot4 = kquantX4(dotQ4_Kx2AVX2, q4_KBytes)
+		kernels[gguf.TypeQ4_K].dot4 = x4of(dotQ4_Kx2AVX2, 256, q4_KBytes, q8_KBytes)
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
-		kernels[gguf.TypeQ6_K].dot4 = kquantX4(dotQ6_Kx2AVX2, q6_KBytes)
+		kernels[gguf.TypeQ6_K].dot4 = x4of(dotQ6_Kx2AVX2, 256, q6_KBytes, q8_KBytes)
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
+		kernels[gguf.TypeQ1_0].dot = dotQ1_0Asm
+		kernels[gguf.TypeQ1_0].dot4 = x4of(dotQ1_0x2AVX2, 128, q1_0Bytes, 4*q8_0Bytes)
+		kernels[gguf.TypeQ2_0].dot = dotQ2_0Asm
+		kernels[gguf.TypeQ2_0].dot4 = x4of(dotQ2_0x2AVX2, 64, q2_0Bytes, 2*q8_0Bytes)
 	}
 }

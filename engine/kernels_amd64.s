@@ -963,3 +963,304 @@ iq4done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Q1SUB(k): q8_0 block k of a Q1_0 block (SI) against its 32 sign bits
+// (bytes 4k-4k+3 of qs): each bit spread to a byte (Y9 picks the byte,
+// Y10 the bit), 0xff where it is clear, which negates the activation
+// (x^m - m); pair sums against byte ones (Y8) and int16 ones (Y7) give 8
+// int32 lanes, converted into Y3; the block's scale broadcast into Y4
+// (ggml's AVX2 q1_0 x q8_0 inner step).
+#define Q1SUB(k) \
+	VPBROADCASTD (2+4*k)(SI), Y2 \
+	VPSHUFB Y9, Y2, Y2 \
+	VPAND Y10, Y2, Y2 \
+	VPCMPEQB Y11, Y2, Y2 \
+	VPXOR (34*k+2)(DI), Y2, Y3 \
+	VPSUBB Y2, Y3, Y3 \
+	VPMADDUBSW Y3, Y8, Y3 \
+	VPMADDWD Y7, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	MOVWLZX (34*k)(DI), AX \
+	VMOVD AX, X4 \
+	VCVTPH2PS X4, X4 \
+	VBROADCASTSS X4, Y4
+
+// func dotQ1_0AVX2(x, y *byte, nb int) float32
+// ggml's AVX2 q1_0 x q8_0 dot over nb 128-value blocks: per block the four
+// q8_0 blocks' lanes times their scales (a multiply, then three FMAs),
+// that sum times the weight scale FMA'd into Y0, one horizontal sum at
+// the end.
+TEXT ·dotQ1_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU scaleShuf<>(SB), Y9
+	MOVQ $0x8040201008040201, AX
+	VMOVQ AX, X10
+	VPBROADCASTQ X10, Y10
+	VPXOR Y11, Y11, Y11
+q1loop:
+	TESTQ CX, CX
+	JEQ  q1done
+	Q1SUB(0)
+	VMULPS Y3, Y4, Y5
+	Q1SUB(1)
+	VFMADD231PS Y3, Y4, Y5
+	Q1SUB(2)
+	VFMADD231PS Y3, Y4, Y5
+	Q1SUB(3)
+	VFMADD231PS Y3, Y4, Y5
+	MOVWLZX (SI), AX
+	VMOVD AX, X6
+	VCVTPH2PS X6, X6
+	VBROADCASTSS X6, Y6
+	VFMADD231PS Y5, Y6, Y0
+	ADDQ $18, SI
+	ADDQ $136, DI
+	DECQ CX
+	JMP  q1loop
+q1done:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q2SUB(xo, yo, acc): the 32 2-bit weights of the 8 bytes at xo(SI)
+// against the q8_0 block at yo(DI): each byte zero-extended to a dword and
+// its four fields moved to its four bytes (v | v<<6 | v<<12 | v<<18, then
+// & 3), q*y - 1*y pair sums (Y8: byte ones) to int32 lanes, converted and
+// FMA'd into acc with the weight scale (X5) times the block's scale
+// (ggml's AVX2 q2_0 x q8_0 step).
+#define Q2SUB(xo, yo, acc) \
+	VPMOVZXBD (xo)(SI), Y2 \
+	VPSLLD $12, Y2, Y3 \
+	VPOR Y3, Y2, Y2 \
+	VPSLLD $6, Y2, Y3 \
+	VPOR Y3, Y2, Y2 \
+	VPAND Y9, Y2, Y2 \
+	VMOVDQU (yo+2)(DI), Y3 \
+	VPMADDUBSW Y3, Y2, Y2 \
+	VPMADDUBSW Y3, Y8, Y4 \
+	VPSUBW Y4, Y2, Y2 \
+	VPMADDWD Y7, Y2, Y2 \
+	VCVTDQ2PS Y2, Y2 \
+	MOVWLZX (yo)(DI), AX \
+	VMOVD AX, X4 \
+	VCVTPH2PS X4, X4 \
+	VMULSS X4, X5, X4 \
+	VBROADCASTSS X4, Y4 \
+	VFMADD231PS Y2, Y4, acc
+
+// Q2BLOCK: the Q2_0 block at xo(SI) (two q8_0 blocks from yo(DI)) into acc.
+#define Q2BLOCK(xo, yo, acc) \
+	MOVWLZX (xo)(SI), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	Q2SUB(xo+2, yo, acc) \
+	Q2SUB(xo+10, yo+34, acc)
+
+// func dotQ2_0AVX2(x, y *byte, nb int) float32
+// ggml's AVX2 q2_0 x q8_0 dot over nb 64-value blocks: even blocks
+// accumulate in Y0, odd ones in Y10 (an odd last block in Y0), added
+// before the horizontal sum.
+TEXT ·dotQ2_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y10, Y10, Y10
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x03030303, AX
+	VMOVD AX, X9
+	VPBROADCASTD X9, Y9
+q2loop:
+	CMPQ CX, $2
+	JLT  q2tail
+	Q2BLOCK(0, 0, Y0)
+	Q2BLOCK(18, 68, Y10)
+	ADDQ $36, SI
+	ADDQ $136, DI
+	SUBQ $2, CX
+	JMP  q2loop
+q2tail:
+	TESTQ CX, CX
+	JEQ  q2done
+	Q2BLOCK(0, 0, Y0)
+q2done:
+	VADDPS Y10, Y0, Y0
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q1SUB2(k, OP): sub-block k of a Q1_0 block for two activation rows (DI
+// and DI+R8): the sign mask is spread once (Y2), each row's lanes and scale
+// follow Q1SUB's steps into Y3/Y4 and Y13/Y14, and OP (VMULPS for the first
+// sub-block, VFMADD231PS after) accumulates them into Y5 and Y6.
+#define Q1SUB2(k, OP) \
+	VPBROADCASTD (2+4*k)(SI), Y2 \
+	VPSHUFB Y9, Y2, Y2 \
+	VPAND Y10, Y2, Y2 \
+	VPCMPEQB Y11, Y2, Y2 \
+	VPXOR (34*k+2)(DI), Y2, Y3 \
+	VPSUBB Y2, Y3, Y3 \
+	VPMADDUBSW Y3, Y8, Y3 \
+	VPMADDWD Y7, Y3, Y3 \
+	VCVTDQ2PS Y3, Y3 \
+	MOVWLZX (34*k)(DI), AX \
+	VMOVD AX, X4 \
+	VCVTPH2PS X4, X4 \
+	VBROADCASTSS X4, Y4 \
+	OP Y3, Y4, Y5 \
+	VPXOR (34*k+2)(DI)(R8*1), Y2, Y13 \
+	VPSUBB Y2, Y13, Y13 \
+	VPMADDUBSW Y13, Y8, Y13 \
+	VPMADDWD Y7, Y13, Y13 \
+	VCVTDQ2PS Y13, Y13 \
+	MOVWLZX (34*k)(DI)(R8*1), AX \
+	VMOVD AX, X14 \
+	VCVTPH2PS X14, X14 \
+	VBROADCASTSS X14, Y14 \
+	OP Y13, Y14, Y6
+
+// func dotQ1_0x2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+// dotQ1_0AVX2 for the activation rows at a and a+astride, each weight
+// block decoded once: each result is the single-row kernel's bit for bit.
+TEXT ·dotQ1_0x2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y12, Y12, Y12
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU scaleShuf<>(SB), Y9
+	MOVQ $0x8040201008040201, AX
+	VMOVQ AX, X10
+	VPBROADCASTQ X10, Y10
+	VPXOR Y11, Y11, Y11
+q1x2loop:
+	TESTQ CX, CX
+	JEQ  q1x2done
+	Q1SUB2(0, VMULPS)
+	Q1SUB2(1, VFMADD231PS)
+	Q1SUB2(2, VFMADD231PS)
+	Q1SUB2(3, VFMADD231PS)
+	MOVWLZX (SI), AX
+	VMOVD AX, X15
+	VCVTPH2PS X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS Y5, Y15, Y0
+	VFMADD231PS Y6, Y15, Y12
+	ADDQ $18, SI
+	ADDQ $136, DI
+	DECQ CX
+	JMP  q1x2loop
+q1x2done:
+	HSUM_Y0
+	MOVSS X0, 0(R9)
+	VMOVAPS Y12, Y0
+	HSUM_Y0
+	MOVSS X0, 4(R9)
+	VZEROUPPER
+	RET
+
+// Q2ROW(ao, yo, acc): one activation row's part of Q2SUB: the decoded
+// weights in Y2 against the q8_0 block at yo(DI)(ao), into acc.
+#define Q2ROW(ao, yo, acc) \
+	VMOVDQU (yo+2)(DI)(ao*1), Y3 \
+	VPMADDUBSW Y3, Y2, Y4 \
+	VPMADDUBSW Y3, Y8, Y3 \
+	VPSUBW Y3, Y4, Y4 \
+	VPMADDWD Y7, Y4, Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	MOVWLZX (yo)(DI)(ao*1), AX \
+	VMOVD AX, X3 \
+	VCVTPH2PS X3, X3 \
+	VMULSS X3, X5, X3 \
+	VBROADCASTSS X3, Y3 \
+	VFMADD231PS Y4, Y3, acc
+
+// Q2SUB2(xo, yo, acc0, acc1): Q2SUB for two activation rows (DI and
+// DI+R8), the 2-bit weights decoded once.
+#define Q2SUB2(xo, yo, acc0, acc1) \
+	VPMOVZXBD (xo)(SI), Y2 \
+	VPSLLD $12, Y2, Y3 \
+	VPOR Y3, Y2, Y2 \
+	VPSLLD $6, Y2, Y3 \
+	VPOR Y3, Y2, Y2 \
+	VPAND Y9, Y2, Y2 \
+	Q2ROW(R10, yo, acc0) \
+	Q2ROW(R8, yo, acc1)
+
+#define Q2BLOCK2(xo, yo, acc0, acc1) \
+	MOVWLZX (xo)(SI), AX \
+	VMOVD AX, X5 \
+	VCVTPH2PS X5, X5 \
+	Q2SUB2(xo+2, yo, acc0, acc1) \
+	Q2SUB2(xo+10, yo+34, acc0, acc1)
+
+// func dotQ2_0x2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+// dotQ2_0AVX2 for the activation rows at a and a+astride (even blocks in
+// Y0 and Y12, odd ones in Y10 and Y13), each weight block decoded once:
+// each result is the single-row kernel's bit for bit.
+TEXT ·dotQ2_0x2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), R9
+	XORQ R10, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y10, Y10, Y10
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x03030303, AX
+	VMOVD AX, X9
+	VPBROADCASTD X9, Y9
+q2x2loop:
+	CMPQ CX, $2
+	JLT  q2x2tail
+	Q2BLOCK2(0, 0, Y0, Y12)
+	Q2BLOCK2(18, 68, Y10, Y13)
+	ADDQ $36, SI
+	ADDQ $136, DI
+	SUBQ $2, CX
+	JMP  q2x2loop
+q2x2tail:
+	TESTQ CX, CX
+	JEQ  q2x2done
+	Q2BLOCK2(0, 0, Y0, Y12)
+q2x2done:
+	VADDPS Y10, Y0, Y0
+	HSUM_Y0
+	MOVSS X0, 0(R9)
+	VADDPS Y13, Y12, Y0
+	HSUM_Y0
+	MOVSS X0, 4(R9)
+	VZEROUPPER
+	RET

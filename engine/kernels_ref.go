@@ -32,6 +32,8 @@ const (
 	q4_KBytes  = 144 // d f16, dmin f16, scales[12], qs[128]
 	q5_KBytes  = 176 // d f16, dmin f16, scales[12], qh[32], qs[128]
 	q6_KBytes  = 210 // ql[128], qh[64], scales[16] int8, d f16
+	q1_0Bytes  = 18  // d f16, qs[16]: 128 sign bits (set +d, clear -d)
+	q2_0Bytes  = 18  // d f16, qs[16]: 64 2-bit q, weight (q-1)*d
 )
 
 func refDotF32(n int, w, a []byte) float32 {
@@ -88,6 +90,55 @@ func refDotQ4_0(n int, w, a []byte) float32 {
 			s1 += v1 * int32(int8(y[2+16+j]))
 		}
 		sumf += float32(s0+s1) * f16(x) * f16(y)
+	}
+	return sumf
+}
+
+// refDotQ1_0 is ggml's generic q1_0 x q8_0 dot. A 128-weight block spans
+// four q8_0 blocks: each one's integer sum (activations added where the
+// sign bit is set, subtracted where it is clear) is scaled by its
+// activation scale and summed in float32, and that sum once by the weight
+// scale. The float32 conversions keep Go from fusing the multiply-adds
+// (ggml's generic C does not).
+func refDotQ1_0(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/128; i++ {
+		x := w[i*q1_0Bytes:]
+		var sumi float32
+		for k := 0; k < 4; k++ {
+			y := a[(4*i+k)*q8_0Bytes:]
+			sb := int32(0)
+			for j := 0; j < 32; j++ {
+				v := int32(int8(y[2+j]))
+				if x[2+4*k+j/8]>>(j%8)&1 == 0 {
+					v = -v
+				}
+				sb += v
+			}
+			sumi += float32(f16(y) * float32(sb))
+		}
+		sumf += float32(f16(x) * sumi)
+	}
+	return sumf
+}
+
+// refDotQ2_0 is ggml's generic q2_0 x q8_0 dot: a 64-weight block spans
+// two q8_0 blocks, summed as refDotQ1_0 sums its four, with weights q-1.
+func refDotQ2_0(n int, w, a []byte) float32 {
+	var sumf float32
+	for i := 0; i < n/64; i++ {
+		x := w[i*q2_0Bytes:]
+		var sumi float32
+		for k := 0; k < 2; k++ {
+			y := a[(2*i+k)*q8_0Bytes:]
+			sb := int32(0)
+			for j := 0; j < 32; j++ {
+				q := int32(x[2+8*k+j/4]>>(2*(j%4))) & 3
+				sb += (q - 1) * int32(int8(y[2+j]))
+			}
+			sumi += float32(f16(y) * float32(sb))
+		}
+		sumf += float32(f16(x) * sumi)
 	}
 	return sumf
 }

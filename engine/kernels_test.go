@@ -218,13 +218,15 @@ func TestDot4(t *testing.T) {
 		"Q8_0":    {kernels[gguf.TypeQ8_0], gguf.TypeQ8_0, true},
 		"Q4_K":    {kernels[gguf.TypeQ4_K], gguf.TypeQ4_K, true},
 		"Q6_K":    {kernels[gguf.TypeQ6_K], gguf.TypeQ6_K, true},
+		"Q1_0":    {kernels[gguf.TypeQ1_0], gguf.TypeQ1_0, true},
+		"Q2_0":    {kernels[gguf.TypeQ2_0], gguf.TypeQ2_0, true},
 	}
 	for name, c := range cases {
 		if c.k.dot4 == nil {
 			t.Logf("%s: no four-row kernel in this build", name)
 			continue
 		}
-		for _, n := range []int{1, 7, 8, 15, 16, 17, 32, 64, 172, 257, 512, 1024} {
+		for _, n := range []int{1, 7, 8, 15, 16, 17, 32, 64, 128, 172, 192, 257, 384, 512, 1024} {
 			if n%c.wtype.BlockSize() != 0 || n%c.k.act.BlockSize() != 0 {
 				continue
 			}

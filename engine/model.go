@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/split"
 )
@@ -149,6 +150,9 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 	r, err := gguf.NewReader(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if n, err := experts.Punched(f, r.File); err == nil && n > 0 {
+		return nil, fmt.Errorf("%s: %d bytes of its experts are punched out and read as zeros (gguf unpunch %s --from CACHE first)", path, n, path)
 	}
 	data, unmap, err := mapFile(f, st.Size())
 	if err != nil {

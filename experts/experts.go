@@ -62,6 +62,9 @@ type Info struct {
 	// with Last, everything before it is the part to map.
 	NonExpertEnd int64          `json:"non_expert_end"`
 	Layers       []LayerExperts `json:"layers"`
+	// Punched is the bytes of the expert region in holes (gguf punch), when
+	// the file was checked (a local file; Describe does not look).
+	Punched int64 `json:"punched_bytes,omitempty"`
 }
 
 // Describe returns the expert layout of f, or nil when f has no experts.

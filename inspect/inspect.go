@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/layout"
 )
 
 // Roles a tensor can play, as `gguf info` groups bytes.
@@ -81,6 +82,17 @@ type Group struct {
 	BPW        float64 `json:"bits_per_weight"` // bytes*8/parameters
 }
 
+// LayoutGroup is the repacked tensors of one layout and original type.
+type LayoutGroup struct {
+	Layout     string  `json:"layout"`
+	From       string  `json:"from"`     // the original ggml type
+	Lossless   bool    `json:"lossless"` // unpacking gives back the original bytes
+	Tensors    int     `json:"tensors"`
+	Parameters uint64  `json:"parameters"`
+	Bytes      int64   `json:"bytes"`
+	BPW        float64 `json:"bits_per_weight"`
+}
+
 // Tensor is one tensor info as reported.
 type Tensor struct {
 	Name       string   `json:"name"`
@@ -91,6 +103,9 @@ type Tensor struct {
 	FileOffset int64    `json:"file_offset"` // absolute
 	Bytes      int64    `json:"bytes"`
 	Role       string   `json:"role"`
+	// Layout is the layout of a repacked tensor (q2lut, ter3...), whose
+	// role is that of its original name.
+	Layout string `json:"layout,omitempty"`
 }
 
 // KV is one metadata entry as reported. Value is the full value: numbers,
@@ -126,9 +141,13 @@ type Summary struct {
 	ByRole        []Group `json:"bytes_by_role"`
 	Layers        int     `json:"layers"`
 	// Experts describes MoE expert storage (absent for dense models).
-	Experts  *experts.Info `json:"experts,omitempty"`
-	Metadata []KV          `json:"metadata"`
-	Tensors  []Tensor      `json:"tensors"`
+	Experts *experts.Info `json:"experts,omitempty"`
+	// Layouts groups the repacked tensors by layout and original type;
+	// LayoutError says why the layout metadata could not be read.
+	Layouts     []LayoutGroup `json:"layouts,omitempty"`
+	LayoutError string        `json:"layout_error,omitempty"`
+	Metadata    []KV          `json:"metadata"`
+	Tensors     []Tensor      `json:"tensors"`
 }
 
 // Summarize describes f, read from source (a file of size bytes, or -1).
@@ -156,24 +175,50 @@ func Summarize(source string, f *gguf.File, size int64) *Summary {
 		s.VocabSize = &n
 	}
 
+	entries, lerr := layout.Entries(md)
+	if lerr != nil {
+		s.LayoutError = lerr.Error()
+	}
+	lays := map[string]layout.Entry{}
+	for _, e := range entries {
+		lays[e.Name] = e
+	}
+	byLayout := map[layout.Entry]*LayoutGroup{}
 	byType := map[string]*Group{}
 	byRole := map[string]*Group{}
 	var total int64
 	maxLayer := -1
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		role := Role(t.Name)
+		e, repacked := lays[t.Name]
+		role, typeName := Role(t.Name), t.Type.String()
+		if repacked {
+			role, typeName = Role(e.Original()), string(e.Kind)
+		}
 		s.Tensors = append(s.Tensors, Tensor{
 			Name: t.Name, Type: t.Type.String(), TypeID: uint32(t.Type), Shape: t.Dims,
 			Offset: t.Offset, FileOffset: f.DataOffset + int64(t.Offset), Bytes: t.Size(), Role: role,
+			Layout: string(e.Kind),
 		})
 		params := t.NumElements()
-		if isIndex(t.Type) {
+		if repacked {
+			// The weights it holds, whatever the type it is stored as.
+			params, _ = layout.Parameters(*t, e)
+			key := layout.Entry{Kind: e.Kind, From: e.From}
+			g, ok := byLayout[key]
+			if !ok {
+				g = &LayoutGroup{Layout: string(e.Kind), From: e.From.String(), Lossless: e.Kind.Lossless() || e.From != gguf.TypeQ2_0}
+				byLayout[key] = g
+			}
+			g.Tensors++
+			g.Parameters += params
+			g.Bytes += t.Size()
+		} else if isIndex(t.Type) {
 			params = 0 // id maps and masks are not weights
 		}
 		s.Parameters += params
 		total += t.Size()
-		for _, g := range []*Group{group(byType, t.Type.String()), group(byRole, role)} {
+		for _, g := range []*Group{group(byType, typeName), group(byRole, role)} {
 			g.Tensors++
 			g.Parameters += params
 			g.Bytes += t.Size()
@@ -182,6 +227,16 @@ func Summarize(source string, f *gguf.File, size int64) *Summary {
 	}
 	s.Layers = maxLayer + 1
 	s.Experts = experts.Describe(f)
+	for _, g := range byLayout {
+		if g.Parameters > 0 {
+			g.BPW = float64(g.Bytes) * 8 / float64(g.Parameters)
+		}
+		s.Layouts = append(s.Layouts, *g)
+	}
+	sort.Slice(s.Layouts, func(i, j int) bool {
+		a, b := s.Layouts[i], s.Layouts[j]
+		return a.Layout < b.Layout || (a.Layout == b.Layout && a.From < b.From)
+	})
 	s.ByType = finish(byType, total)
 	s.ByRole = finish(byRole, total)
 	for _, kv := range md.KVs() {

@@ -12,6 +12,7 @@ import (
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/plan"
 )
 
@@ -25,7 +26,8 @@ type Add struct {
 type Rename struct{ Old, New string }
 
 // Options are the operations of one build, applied in this order: drop,
-// rename, add, head pruning, quantization, experts last, metadata edits.
+// rename, add, head pruning, quantization, experts last, layouts, metadata
+// edits.
 type Options struct {
 	Drops   []*regexp.Regexp
 	Renames []Rename
@@ -42,6 +44,12 @@ type Options struct {
 
 	ExpertsLast bool
 
+	// ExpertsLayout is "q2lut" (repack the Q2_K experts of an experts-last
+	// file), "none" (restore them) or "" (leave them); TernaryLayout is
+	// "ter3", "ter2", "ter2s128" (lossy: needs LossyLayout), "none" or "".
+	ExpertsLayout, TernaryLayout string
+	LossyLayout                  bool
+
 	Deletes []string  // metadata keys to remove
 	Sets    []gguf.KV // metadata keys to set (in place if present)
 	Align   uint32    // general.alignment (0: unchanged)
@@ -55,6 +63,7 @@ type Report struct {
 	Recut                             bool
 	ExpertTensors                     int
 	Quant                             []Decision
+	Layouts                           *Layouts
 }
 
 // Plan builds the plan of opts over the main input in.
@@ -109,6 +118,9 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 			return nil, nil, fmt.Errorf("--add %s: no tensor matches %v", a.Input.Name, a.Pattern)
 		}
 	}
+	if hasLayouts(p) && (opts.HeadIDs != nil || opts.Quant != nil) {
+		return nil, nil, fmt.Errorf("%s has repacked tensors (%s): restore them first (gguf layout --experts none --ternary none)", in.Name, layout.KeyTensors)
+	}
 	if opts.HeadIDs != nil {
 		f := in.File
 		vocab := headprune.VocabSize(f)
@@ -142,6 +154,13 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 		if rep.ExpertTensors == 0 {
 			return nil, nil, fmt.Errorf("--experts-last: the model has no expert tensors (*_exps)")
 		}
+	}
+	if opts.ExpertsLayout != "" || opts.TernaryLayout != "" {
+		l, err := applyLayouts(p, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Layouts = l
 	}
 	for _, k := range opts.Deletes {
 		if !p.Metadata.Delete(k) {

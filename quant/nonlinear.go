@@ -443,6 +443,15 @@ func quantizeTQ1_0(y []byte, x []float32) {
 
 var pow3 = [6]uint8{1, 3, 9, 27, 81, 243}
 
+// PackTrits encodes q = t0*3^4 + t1*3^3 + ... + t4 (0..242, base-3 digits
+// t0 first) into one byte as TQ1_0 does; Trit decodes it. The repacked
+// ternary layouts (package layout) store trits this way too.
+func PackTrits(q uint8) uint8 { return packTrits(q) }
+
+// Trit returns digit n (0 = most significant) of a byte made by PackTrits,
+// 0..2, by ggml's multiply-and-shift (no division).
+func Trit(b uint8, n int) uint8 { return uint8((uint16(b*pow3[n]) * 3) >> 8) }
+
 func tritAt(b, pow uint8) float32 {
 	q := b * pow
 	return float32(int16((uint16(q)*3)>>8) - 1)

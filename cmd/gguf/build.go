@@ -54,6 +54,7 @@ type opFlags struct {
 	align       uint32
 	expertsLast bool
 	quant       quantFlags
+	layouts     layoutFlags
 }
 
 func (o *opFlags) registerHead(cmd *cobra.Command) {
@@ -74,6 +75,7 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two)")
 	cmd.Flags().BoolVar(&o.expertsLast, "experts-last", false, "move every MoE expert tensor (*_exps) after all other tensors")
 	o.quant.register(cmd, false)
+	o.layouts.register(cmd, "experts-layout", "ternary-layout")
 }
 
 // options turns the flags into build options, opening --add sources and
@@ -85,6 +87,9 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		return opts, err
 	}
 	opts.Quant = q
+	if err := o.layouts.apply(cmd, &opts); err != nil {
+		return opts, err
+	}
 	for _, d := range o.drops {
 		re, err := regexp.Compile(d)
 		if err != nil {
@@ -157,11 +162,12 @@ order. With no operations the output is byte-identical to the input. The output 
 temporary file next to OUT, synced and renamed only when complete; -o - writes to stdout.
 
 Operations, applied in this order: --drop, --rename, --add, the head (--head-ids), quantization
-(--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, metadata (--del, --set,
---align). A pruned head keeps the listed rows of output.weight (or of
-token_embd.weight when the model ties them) byte for byte, in ascending id order, plus an I32
-output_ids.weight that maps each row to its token id; control and special tokens are always kept,
-and the row count is padded to a multiple of 8 for llama.cpp's fast kernels.`,
+(--type and llama-quantize's options, as in 'gguf quantize'), --experts-last, layouts
+(--experts-layout, --ternary-layout, as in 'gguf layout'), metadata (--del, --set, --align).
+A pruned head keeps the listed rows of output.weight (or of token_embd.weight when the model ties
+them) byte for byte, in ascending id order, plus an I32 output_ids.weight that maps each row to its
+token id; control and special tokens are always kept, and the row count is padded to a multiple of 8
+for llama.cpp's fast kernels.`,
 		Example: `  gguf build model.gguf -o copy.gguf
   gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/q2b-h65.gguf'
   gguf build moon-beam.gguf --experts-last -o moon-beam-el.gguf
@@ -224,6 +230,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
 	}
 	if bf.dryRun {
+		printLayoutSummary(stderr, rep)
 		if rep != nil && rep.Quant != nil {
 			printQuantPlan(stdout, rep.Quant)
 			fmt.Fprintln(stdout)
@@ -263,6 +270,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 		read += n
 	}
 	d := time.Since(start)
+	printLayoutSummary(stderr, rep)
 	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
 		out.Name(), humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
 		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))

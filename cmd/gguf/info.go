@@ -38,6 +38,7 @@ FFN, experts, norms, other).`,
 			}
 			defer src.Close()
 			s := inspect.Summarize(args[0], src.File(), src.Size())
+			notePunched(args[0], s)
 			if asJSON {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
@@ -94,12 +95,16 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 		} else {
 			fmt.Fprint(tw, ", interleaved with other tensors (gguf build --experts-last moves them after)")
 		}
+		if e.Punched > 0 {
+			fmt.Fprintf(tw, "; %s (%d bytes) punched: the experts read as zeros (gguf unpunch FILE --from CACHE)", humanize.Bytes(uint64(e.Punched)), e.Punched)
+		}
 		fmt.Fprintln(tw)
 		for _, l := range e.Layers {
 			fmt.Fprintf(tw, "  layer %d\t%d experts, one expert (%s) = %s (%d bytes)\n", l.Layer, l.Experts,
 				strings.Join(l.Tensors, " + "), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
 		}
 	}
+	printLayouts(tw, s)
 	tw.Flush()
 	if s.TensorCount == 0 {
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -28,6 +29,7 @@ type runFlags struct {
 	repeatLastN   int
 	threads       int
 	ctx           int
+	chat          chatFlags
 }
 
 func defaultThreads() int { return min(4, runtime.NumCPU()) }
@@ -36,7 +38,7 @@ func newRunCmd() *cobra.Command {
 	var f runFlags
 	d := engine.DefaultSampler()
 	cmd := &cobra.Command{
-		Use:   "run MODEL -p PROMPT",
+		Use:   "run MODEL [-p PROMPT] [--chat]",
 		Short: "Generate text with a llama-family GGUF model (pure Go, no C toolchain)",
 		Long: `run loads a GGUF model (memory-mapped; split files from their first part; pruned,
 padded or quantized heads as the toolkit writes them), encodes the prompt with the
@@ -45,12 +47,25 @@ like llama-completion. At the end stderr gets the prompt and generation speed,
 token counts, peak RSS and why generation stopped.
 
 Sampling follows llama.cpp's default chain: repeat penalty, top-k, top-p, min-p,
-temperature; --temp 0 is greedy. The same --seed gives the same text.`,
+temperature; --temp 0 is greedy. The same --seed gives the same text.
+
+--chat (-cnv) talks to an instruction-tuned model in its own chat format: the
+model's tokenizer.chat_template is matched to one of llama.cpp's built-in
+templates (chatml, llama3, gemma, phi3, mistral, deepseek, Ling/bailing, ...;
+--chat-template names one), --system gives the system turn, -p asks one
+question and exits, and without -p every line of stdin is a user turn (with
+a "> " prompt on a terminal). --reasoning off/on switches thinking off or on
+where the template has a switch (Qwen3's <think> block, Ling's). An answer
+ends at the model's end-of-turn token or a stop string of the template; the
+KV cache is kept from turn to turn.`,
 		Example: `  # the 260K-parameter story model from the seeds, greedy, at its trained context
   gguf run stories260K-f32.gguf -p "Once upon a time" -n 341 --temp 0 --ctx 512
 
   # a pruned-head build on a device, 4 threads
-  gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4`,
+  gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4
+
+  # one question in the model's chat format, thinking off
+  gguf run qwen3-1.7b.gguf --chat --reasoning off --system "Answer briefly." -p "Capital of Australia?"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runModel(cmd, args[0], f) },
 	}
@@ -66,6 +81,11 @@ temperature; --temp 0 is greedy. The same --seed gives the same text.`,
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
 	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length)")
+	fl.BoolVar(&f.chat.on, "chat", false, "conversation in the model's chat format (llama-cli's -cnv, also accepted)")
+	fl.StringVar(&f.chat.system, "system", "", "system message of the conversation (with --chat)")
+	fl.StringVar(&f.chat.template, "chat-template", "", "chat template: a built-in name or Jinja text (default: the model's tokenizer.chat_template)")
+	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
+	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
 	return cmd
 }
 
@@ -102,6 +122,14 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 	if f.temp < 0 || f.topP < 0 || f.minP < 0 || f.repeatPenalty <= 0 || f.repeatLastN < 0 {
 		return usageError("sampling parameters must not be negative (and --repeat-penalty must be positive)")
 	}
+	if !f.chat.on && (f.chat.system != "" || f.chat.template != "" || f.chat.reasoning != "auto" || f.chat.verbosePrompt) {
+		return usageError("--system, --chat-template, --reasoning and --verbose-prompt need --chat")
+	}
+	if f.chat.on {
+		if _, err := chat.ParseReasoning(f.chat.reasoning); err != nil {
+			return usageError("%v", err)
+		}
+	}
 	m, tok, s, err := loadModel(path, f.ctx, f.threads)
 	if err != nil {
 		return err
@@ -116,6 +144,22 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 		Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP,
 		RepeatPenalty: f.repeatPenalty, RepeatLastN: f.repeatLastN, Seed: seed,
 	}, m.Config.Vocab)
+	if f.chat.on {
+		cs, err := newChatSession(m, tok, s, sm, f)
+		if err != nil {
+			return err
+		}
+		if f.prompt != "" {
+			err = cs.turn(f.prompt)
+		} else {
+			err = cs.loop(stdin)
+		}
+		if err != nil {
+			return err
+		}
+		cs.report(m, f.threads, seed)
+		return nil
+	}
 	prompt := tok.Encode(f.prompt, true, false)
 	out := bufio.NewWriter(stdout)
 	for _, id := range prompt {

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/internal/fixture"
+)
+
+// TestPunchCLI: punch frees the expert region of an experts-last file
+// against a cache, info reports the holes, unpunch restores the file byte
+// for byte, the runtime refuses the punched file (its experts read as
+// zeros) and runs the restored one, and a read-only file or a file without its experts last are
+// refused with one line.
+func TestPunchCLI(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	m := fixture.Model{Name: "cli-punch", Layers: 2, Embd: 256, FF: 256, Heads: 4, KVHeads: 2, Vocab: 96, Experts: 4, ExpertsUsed: 2, Seed: 6}
+	if err := os.WriteFile(p("m.gguf"), m.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, nil, "build", p("m.gguf"), "--experts-last", "-o", p("el.gguf"))
+	mustRun(t, nil, "build", p("el.gguf"), "-o", p("cache.gguf"))
+	orig, _ := os.ReadFile(p("el.gguf"))
+	r := runGGUF(t, nil, "punch", p("el.gguf"), "--from", p("cache.gguf"))
+	if strings.Contains(string(r.stderr), "cannot punch holes") {
+		t.Skipf("no hole support: %s", r.stderr)
+	}
+	if r.code != 0 || !strings.Contains(string(r.stderr), "6 expert tensors checked") {
+		t.Fatalf("punch: exit %d %s", r.code, r.stderr)
+	}
+	info := mustRun(t, nil, "info", p("el.gguf"))
+	if !strings.Contains(string(info.stdout), "punched: the experts read as zeros") {
+		t.Errorf("info does not show the holes:\n%s", info.stdout)
+	}
+	js := mustRun(t, nil, "info", "--json", p("el.gguf"))
+	if !strings.Contains(string(js.stdout), `"punched_bytes": `) {
+		t.Error("info --json has no punched_bytes")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1"), 2, "punched out and read as zeros")
+	mustRun(t, nil, "unpunch", p("el.gguf"), "--from", p("cache.gguf"))
+	mustRun(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1")
+	if got, _ := os.ReadFile(p("el.gguf")); !bytes.Equal(got, orig) {
+		t.Error("unpunch did not restore the file")
+	}
+	if strings.Contains(string(mustRun(t, nil, "info", p("el.gguf")).stdout), "punched") {
+		t.Error("info still shows holes")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "punch", p("m.gguf"), "--from", p("m.gguf")), 2, "experts are not last")
+	checkOneLineError(t, runGGUF(t, nil, "punch", p("el.gguf")), 2, "missing --from")
+	if err := os.Chmod(p("el.gguf"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "punch", p("el.gguf"), "--from", p("cache.gguf")), 2, "read-only")
+}
