@@ -32,7 +32,8 @@ func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 	b := &r.Build
 	fail := func(at At, err error) error { return &Error{File: r.Path, At: at, Msg: err.Error()} }
 	main := res.Inputs[b.From].PlanInput()
-	opts := ops.Options{Replace: b.Replace, ExpertsLast: b.ExpertsLast, Align: b.Align, Deletes: b.Delete}
+	opts := ops.Options{Replace: b.Replace, ExpertsLast: b.ExpertsLast, Align: b.Align, Deletes: b.Delete,
+		ExpertsLayout: b.ExpertsLayout, TernaryLayout: b.TernaryLayout, LossyLayout: b.LossyLayout}
 	for _, d := range b.Drop {
 		re, err := regexp.Compile(d)
 		if err != nil {

@@ -64,7 +64,7 @@ type Input struct {
 }
 
 // Build mirrors the operations of `gguf build`, applied in its order: drop,
-// rename, add, head, quantize, experts last, metadata.
+// rename, add, head, quantize, experts last, layouts, metadata.
 type Build struct {
 	At `yaml:"-"`
 	// From is the input the build rewrites.
@@ -83,6 +83,13 @@ type Build struct {
 	Quantize *Quantize `yaml:"quantize"`
 	// ExpertsLast moves expert tensors after the others (--experts-last).
 	ExpertsLast bool `yaml:"experts_last"`
+	// ExpertsLayout repacks the Q2_K experts of an experts-last file
+	// (--experts-layout q2lut, or none to restore them).
+	ExpertsLayout string `yaml:"experts_layout"`
+	// TernaryLayout repacks ternary tensors (--ternary-layout ter3, ter2,
+	// ter2s128, or none); LossyLayout allows the lossy one (--lossy).
+	TernaryLayout string `yaml:"ternary_layout"`
+	LossyLayout   bool   `yaml:"lossy_layout"`
 	// Delete removes metadata keys (--del).
 	Delete []string `yaml:"delete"`
 	// Set is KEY=TYPE:VALUE metadata (--set; values inline, not @FILE).

@@ -115,6 +115,15 @@ func lookAlike(arch string, kv []gguf.KV, tok *gguf.Metadata, specs []tensorSpec
 					binary.LittleEndian.PutUint16(data[2*i:], quant.FP32ToFP16(v))
 				}
 			}
+		case gguf.TypeQ2_0:
+			// Ternary blocks: an f16 scale, then 2-bit codes 0..2 (code 3
+			// is not ternary, and layouts refuse it).
+			for b := 0; b < len(data); b += 18 {
+				binary.LittleEndian.PutUint16(data[b:], quant.FP32ToFP16(float32(1+rng.Next()%64)/1024))
+				for j := 0; j < 64; j++ {
+					data[b+2+j/4] |= byte(rng.Next()%3) << (2 * (j % 4))
+				}
+			}
 		default:
 			for i := range data {
 				data[i] = byte(rng.Next())
@@ -175,30 +184,31 @@ func qwen35LookAlike(t *testing.T, name string) []byte {
 	return lookAlike("qwen35", kv, tok, specs)
 }
 
-// qwen3Q1LookAlike is Bonsai (llama.cpp's qwen3, tied embeddings) in
-// PrismML's Q1_0 at 2 layers and width 256.
-func qwen3Q1LookAlike(t *testing.T, name string) []byte {
+// qwen3LookAlike is Bonsai (llama.cpp's qwen3, tied embeddings) with its
+// matrices in typ (PrismML's Q1_0, or Q2_0 for the ternary ones) at 2 layers
+// and width 256.
+func qwen3LookAlike(t *testing.T, name string, typ gguf.Type) []byte {
 	const E, F = 256, 512
 	tok := smallBPE(t, 2048, "qwen2")
 	vocab, _ := tok.Get(vocabselect.KeyTokens)
-	specs := []tensorSpec{{"token_embd.weight", []uint64{E, uint64(vocab.Len())}, gguf.TypeQ1_0}, {"output_norm.weight", []uint64{E}, gguf.TypeF32}}
+	specs := []tensorSpec{{"token_embd.weight", []uint64{E, uint64(vocab.Len())}, typ}, {"output_norm.weight", []uint64{E}, gguf.TypeF32}}
 	for i := range 2 {
 		b := fmt.Sprintf("blk.%d.", i)
 		specs = append(specs,
 			tensorSpec{b + "attn_norm.weight", []uint64{E}, gguf.TypeF32},
-			tensorSpec{b + "attn_q.weight", []uint64{E, E}, gguf.TypeQ1_0},
-			tensorSpec{b + "attn_k.weight", []uint64{E, 128}, gguf.TypeQ1_0},
-			tensorSpec{b + "attn_v.weight", []uint64{E, 128}, gguf.TypeQ1_0},
-			tensorSpec{b + "attn_output.weight", []uint64{E, E}, gguf.TypeQ1_0},
+			tensorSpec{b + "attn_q.weight", []uint64{E, E}, typ},
+			tensorSpec{b + "attn_k.weight", []uint64{E, 128}, typ},
+			tensorSpec{b + "attn_v.weight", []uint64{E, 128}, typ},
+			tensorSpec{b + "attn_output.weight", []uint64{E, E}, typ},
 			tensorSpec{b + "attn_q_norm.weight", []uint64{128}, gguf.TypeF32},
 			tensorSpec{b + "attn_k_norm.weight", []uint64{128}, gguf.TypeF32},
 			tensorSpec{b + "ffn_norm.weight", []uint64{E}, gguf.TypeF32},
-			tensorSpec{b + "ffn_gate.weight", []uint64{E, F}, gguf.TypeQ1_0},
-			tensorSpec{b + "ffn_up.weight", []uint64{E, F}, gguf.TypeQ1_0},
-			tensorSpec{b + "ffn_down.weight", []uint64{F, E}, gguf.TypeQ1_0})
+			tensorSpec{b + "ffn_gate.weight", []uint64{E, F}, typ},
+			tensorSpec{b + "ffn_up.weight", []uint64{E, F}, typ},
+			tensorSpec{b + "ffn_down.weight", []uint64{F, E}, typ})
 	}
 	u32 := func(k string, v uint32) gguf.KV { return gguf.KV{Key: "qwen3." + k, Value: gguf.Uint32(v)} }
-	kv := []gguf.KV{{Key: "general.name", Value: gguf.String(name)}, {Key: "general.file_type", Value: gguf.Uint32(41)},
+	kv := []gguf.KV{{Key: "general.name", Value: gguf.String(name)}, {Key: "general.file_type", Value: gguf.Uint32(map[gguf.Type]uint32{gguf.TypeQ1_0: 40, gguf.TypeQ2_0: 41}[typ])},
 		u32("block_count", 2), u32("context_length", 32768), u32("embedding_length", E), u32("feed_forward_length", F),
 		u32("attention.head_count", 2), u32("attention.head_count_kv", 1), u32("attention.key_length", 128),
 		u32("attention.value_length", 128), {Key: "qwen3.attention.layer_norm_rms_epsilon", Value: gguf.Float32(1e-6)},
@@ -231,8 +241,9 @@ func seedCases(t *testing.T) []seedCase {
 			"Qwen3.5-2B-BF16.gguf": q2, "imatrix_unsloth.gguf_file": imatrixFor(q2)}}, false},
 		{"qwen3.5-0.8b-q4k-h65.yaml", map[string]map[string][]byte{"unsloth/Qwen3.5-0.8B-GGUF": {
 			"Qwen3.5-0.8B-BF16.gguf": q08, "imatrix_unsloth.gguf_file": imatrixFor(q08)}}, false},
-		{"bonsai-1.7b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-1.7B-gguf": {"Bonsai-1.7B-Q1_0.gguf": qwen3Q1LookAlike(t, "Bonsai-1.7B")}}, false},
-		{"bonsai-4b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-4B-gguf": {"Bonsai-4B-Q1_0.gguf": qwen3Q1LookAlike(t, "Bonsai-4B")}}, false},
+		{"bonsai-1.7b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-1.7B-gguf": {"Bonsai-1.7B-Q1_0.gguf": qwen3LookAlike(t, "Bonsai-1.7B", gguf.TypeQ1_0)}}, false},
+		{"bonsai-4b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-4B-gguf": {"Bonsai-4B-Q1_0.gguf": qwen3LookAlike(t, "Bonsai-4B", gguf.TypeQ1_0)}}, false},
+		{"ternary-bonsai-4b-ter2.yaml", map[string]map[string][]byte{"prism-ml/Ternary-Bonsai-4B-gguf": {"Ternary-Bonsai-4B-Q2_0.gguf": qwen3LookAlike(t, "Ternary-Bonsai-4B", gguf.TypeQ2_0)}}, false},
 		{"smollm2-360m-ipad.yaml", map[string]map[string][]byte{"bartowski/SmolLM2-360M-Instruct-GGUF": {"SmolLM2-360M-Instruct-f16.gguf": smol.Build()}}, true},
 	}
 }
