@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/ops"
+	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -114,6 +117,15 @@ func lookAlike(arch string, kv []gguf.KV, tok *gguf.Metadata, specs []tensorSpec
 				} else {
 					binary.LittleEndian.PutUint16(data[2*i:], quant.FP32ToFP16(v))
 				}
+			}
+		case gguf.TypeQ4_K, gguf.TypeQ6_K:
+			// Valid blocks: finite values quantized as ggml does.
+			f := make([]byte, 4*n)
+			for i := range n {
+				binary.LittleEndian.PutUint32(f[4*i:], math.Float32bits(float32(int64(rng.Next()>>40)-1<<23)/(1<<25)))
+			}
+			if err := quant.ConvertTensor(data, f, gguf.TypeF32, s.typ, int(s.dims[0]), nil, 1); err != nil {
+				panic(err)
 			}
 		case gguf.TypeQ2_0:
 			// Ternary blocks: an f16 scale, then 2-bit codes 0..2 (code 3
@@ -216,6 +228,72 @@ func qwen3LookAlike(t *testing.T, name string, typ gguf.Type) []byte {
 	return lookAlike("qwen3", kv, tok, specs)
 }
 
+// bailingMoELookAlike is Moon-Beam (Ling's MoE: llama.cpp's bailingmoe2
+// tensor names, a dense first layer, shared experts, a routing bias) at 3
+// layers, width 256 and 8 experts, made a Q4_K_M file as llama-quantize
+// makes one (its mix's types for a MoE model).
+func bailingMoELookAlike(t *testing.T, name string) []byte {
+	const E, F, X, V = 256, 512, 8, 4096
+	tok := smallBPE(t, V, "qwen2")
+	vocab, _ := tok.Get(vocabselect.KeyTokens)
+	nv := uint64(vocab.Len())
+	specs := []tensorSpec{{"token_embd.weight", []uint64{E, nv}, gguf.TypeF32}, {"output_norm.weight", []uint64{E}, gguf.TypeF32},
+		{"output.weight", []uint64{E, nv}, gguf.TypeF32}}
+	for i := range 3 {
+		b := fmt.Sprintf("blk.%d.", i)
+		specs = append(specs,
+			tensorSpec{b + "attn_norm.weight", []uint64{E}, gguf.TypeF32},
+			tensorSpec{b + "attn_qkv.weight", []uint64{E, 3 * E}, gguf.TypeF32},
+			tensorSpec{b + "attn_q_norm.weight", []uint64{128}, gguf.TypeF32},
+			tensorSpec{b + "attn_k_norm.weight", []uint64{128}, gguf.TypeF32},
+			tensorSpec{b + "attn_output.weight", []uint64{E, E}, gguf.TypeF32},
+			tensorSpec{b + "ffn_norm.weight", []uint64{E}, gguf.TypeF32})
+		if i == 0 {
+			specs = append(specs,
+				tensorSpec{b + "ffn_gate.weight", []uint64{E, F}, gguf.TypeF32},
+				tensorSpec{b + "ffn_up.weight", []uint64{E, F}, gguf.TypeF32},
+				tensorSpec{b + "ffn_down.weight", []uint64{F, E}, gguf.TypeF32})
+			continue
+		}
+		specs = append(specs,
+			tensorSpec{b + "ffn_gate_inp.weight", []uint64{E, X}, gguf.TypeF32},
+			tensorSpec{b + "exp_probs_b.bias", []uint64{X}, gguf.TypeF32},
+			tensorSpec{b + "ffn_gate_exps.weight", []uint64{E, E, X}, gguf.TypeF32},
+			tensorSpec{b + "ffn_up_exps.weight", []uint64{E, E, X}, gguf.TypeF32},
+			tensorSpec{b + "ffn_down_exps.weight", []uint64{E, E, X}, gguf.TypeF32},
+			tensorSpec{b + "ffn_gate_shexp.weight", []uint64{E, E}, gguf.TypeF32},
+			tensorSpec{b + "ffn_up_shexp.weight", []uint64{E, E}, gguf.TypeF32},
+			tensorSpec{b + "ffn_down_shexp.weight", []uint64{E, E}, gguf.TypeF32})
+	}
+	u32 := func(k string, v uint32) gguf.KV { return gguf.KV{Key: "bailingmoe2." + k, Value: gguf.Uint32(v)} }
+	kv := []gguf.KV{{Key: "general.name", Value: gguf.String(name)}, {Key: "general.file_type", Value: gguf.Uint32(15)},
+		u32("block_count", 3), u32("context_length", 32768), u32("embedding_length", E), u32("feed_forward_length", F),
+		u32("expert_feed_forward_length", E), u32("expert_shared_feed_forward_length", E), u32("expert_count", X),
+		u32("expert_used_count", 2), u32("expert_shared_count", 1), u32("expert_group_count", 1), u32("expert_group_used_count", 1),
+		u32("leading_dense_block_count", 1), u32("attention.head_count", 2), u32("attention.head_count_kv", 1),
+		u32("attention.key_length", 128), {Key: "bailingmoe2.attention.layer_norm_rms_epsilon", Value: gguf.Float32(1e-6)},
+		{Key: "bailingmoe2.expert_weights_scale", Value: gguf.Float32(2.5)}, {Key: "bailingmoe2.expert_weights_norm", Value: gguf.Bool(true)},
+		u32("expert_gating_func", 2), {Key: "bailingmoe2.rope.freq_base", Value: gguf.Float32(6e5)}}
+	f32 := lookAlike("bailingmoe2", kv, tok, specs)
+	rd, err := gguf.NewReader(bytes.NewReader(f32), int64(len(f32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ops.QuantizeSpec{Type: "Q4_K_M"}.Quantize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := ops.Plan(&plan.Input{Name: name, File: rd.File, ReaderAt: bytes.NewReader(f32)}, ops.Options{Quant: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
 // seedCase is one seed recipe and the files its look-alike Hub serves.
 type seedCase struct {
 	recipe string
@@ -244,6 +322,7 @@ func seedCases(t *testing.T) []seedCase {
 		{"bonsai-1.7b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-1.7B-gguf": {"Bonsai-1.7B-Q1_0.gguf": qwen3LookAlike(t, "Bonsai-1.7B", gguf.TypeQ1_0)}}, false},
 		{"bonsai-4b.yaml", map[string]map[string][]byte{"prism-ml/Bonsai-4B-gguf": {"Bonsai-4B-Q1_0.gguf": qwen3LookAlike(t, "Bonsai-4B", gguf.TypeQ1_0)}}, false},
 		{"ternary-bonsai-4b-ter2.yaml", map[string]map[string][]byte{"prism-ml/Ternary-Bonsai-4B-gguf": {"Ternary-Bonsai-4B-Q2_0.gguf": qwen3LookAlike(t, "Ternary-Bonsai-4B", gguf.TypeQ2_0)}}, false},
+		{"moon-beam-q2lut-h60.yaml", map[string]map[string][]byte{"tablinum/Moon-Beam-8B-A1B-GGUF-Preview": {"Moon-Beam-8B-A1B-Q4_K_M.gguf": bailingMoELookAlike(t, "Moon-Beam-8B-A1B")}}, false},
 		{"smollm2-360m-ipad.yaml", map[string]map[string][]byte{"bartowski/SmolLM2-360M-Instruct-GGUF": {"SmolLM2-360M-Instruct-f16.gguf": smol.Build()}}, true},
 	}
 }
@@ -335,6 +414,24 @@ func TestSeedRecipesOnLookAlikes(t *testing.T) {
 			}
 			if r.Build.Head != nil && b.Report.Head == nil {
 				t.Error("the head was not pruned")
+			}
+			if r.Build.ExpertsLayout == "q2lut" {
+				// Experts last, each in the q2lut layout; the non-experts
+				// copied as they were (the mix keeps their types).
+				first := slices.IndexFunc(layout.Tensors, func(ti gguf.TensorInfo) bool { return strings.Contains(ti.Name, "_exps.") })
+				for _, ti := range layout.Tensors[max(first, 0):] {
+					if first < 0 || !strings.HasSuffix(ti.Name, "_exps.weight.q2lut") {
+						t.Errorf("tensor %s among the experts at the end", ti.Name)
+					}
+				}
+				for _, d := range b.Report.Quant {
+					if d.Quantized != strings.Contains(d.Name, "_exps.") {
+						t.Errorf("%s: %s -> %s (quantized %v)", d.Name, d.From, d.To, d.Quantized)
+					}
+				}
+			}
+			if r.Build.TernaryLayout != "" && !slices.ContainsFunc(layout.Tensors, func(ti gguf.TensorInfo) bool { return strings.HasSuffix(ti.Name, "."+r.Build.TernaryLayout) }) {
+				t.Errorf("no tensor in the %s layout", r.Build.TernaryLayout)
 			}
 			if sc.llama {
 				m, err := engine.Open(out)
