@@ -19,6 +19,8 @@ func main() {
 	tied := flag.Bool("tied", true, "tie the output head to token_embd (no output.weight)")
 	wtype := flag.String("type", "Q8_0", "type of the layer matrices")
 	htype := flag.String("head-type", "F16", "type of token_embd / output")
+	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
+	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -30,6 +32,16 @@ func main() {
 	check(err)
 	m := fixture.Model{Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: 16, KVHeads: 8,
 		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: 42}
+	if *named != "" {
+		var ok bool
+		if m, ok = fixture.Named[*named]; !ok {
+			fmt.Fprintf(os.Stderr, "genmodel: no fixture %q\n", *named)
+			os.Exit(2)
+		}
+	}
+	if *imatrix != "" {
+		check(os.WriteFile(*imatrix, fixture.Imatrix(m, m.Name+"-calibration.txt"), 0o644))
+	}
 	f, err := os.Create(*out)
 	check(err)
 	w := bufio.NewWriterSize(f, 4<<20)

@@ -73,22 +73,14 @@ func printStats() {
 }
 
 // planInput turns an opened source into a plan input.
-func planInput(s *source.Source) *plan.Input {
-	in := &plan.Input{Name: s.Name, File: s.File()}
-	if s.Reader != nil {
-		in.ReaderAt = s.Reader.ReaderAt()
-	} else {
-		in.Stream, in.StreamPos = s.Stream.Raw()
-	}
-	return in
-}
+func planInput(s *source.Source) *plan.Input { return s.PlanInput() }
 
 // progress returns a progress callback drawing a bar on stderr, or nil when
 // stderr is not a terminal or quiet is set: logs and pipes get only the
 // final summary line.
 func progress(quiet bool, what string) func(done, total int64) {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+	f := progressTerminal(quiet)
+	if f == nil {
 		return nil
 	}
 	return barTo(f, what, os.Getenv("NO_COLOR") == "")
@@ -106,15 +98,7 @@ func barTo(w io.Writer, what string, color bool) func(done, total int64) {
 			return
 		}
 		if bar == nil {
-			bar = progressbar.NewOptions64(total,
-				progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription(what),
-				progressbar.OptionShowBytes(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionEnableColorCodes(color),
-			)
+			bar = newBar(w, total, what, color)
 			onScreen.set(bar)
 			bar.RenderBlank()
 		}
@@ -150,6 +134,29 @@ func (s *screenBar) clear() {
 		s.bar.Clear()
 		s.bar = nil
 	}
+}
+
+// progressTerminal returns stderr when a progress bar should be drawn on
+// it: a terminal, not dumb, and not --quiet.
+func progressTerminal(quiet bool) *os.File {
+	f, ok := stderr.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	return f
+}
+
+// newBar is the toolkit's byte progress bar with an ETA, on w.
+func newBar(w io.Writer, total int64, what string, color bool) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionEnableColorCodes(color),
+	)
 }
 
 // rate formats a throughput.

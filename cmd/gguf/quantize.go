@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
@@ -62,54 +60,8 @@ func (q *quantFlags) options() (*ops.Quantize, error) {
 		}
 		return nil, nil
 	}
-	parse := func(flag, s string) (gguf.Type, error) {
-		t, err := gguf.ParseType(s)
-		if err != nil {
-			return 0, usageError("%s: %v", flag, err)
-		}
-		return t, nil
-	}
-	ft, err := quant.ParseFileType(q.typ)
-	if err != nil {
-		return nil, usageError("--type: %v", err)
-	}
-	r := &quant.Rules{FileType: ft, Pure: q.pure, AllowRequantize: q.allowRequantize, LeaveOutput: q.leaveOutput}
-	for _, tt := range q.tensorTypes {
-		pat, typ, ok := strings.Cut(tt, "=")
-		if !ok {
-			return nil, usageError("--tensor-type %q: want REGEX=TYPE", tt)
-		}
-		re, err := regexp.Compile(pat)
-		if err != nil {
-			return nil, usageError("--tensor-type %q: %v", tt, err)
-		}
-		t, err := parse("--tensor-type", typ)
-		if err != nil {
-			return nil, err
-		}
-		r.TensorTypes = append(r.TensorTypes, quant.TensorTypeRule{Regex: re, Type: t})
-	}
-	if q.outputType != "" {
-		t, err := parse("--output-type", q.outputType)
-		if err != nil {
-			return nil, err
-		}
-		r.OutputType = &t
-	}
-	if q.embdType != "" {
-		t, err := parse("--embd-type", q.embdType)
-		if err != nil {
-			return nil, err
-		}
-		r.EmbdType = &t
-	}
-	for _, k := range q.keep {
-		t, err := parse("--keep", k)
-		if err != nil {
-			return nil, err
-		}
-		r.Keep = append(r.Keep, t)
-	}
+	spec := ops.QuantizeSpec{Type: q.typ, Pure: q.pure, TensorTypes: q.tensorTypes, OutputType: q.outputType,
+		EmbdType: q.embdType, AllowRequantize: q.allowRequantize, Keep: q.keep, LeaveOutput: q.leaveOutput, ImatrixFile: q.imatrix, Threads: q.threads}
 	if q.imatrix != "" {
 		f, err := os.Open(q.imatrix)
 		if err != nil {
@@ -120,11 +72,15 @@ func (q *quantFlags) options() (*ops.Quantize, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
+		if spec.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
 			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
 		}
 	}
-	return &ops.Quantize{Rules: r, Threads: max(1, q.threads), ImatrixFile: q.imatrix}, nil
+	qz, err := spec.Quantize()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return qz, nil
 }
 
 func newQuantizeCmd() *cobra.Command {
