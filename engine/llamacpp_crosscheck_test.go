@@ -179,7 +179,7 @@ func TestLlamaCppCrossCheckPerplexity(t *testing.T) {
 		t.Run(c.shape, func(t *testing.T) {
 			m := openModel(t, crossModel(t, crosscheck.Case{Shape: c.shape, Type: "F32"}))
 			s := newState(t, m, Options{Ctx: 128, Threads: 2, Batch: 128})
-			r, err := Perplexity(s, ids, 128, 0, 1, nil)
+			r, err := Perplexity(s, SliceTokens(ids), PerplexityOptions{Ctx: 128, BOS: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -135,14 +135,37 @@ func TestPrunedHead(t *testing.T) {
 	tokens := append([]int32{1, 403, 407, 261, 378}, story...)
 	fs.Reset()
 	ps.Reset()
-	fr, err := Perplexity(fs, tokens, 64, 0, 1, nil)
+	fr, err := Perplexity(fs, SliceTokens(tokens), PerplexityOptions{Ctx: 64, BOS: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := Perplexity(ps, tokens, 64, 0, 1, nil)
+	pr, err := Perplexity(ps, SliceTokens(tokens), PerplexityOptions{Ctx: 64, BOS: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Charged figures: with the full model the head's probabilities are
+	// scaled by its share and each miss costs its full NLL, so a head cut
+	// from unchanged weights scores the full model's PPL; without it each
+	// miss costs ln(vocab).
+	cr, err := Perplexity(ps, SliceTokens(tokens), PerplexityOptions{Ctx: 64, BOS: 1, Full: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.PPL != pr.PPL || cr.MissCharge != "full model" || math.Abs(cr.FullPPL-fr.PPL) > 1e-9*fr.PPL {
+		t.Errorf("with the full model: head PPL %v (alone %v), full PPL %v (alone %v), charge %q", cr.PPL, pr.PPL, cr.FullPPL, fr.PPL, cr.MissCharge)
+	}
+	if rel := math.Abs(cr.ChargedPPL-fr.PPL) / fr.PPL; rel > 1e-5 || !(cr.HeadShare > 0 && cr.HeadShare < 1) {
+		t.Errorf("a head cut from unchanged weights, charged with the full model: PPL %v, full model %v (rel %.2g), head share %v", cr.ChargedPPL, fr.PPL, rel, cr.HeadShare)
+	}
+	logV := math.Log(float64(fs.c.Vocab))
+	headNLL := math.Log(pr.PPL) * float64(pr.Scored)
+	if want := math.Exp((headNLL + logV*float64(pr.Misses)) / float64(pr.Scored+pr.Misses)); pr.MissCharge != "fixed" || pr.MissNLL != logV || math.Abs(pr.ChargedPPL-want) > 1e-9*want {
+		t.Errorf("fixed charge: %q %v, charged PPL %v, want %v", pr.MissCharge, pr.MissNLL, pr.ChargedPPL, want)
+	}
+	if fr.ChargedPPL != fr.PPL || fr.FullPPL != 0 {
+		t.Errorf("no misses: charged %v, PPL %v, full %v", fr.ChargedPPL, fr.PPL, fr.FullPPL)
+	}
+	t.Logf("pruned, misses charged: %.4f (full model), %.4f (ln V); full alone %.4f", cr.ChargedPPL, pr.ChargedPPL, fr.PPL)
 	misses := 0
 	for c := 0; c < fr.Chunks; c++ {
 		for j := 32; j < 63; j++ {

@@ -145,11 +145,18 @@ func (d *decoder) str(what string) (string, error) {
 	return string(b), nil
 }
 
-// capFor returns a safe initial capacity for n decoded items: never more than
-// the bytes left can hold, and bounded for streams, so allocation follows the
-// data that really exists.
-func capFor(n uint64) int {
-	const maxPrealloc = 1 << 20
+// capFor returns a safe initial capacity for n decoded items, so allocation
+// follows the data that really exists. In a file of known size checkCount has
+// already bounded n by the bytes left, so up to 1 Mi items are made at once
+// (a tokenizer's arrays without regrowth). In a stream nothing bounds a
+// claimed count until the data arrives: a 40-byte input claiming 10^16
+// tensors would cost ~100 MB of preallocation per read, so there the slices
+// start at 1 Ki items and grow as items arrive.
+func (d *decoder) capFor(n uint64) int {
+	maxPrealloc := uint64(1 << 20)
+	if d.src.remaining() < 0 {
+		maxPrealloc = 1 << 10
+	}
 	return int(min(n, maxPrealloc))
 }
 
@@ -235,7 +242,7 @@ func (d *decoder) array(key string, depth int) (Value, error) {
 	case TypeString:
 		return d.stringArray(key, n)
 	case TypeArray:
-		vals := make([]Value, 0, capFor(n))
+		vals := make([]Value, 0, d.capFor(n))
 		for range n {
 			v, err := d.array(key, depth+1)
 			if err != nil {
@@ -245,7 +252,7 @@ func (d *decoder) array(key string, depth int) (Value, error) {
 		}
 		return Value{typ: TypeArray, elem: TypeArray, v: vals}, nil
 	case TypeBool:
-		out := make([]bool, 0, capFor(n))
+		out := make([]bool, 0, d.capFor(n))
 		err := d.fixedArray(n, 1, func(b []byte) error {
 			for _, c := range b {
 				if c > 1 {
@@ -285,11 +292,11 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 	le := binary.LittleEndian
 	switch et {
 	case TypeUint8:
-		s := make([]uint8, 0, capFor(n))
+		s := make([]uint8, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error { s = append(s, b...); return nil })
 		out = s
 	case TypeInt8:
-		s := make([]int8, 0, capFor(n))
+		s := make([]int8, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for _, c := range b {
 				s = append(s, int8(c))
@@ -298,7 +305,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeUint16, TypeInt16:
-		s := make([]uint16, 0, capFor(n))
+		s := make([]uint16, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 2 {
 				s = append(s, le.Uint16(b[i:]))
@@ -315,7 +322,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 			out = s
 		}
 	case TypeUint32:
-		s := make([]uint32, 0, capFor(n))
+		s := make([]uint32, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 4 {
 				s = append(s, le.Uint32(b[i:]))
@@ -324,7 +331,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeInt32:
-		s := make([]int32, 0, capFor(n))
+		s := make([]int32, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 4 {
 				s = append(s, int32(le.Uint32(b[i:])))
@@ -333,7 +340,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeFloat32:
-		s := make([]float32, 0, capFor(n))
+		s := make([]float32, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 4 {
 				s = append(s, math.Float32frombits(le.Uint32(b[i:])))
@@ -342,7 +349,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeUint64:
-		s := make([]uint64, 0, capFor(n))
+		s := make([]uint64, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 8 {
 				s = append(s, le.Uint64(b[i:]))
@@ -351,7 +358,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeInt64:
-		s := make([]int64, 0, capFor(n))
+		s := make([]int64, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 8 {
 				s = append(s, int64(le.Uint64(b[i:])))
@@ -360,7 +367,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 		})
 		out = s
 	case TypeFloat64:
-		s := make([]float64, 0, capFor(n))
+		s := make([]float64, 0, d.capFor(n))
 		err = d.fixedArray(n, sz, func(b []byte) error {
 			for i := 0; i < len(b); i += 8 {
 				s = append(s, math.Float64frombits(le.Uint64(b[i:])))
@@ -379,7 +386,7 @@ func (d *decoder) numericArray(et ValueType, n uint64) (Value, error) {
 // buffers, which are never written again once filled: a vocabulary of
 // 150,000 tokens costs one allocation (the slice), not 150,000, and no copy.
 func (d *decoder) stringArray(key string, n uint64) (Value, error) {
-	out := make([]string, 0, capFor(n))
+	out := make([]string, 0, d.capFor(n))
 	ws, _ := d.src.(*windowSource)
 	var hint int64
 	// The strings still to come are estimated at the average length of this
@@ -452,7 +459,7 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 	first, err := src.take(4, 1<<10)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errAt(0, ErrNotGGUF, "file is too short to be GGUF (%d bytes)", max(fileSize, 0))
+			return nil, errAt(0, ErrNotGGUF, "file is too short to be GGUF (%d bytes)", src.avail(4))
 		}
 		return nil, err
 	}
@@ -491,8 +498,8 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 
 	f := &File{Version: version, Metadata: &Metadata{}}
 	md := f.Metadata
-	md.kvs = make([]KV, 0, capFor(nKV))
-	md.index = make(map[string]int, capFor(nKV))
+	md.kvs = make([]KV, 0, d.capFor(nKV))
+	md.index = make(map[string]int, d.capFor(nKV))
 	for i := uint64(0); i < nKV; i++ {
 		at := src.pos()
 		d.kvLeft = int64(nKV - i - 1)
@@ -530,9 +537,9 @@ func decodeHeader(src byteSource, fileSize int64) (*File, error) {
 		f.Alignment = uint64(a)
 	}
 
-	f.Tensors = make([]TensorInfo, 0, capFor(nTensors))
-	f.infoOffsets = make([]int64, 0, capFor(nTensors))
-	names := make(map[string]int, capFor(nTensors))
+	f.Tensors = make([]TensorInfo, 0, d.capFor(nTensors))
+	f.infoOffsets = make([]int64, 0, d.capFor(nTensors))
+	names := make(map[string]int, d.capFor(nTensors))
 	d.kvLeft, d.infoStart = 0, src.pos()
 	for i := uint64(0); i < nTensors; i++ {
 		at := src.pos()

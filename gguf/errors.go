@@ -26,12 +26,13 @@ type FormatError struct {
 	Err    error  // an underlying sentinel error, if any
 }
 
-// Error says where and what, as "gguf: offset N: what".
+// Error says where and what, as "offset N: what" (the command names the
+// file and adds its own prefix).
 func (e *FormatError) Error() string {
 	if e.Err != nil && e.What == "" {
-		return fmt.Sprintf("gguf: offset %d: %v", e.Offset, e.Err)
+		return fmt.Sprintf("offset %d: %v", e.Offset, e.Err)
 	}
-	return fmt.Sprintf("gguf: offset %d: %s", e.Offset, e.What)
+	return fmt.Sprintf("offset %d: %s", e.Offset, e.What)
 }
 
 // Unwrap returns the sentinel error, so errors.Is(err, ErrTruncated) works.

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,6 +203,42 @@ func TestWriterRefusesBadNames(t *testing.T) {
 		_, err := gguf.Layout(3, md, []gguf.TensorInfo{{Name: tc.tensor, Type: gguf.TypeF32, Dims: []uint64{8}}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("key %q tensor %q: err %v, want %q", tc.key, tc.tensor, err, tc.want)
+		}
+	}
+}
+
+// TestTooShortSaysItsSize: a file or stream of fewer than 4 bytes is
+// reported with the bytes it has, a stream included (not "0 bytes").
+func TestTooShortSaysItsSize(t *testing.T) {
+	data := []byte("GGU")
+	_, err := gguf.NewReader(bytes.NewReader(data), 3)
+	_, serr := gguf.NewStreamReader(bytes.NewReader(data))
+	for _, e := range []error{err, serr} {
+		if e == nil || !strings.Contains(e.Error(), "(3 bytes)") {
+			t.Errorf("err %v, want it to say (3 bytes)", e)
+		}
+	}
+}
+
+// TestStreamClaimsCostLittle: a tiny stream claiming 2^40 tensors and 2^40
+// keys is refused having allocated little (the slices grow with the items
+// that arrive; they used to be preallocated for 1 Mi items, ~100 MB a read,
+// which stalled the fuzzer).
+func TestStreamClaimsCostLittle(t *testing.T) {
+	for _, claim := range []struct{ tensors, kvs uint64 }{{1 << 40, 0}, {0, 1 << 40}, {1 << 40, 1 << 40}} {
+		data := []byte("GGUF\x03\x00\x00\x00")
+		data = binary.LittleEndian.AppendUint64(data, claim.tensors)
+		data = binary.LittleEndian.AppendUint64(data, claim.kvs)
+		data = append(data, make([]byte, 16)...)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := gguf.NewStreamReader(bytes.NewReader(data))
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatal("accepted")
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+			t.Errorf("claim %+v: %d bytes allocated to refuse a %d-byte stream", claim, got, len(data))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package headprune
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -39,7 +40,8 @@ type Options struct {
 
 // ReadIDs reads a ranked id list: one id per line, most important first;
 // blank lines are skipped and '#' starts a comment. An id outside
-// [0, vocabSize) or seen before is an error naming its line.
+// [0, vocabSize) or seen before is an error naming its line; a list with no
+// id is ErrNoIDs.
 func ReadIDs(r io.Reader, vocabSize int) ([]int32, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 1<<20)
@@ -71,8 +73,16 @@ func ReadIDs(r io.Reader, vocabSize int) ([]int32, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	if len(ids) == 0 {
+		return nil, ErrNoIDs
+	}
 	return ids, nil
 }
+
+// ErrNoIDs is ReadIDs' error for a list with no id (empty, or only blank
+// lines and comments): a head of nothing is never what was meant, and
+// taking it as "no pruning" would copy the model silently.
+var ErrNoIDs = errors.New("no ids (the file is empty or holds only comments)")
 
 // WriteIDs writes an ids file: each header line as a "# " comment, then one
 // id per line, in the order given.
@@ -225,8 +235,11 @@ func Plan(p *plan.Plan, in *plan.Input, c *Choice, readIDs func() ([]int32, erro
 	f := in.File
 	vocab := VocabSize(f)
 	_, pruned := f.Tensor(IDsTensor)
+	// The head is cut from the plan as the earlier operations left it
+	// (drops, renames and adds come first): a renamed output.weight is no
+	// longer the head, a tensor renamed to output.weight is.
 	srcName := OutputTensor
-	if _, ok := f.Tensor(OutputTensor); !ok {
+	if p.Index(OutputTensor) < 0 {
 		srcName = EmbdTensor // tied
 	}
 	var rowOf func(id int32) (int64, bool)
@@ -249,11 +262,15 @@ func Plan(p *plan.Plan, in *plan.Input, c *Choice, readIDs func() ([]int32, erro
 	if rowOf == nil {
 		rowOf = func(id int32) (int64, bool) { return int64(id), int(id) < vocab }
 	}
-	si := f.TensorIndex(srcName)
-	if si < 0 {
+	pi := p.Index(srcName)
+	if pi < 0 {
 		return fmt.Errorf("no %s or %s tensor to cut the head from", OutputTensor, EmbdTensor)
 	}
-	src := &f.Tensors[si]
+	cp, ok := p.Tensors[pi].Src.(*plan.Copy)
+	if !ok {
+		return fmt.Errorf("%s is %s, not a tensor of an input: the head is cut from a tensor as it is stored", srcName, p.Tensors[pi].Src.Describe())
+	}
+	src := &p.Tensors[pi].Info
 	if len(src.Dims) != 2 {
 		return fmt.Errorf("%s has shape %s, want 2 dimensions", srcName, src.Shape())
 	}
@@ -282,7 +299,7 @@ func Plan(p *plan.Plan, in *plan.Input, c *Choice, readIDs func() ([]int32, erro
 
 	head := plan.Tensor{
 		Info: gguf.TensorInfo{Name: OutputTensor, Type: src.Type, Dims: []uint64{src.Dims[0], uint64(len(c.IDs))}},
-		Src:  &plan.Rows{In: in, Index: si, Rows: rows},
+		Src:  &plan.Rows{In: cp.In, Index: cp.Index, Rows: rows},
 	}
 	idBytes := make([]byte, 4*len(c.IDs))
 	for i, id := range c.IDs {

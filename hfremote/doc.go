@@ -32,7 +32,10 @@
 //   - Resets, stalls, 408, 429 and 5xx are retried with exponential backoff
 //     and jitter, honouring Retry-After and the Hub's RateLimit header.
 //     Permanent answers (401, gated repos, 404 with X-Error-Code) fail at once
-//     with errors in plain words that name the repo and file.
+//     with errors in plain words that name the repo and file, and so do
+//     failures no wait can cure: a host name that does not exist, a refused
+//     connection to a host that has never answered, a plain-HTTP or other
+//     non-TLS server spoken to as https, a certificate that does not verify.
 //   - File.Ranges fetches many ranges (tensor data) with bounded concurrency,
 //     coalescing nearly adjacent ranges and delivering bytes in order.
 //   - Counters of requests, bytes, retries and re-resolves are kept per file

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -80,6 +82,10 @@ type client struct {
 	conc       int
 	chunk, gap int64
 	shared     *Stats
+	// answered holds the hosts that have sent an HTTP answer: a host that
+	// answered before and now refuses connections may be restarting, so it
+	// is retried; one that never answered is not.
+	answered sync.Map
 }
 
 func newClient(o Options) (*client, error) {
@@ -365,6 +371,9 @@ func (f *File) send(req *http.Request) (resp *http.Response, withToken bool, err
 	}
 	f.cnt.request(hub)
 	resp, err = f.c.http.Do(req)
+	if err == nil {
+		f.c.answered.Store(req.URL.Host, true)
+	}
 	return resp, withToken, err
 }
 
@@ -376,23 +385,49 @@ func (f *File) guard(ctx context.Context) (rctx context.Context, touch func(), s
 	return rctx, func() { t.Reset(f.c.stall) }, func() { t.Stop(); cancel(nil) }
 }
 
-// transportFailure classifies an error of sending a request or reading a
-// body: the caller's cancellation ends everything, a bad certificate is
-// permanent, the rest (resets, timeouts, stalls, unexpected EOF) is retried.
-func (f *File) transportFailure(ctx, rctx context.Context, err error) error {
+// transportFailure classifies an error of sending a request to host or
+// reading a body: the caller's cancellation ends everything, what cannot
+// succeed later fails at once (see permanentTransport), the rest (resets,
+// timeouts, stalls, unexpected EOF) is retried.
+func (f *File) transportFailure(ctx, rctx context.Context, host string, err error) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	if context.Cause(rctx) == errStalled {
 		err = fmt.Errorf("%w (%v)", errStalled, f.c.stall)
 	}
+	_, answered := f.c.answered.Load(host)
+	if msg, ok := permanentTransport(err, host, answered); ok {
+		return &Error{Source: f.name, Err: err, Msg: msg}
+	}
+	return &transient{err: err}
+}
+
+// permanentTransport says whether a transport error to host cannot be cured
+// by waiting, and if so explains it in one line: a name that does not exist
+// (a DNS answer, not a DNS timeout), a refused connection to a host that has
+// never answered (nothing listens there; a host that did answer may be
+// restarting), a plain-HTTP (or other non-TLS) server spoken to as https,
+// and a certificate that does not verify.
+func permanentTransport(err error, host string, answered bool) (string, bool) {
+	var dns *net.DNSError
+	var rh tls.RecordHeaderError
 	var cv *tls.CertificateVerificationError
 	var ua x509.UnknownAuthorityError
 	var hn x509.HostnameError
-	if errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) {
-		return &Error{Source: f.name, Err: err, Msg: err.Error()}
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("host %q not found (DNS: %s)", dns.Name, dns.Err), true
+	case errors.Is(err, syscall.ECONNREFUSED) && !answered:
+		return fmt.Sprintf("connection to %s refused: no server listens there", host), true
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return fmt.Sprintf("%s answered an https request in plain HTTP: use an http:// URL (or HF_ENDPOINT) for it", host), true
+	case errors.As(err, &rh):
+		return fmt.Sprintf("%s does not speak TLS: check the URL's scheme and port", host), true
+	case errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn):
+		return err.Error(), true
 	}
-	return &transient{err: err}
+	return "", false
 }
 
 // statusFailure turns an error status into a transient failure (408, 429,
@@ -467,7 +502,7 @@ func (f *File) resolveHop(ctx context.Context, target string, r *resolution) (ne
 	}
 	resp, withToken, err := f.send(req)
 	if err != nil {
-		return "", false, f.transportFailure(ctx, rctx, err)
+		return "", false, f.transportFailure(ctx, rctx, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	h := resp.Header
@@ -704,7 +739,7 @@ func (f *File) rangeOnce(ctx context.Context, u string, p []byte, off int64) (in
 	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, end))
 	resp, withToken, err := f.send(req)
 	if err != nil {
-		return 0, f.transportFailure(ctx, rctx, err)
+		return 0, f.transportFailure(ctx, rctx, req.URL.Host, err)
 	}
 	defer resp.Body.Close()
 	body := &meter{r: resp.Body, touch: touch, cnt: f.cnt}
@@ -727,7 +762,7 @@ func (f *File) rangeOnce(ctx context.Context, u string, p []byte, off int64) (in
 		want := int(last - start + 1)
 		k, err := io.ReadFull(body, p[:want])
 		if err != nil {
-			return k, f.shortBody(ctx, rctx, err, k, want)
+			return k, f.shortBody(ctx, rctx, req.URL.Host, err, k, want)
 		}
 		// Look for the end of the body, so the connection is reused, and
 		// refuse a body longer than its Content-Range.
@@ -751,11 +786,11 @@ func (f *File) rangeOnce(ctx context.Context, u string, p []byte, off int64) (in
 
 // shortBody is the failure of a body that ended (or broke) after k of want
 // bytes: never accepted, retried for the rest.
-func (f *File) shortBody(ctx, rctx context.Context, err error, k, want int) error {
+func (f *File) shortBody(ctx, rctx context.Context, host string, err error, k, want int) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return &transient{err: fmt.Errorf("short body: %d of %d bytes", k, want)}
 	}
-	return f.transportFailure(ctx, rctx, err)
+	return f.transportFailure(ctx, rctx, host, err)
 }
 
 // wholeFileAnswer handles a 200 to a range request: the server ignored
@@ -777,11 +812,11 @@ func (f *File) wholeFileAnswer(ctx, rctx context.Context, resp *http.Response, b
 	skipped, err := io.CopyN(io.Discard, body, off)
 	f.cnt.wasted(skipped)
 	if err != nil {
-		return 0, f.shortBody(ctx, rctx, err, 0, len(p))
+		return 0, f.shortBody(ctx, rctx, resp.Request.URL.Host, err, 0, len(p))
 	}
 	k, err := io.ReadFull(body, p)
 	if err != nil {
-		return k, f.shortBody(ctx, rctx, err, k, len(p))
+		return k, f.shortBody(ctx, rctx, resp.Request.URL.Host, err, k, len(p))
 	}
 	return k, nil
 }

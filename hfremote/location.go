@@ -282,3 +282,17 @@ func hfHome() string {
 	}
 	return filepath.Join(home, ".cache", "huggingface")
 }
+
+// WithRevision returns the hf:// spec s at revision rev, as
+// huggingface-cli's --revision selects one: s must name no other revision.
+func WithRevision(s, rev string) (string, error) {
+	loc, err := ParseHF(s)
+	if err != nil {
+		return "", err
+	}
+	if loc.Revision != "main" && loc.Revision != rev {
+		return "", fmt.Errorf("%w %q: names revision %q, and --revision says %q", ErrBadSpec, s, loc.Revision, rev)
+	}
+	loc.Revision = rev
+	return loc.String(), nil
+}

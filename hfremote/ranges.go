@@ -104,6 +104,24 @@ func (f *File) Ranges(ctx context.Context, ranges []Range, opt RangeOptions) io.
 	return r
 }
 
+// RangesCost returns the requests Ranges would send for ranges and the
+// bytes they would receive (holes read through included), without sending
+// any: what a dry run reports before a build.
+func (f *File) RangesCost(ranges []Range, opt RangeOptions) (requests int, bytes int64, err error) {
+	gap := opt.MaxGap
+	if gap <= 0 {
+		gap = f.c.gap
+	}
+	reqs, err := plan(ranges, f.size, positiveOr(opt.ChunkSize, f.c.chunk), gap)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, q := range reqs {
+		bytes += q.len
+	}
+	return len(reqs), bytes, nil
+}
+
 // rangeReader delivers the chunks of a Ranges call in order.
 type rangeReader struct {
 	reqs   []request

@@ -10,7 +10,9 @@ import (
 )
 
 // RetryPolicy says how transient failures (connection resets, stalls, 408,
-// 429, 5xx, short bodies) are retried. The zero value means the defaults.
+// 429, 5xx, short bodies, DNS timeouts, refused connections to a host that
+// answered before) are retried; failures that cannot succeed later are not.
+// The zero value means the defaults.
 type RetryPolicy struct {
 	// MaxAttempts is the number of tries of one request, including the
 	// first; default 8.

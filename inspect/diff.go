@@ -147,9 +147,25 @@ func Compare(nameA string, a *gguf.File, dataA TensorData, nameB string, b *gguf
 		}
 	}
 	d.TensorsChanged = changed
+	// --json prints empty lists as [], not null: scripts index them.
+	d.Header = nonNil(d.Header)
+	d.KeysAdded = nonNil(d.KeysAdded)
+	d.KeysRemoved = nonNil(d.KeysRemoved)
+	d.KeysChanged = nonNil(d.KeysChanged)
+	d.TensorsAdded = nonNil(d.TensorsAdded)
+	d.TensorsRemoved = nonNil(d.TensorsRemoved)
+	d.TensorsChanged = nonNil(d.TensorsChanged)
 	d.Same = len(d.Header) == 0 && len(d.KeysAdded) == 0 && len(d.KeysRemoved) == 0 && len(d.KeysChanged) == 0 &&
 		len(d.TensorsAdded) == 0 && len(d.TensorsRemoved) == 0 && len(d.TensorsChanged) == 0
 	return d, nil
+}
+
+// nonNil returns s, or an empty slice for nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // common returns the keys of ks that other also has, in ks's order.

@@ -53,6 +53,9 @@ type Options struct {
 	Deletes []string  // metadata keys to remove
 	Sets    []gguf.KV // metadata keys to set (in place if present)
 	Align   uint32    // general.alignment (0: unchanged)
+	// Force lets Deletes and Sets break keys llama.cpp reads (a required
+	// key deleted, a value of another type than llama.cpp's).
+	Force bool
 }
 
 // Report says what a plan does, for summaries.
@@ -163,14 +166,27 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 		rep.Layouts = l
 	}
 	for _, k := range opts.Deletes {
+		if !opts.Force {
+			if err := checkDelete(p.Metadata.Architecture(), k); err != nil {
+				return nil, nil, err
+			}
+		}
 		if !p.Metadata.Delete(k) {
 			return nil, nil, fmt.Errorf("--del: no metadata key %q", k)
 		}
 	}
 	for _, kv := range opts.Sets {
+		if !opts.Force {
+			if err := checkSet(p.Metadata.Architecture(), kv); err != nil {
+				return nil, nil, err
+			}
+		}
 		p.Metadata.Set(kv.Key, kv.Value)
 	}
 	if opts.Align != 0 {
+		if opts.Align&(opts.Align-1) != 0 {
+			return nil, nil, fmt.Errorf("--align %d: not a power of two", opts.Align)
+		}
 		p.Metadata.Set(gguf.KeyAlignment, gguf.Uint32(opts.Align))
 	}
 	return p, rep, nil
@@ -196,7 +212,9 @@ func tensorBytes(in *plan.Input, name string) ([]byte, error) {
 // ParseSet parses a --set argument, KEY=TYPE:VALUE. TYPE is a GGUF value
 // type (u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool str) or arr[TYPE]. An
 // array's VALUE is @FILE (one element per line) or a comma-separated list;
-// a string's VALUE may be @FILE (the file's whole content).
+// a string's VALUE may be @FILE (the file's whole content). A file is read
+// up to MaxSetFileBytes and MaxSetFileLines; past either the value is
+// refused (reading /dev/urandom ends with an error, not out of memory).
 func ParseSet(spec string) (gguf.KV, error) {
 	key, rest, ok := strings.Cut(spec, "=")
 	typ, val, ok2 := strings.Cut(rest, ":")
@@ -229,7 +247,7 @@ func ParseSet(spec string) (gguf.KV, error) {
 		return gguf.KV{}, fmt.Errorf("--set %q: unknown type %q", spec, typ)
 	}
 	if path, isFile := strings.CutPrefix(val, "@"); isFile && t == gguf.TypeString {
-		b, err := os.ReadFile(path)
+		b, err := readSetFile(path)
 		if err != nil {
 			return gguf.KV{}, fmt.Errorf("--set %s: %w", key, err)
 		}
@@ -242,20 +260,57 @@ func ParseSet(spec string) (gguf.KV, error) {
 	return gguf.KV{Key: key, Value: v}, nil
 }
 
+// The caps on a --set VALUE read from @FILE: far above the largest
+// tokenizer arrays (a few hundred thousand tokens or merges, a few MB), far
+// below what would exhaust a 1-2 GB device.
+const (
+	MaxSetFileBytes = 64 << 20
+	MaxSetFileLines = 4 << 20
+)
+
+// readSetFile reads a whole @FILE of at most MaxSetFileBytes.
+func readSetFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSetFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxSetFileBytes {
+		return nil, fmt.Errorf("%s: larger than the %d MiB a value read from a file may have", path, MaxSetFileBytes>>20)
+	}
+	return b, nil
+}
+
 func readLines(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return scanLines(f)
+	lr := &io.LimitedReader{R: f, N: MaxSetFileBytes + 1}
+	lines, err := scanLines(lr)
+	if err == nil && lr.N == 0 {
+		err = fmt.Errorf("larger than the %d MiB a value read from a file may have", MaxSetFileBytes>>20)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return lines, nil
 }
 
+// scanLines splits r into lines, refusing more than MaxSetFileLines.
 func scanLines(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var out []string
 	for sc.Scan() {
+		if len(out) == MaxSetFileLines {
+			return nil, fmt.Errorf("more than the %d lines an array read from a file may have", MaxSetFileLines)
+		}
 		out = append(out, sc.Text())
 	}
 	return out, sc.Err()

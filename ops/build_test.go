@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -370,6 +371,25 @@ func TestEdits(t *testing.T) {
 	for _, spec := range []string{"k", "k=u32", "k=u99:1", "k=u8:300", "k=arr[zz]:1"} {
 		if _, err := ops.ParseSet(spec); err == nil {
 			t.Errorf("ParseSet(%q) accepted", spec)
+		}
+	}
+}
+
+// TestParseSetFileCaps: @FILE values endless or too large are refused with
+// a message naming the cap, not read until memory runs out.
+func TestParseSetFileCaps(t *testing.T) {
+	many := filepath.Join(t.TempDir(), "many.txt")
+	if err := os.WriteFile(many, bytes.Repeat([]byte("1\n"), ops.MaxSetFileLines+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{"x=arr[i32]:@" + many: "lines"}
+	if _, err := os.Stat("/dev/urandom"); err == nil {
+		cases["x=arr[str]:@/dev/urandom"] = "MiB"
+		cases["x=str:@/dev/zero"] = "MiB"
+	}
+	for spec, want := range cases {
+		if _, err := ops.ParseSet(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSet(%q): %v, want an error about the cap (%s)", spec, err, want)
 		}
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -39,44 +37,11 @@ var lqFixtures = []struct {
 // runs, which the output records (quantize.imatrix.file).
 func lqImatrixName(fixture string) string { return fixture + "-imatrix.gguf" }
 
-// lqImatrix builds a GGUF importance matrix for m as llama-imatrix lays one
-// out: "<name>.in_sum2" (ne0 x nmat) and "<name>.counts" (1 x nmat) for every
-// quantizable weight except the token embedding, with deterministic positive
-// sums and counts of 3.
+// lqImatrix is fixture.Imatrix with the calibration text the
+// llama-quantize runs recorded.
 func lqImatrix(t testing.TB, m fixture.Model) []byte {
 	t.Helper()
-	md, err := gguf.NewMetadata(
-		gguf.KV{Key: "general.type", Value: gguf.String("imatrix")},
-		gguf.KV{Key: "imatrix.datasets", Value: gguf.MustArray([]string{"lq-calibration.txt"})},
-		gguf.KV{Key: "imatrix.chunk_count", Value: gguf.Uint32(5)},
-		gguf.KV{Key: "imatrix.chunk_size", Value: gguf.Uint32(512)},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ts []fixture.Tensor
-	for _, ti := range m.TensorInfos() {
-		if len(ti.Dims) < 2 || ti.Name == "token_embd.weight" || strings.Contains(ti.Name, "_norm") || strings.Contains(ti.Name, "ffn_gate_inp") {
-			continue
-		}
-		ne0, nmat := ti.Dims[0], uint64(1)
-		if len(ti.Dims) > 2 {
-			nmat = ti.Dims[2]
-		}
-		sums := make([]byte, 4*ne0*nmat)
-		for i := range ne0 * nmat {
-			v := 0.5 + float32((i*7+uint64(len(ti.Name))*13)%29)/8
-			binary.LittleEndian.PutUint32(sums[4*i:], math.Float32bits(v))
-		}
-		counts := make([]byte, 4*nmat)
-		for j := range nmat {
-			binary.LittleEndian.PutUint32(counts[4*j:], math.Float32bits(3))
-		}
-		ts = append(ts,
-			fixture.Tensor{Info: gguf.TensorInfo{Name: ti.Name + ".in_sum2", Dims: []uint64{ne0, nmat}, Type: gguf.TypeF32}, Data: sums},
-			fixture.Tensor{Info: gguf.TensorInfo{Name: ti.Name + ".counts", Dims: []uint64{1, nmat}, Type: gguf.TypeF32}, Data: counts})
-	}
-	return fixture.Write(md, ts)
+	return fixture.Imatrix(m, "lq-calibration.txt")
 }
 
 // TestWriteLlamaQuantizeFixtures writes the fixtures and their importance

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/plan"
@@ -86,6 +87,9 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q.Rules.Imatrix == nil && ft.RequiresImatrix() {
+		return nil, fmt.Errorf("--type %s needs an importance matrix (--imatrix FILE): llama-quantize refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one", ft)
+	}
 	sortLikeLlamaCpp(p)
 	// Choose sees the file as it is being built, in the order llama-quantize
 	// visits it (its layer-dependent mixes count tensors as they come).
@@ -98,7 +102,7 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 		t := &p.Tensors[i]
 		d, err := q.Rules.Choose(view, &view.Tensors[i])
 		if err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", t.Info.Name, err)
+			return nil, err // it names the tensor
 		}
 		dec := Decision{Name: t.Info.Name, From: t.Info.Type, To: d.Type, FromBytes: t.Info.Size(),
 			Reason: d.Reason, Fallback: d.Fallback, Quantized: d.Quantize}
@@ -158,7 +162,8 @@ func convert(t *plan.Tensor, to gguf.Type, w []float32, threads int) (*plan.Tran
 	if len(w) > int(rowLen) && len(t.Info.Dims) >= 2 {
 		rowsPerExpert = int64(t.Info.Dims[1])
 	}
-	chunk := max(1, min(rowsPerExpert, (16<<20)/max(t.Info.RowBytes(), 1)))
+	// 8 MiB chunks: the transform holds two (one converting, one filling).
+	chunk := max(1, min(rowsPerExpert, (8<<20)/max(t.Info.RowBytes(), 1)))
 	tr := &plan.Transform{
 		Inner: t.Src, InRowBytes: t.Info.RowBytes(), OutRowBytes: outRow, ChunkRows: chunk,
 		Note: "quantize " + from.String() + " to " + to.String(),
@@ -181,4 +186,72 @@ func convert(t *plan.Tensor, to gguf.Type, w []float32, threads int) (*plan.Tran
 		return nil
 	}
 	return tr, nil
+}
+
+// QuantizeSpec is llama-quantize's options as they are spelled (type
+// names, REGEX=TYPE rules), shared by the commands and recipes.
+type QuantizeSpec struct {
+	Type            string   // file type or ggml type name (quant.ParseFileType)
+	Pure            bool     // one type for every quantizable tensor
+	TensorTypes     []string // REGEX=TYPE, first match wins
+	OutputType      string   // type of output.weight ("": the rules')
+	EmbdType        string   // type of token_embd.weight ("": the rules')
+	AllowRequantize bool
+	LeaveOutput     bool     // output.weight left as it is (--leave-output-tensor)
+	Keep            []string // ggml types left as they are
+	Imatrix         *quant.Imatrix
+	ImatrixFile     string // the name recorded in quantize.imatrix.file
+	Threads         int
+}
+
+// Quantize turns the spec into the quantization step of a build.
+func (s QuantizeSpec) Quantize() (*Quantize, error) {
+	ft, err := quant.ParseFileType(s.Type)
+	if err != nil {
+		return nil, fmt.Errorf("--type: %w", err)
+	}
+	parse := func(what, name string) (gguf.Type, error) {
+		t, err := gguf.ParseType(name)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+		return t, nil
+	}
+	r := &quant.Rules{FileType: ft, Pure: s.Pure, AllowRequantize: s.AllowRequantize, LeaveOutput: s.LeaveOutput, Imatrix: s.Imatrix}
+	for _, tt := range s.TensorTypes {
+		pat, typ, ok := strings.Cut(tt, "=")
+		if !ok {
+			return nil, fmt.Errorf("--tensor-type %q: want REGEX=TYPE", tt)
+		}
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, fmt.Errorf("--tensor-type %q: %w", tt, err)
+		}
+		t, err := parse("--tensor-type", typ)
+		if err != nil {
+			return nil, err
+		}
+		r.TensorTypes = append(r.TensorTypes, quant.TensorTypeRule{Regex: re, Type: t})
+	}
+	for _, o := range []struct {
+		what, name string
+		dst        **gguf.Type
+	}{{"--output-type", s.OutputType, &r.OutputType}, {"--embd-type", s.EmbdType, &r.EmbdType}} {
+		if o.name == "" {
+			continue
+		}
+		t, err := parse(o.what, o.name)
+		if err != nil {
+			return nil, err
+		}
+		*o.dst = &t
+	}
+	for _, k := range s.Keep {
+		t, err := parse("--keep", k)
+		if err != nil {
+			return nil, err
+		}
+		r.Keep = append(r.Keep, t)
+	}
+	return &Quantize{Rules: r, Threads: max(1, s.Threads), ImatrixFile: s.ImatrixFile}, nil
 }

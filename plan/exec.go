@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 
@@ -14,9 +15,15 @@ import (
 
 // Options tune Execute.
 type Options struct {
-	// Progress, if set, is called with the bytes written so far as the
-	// output grows (about every MiB) and once at the end.
-	Progress func(written, total int64)
+	// Progress, if set, is called with the bytes processed so far and their
+	// total: the input bytes the producers read (each range as often as it
+	// is read), plus the output bytes of tensors made from no input. Input
+	// rather than output bytes, so that the rate a caller derives is the
+	// speed a file is processed at (a quantized output is a fraction of its
+	// input). It is called with 0 before the first byte is written, then
+	// about every MiB, inside big tensors too, and at the end with the
+	// total, always on the goroutine running the execution.
+	Progress func(done, total int64)
 	// SpoolDir is where a stream input spools bytes needed out of order
 	// ("" = the system temporary directory).
 	SpoolDir string
@@ -48,12 +55,6 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	total := layout.FileSize()
-	cw := newProgressWriter(w, total, opts.Progress)
-	gw, err := gguf.NewWriterLayout(cw, layout)
-	if err != nil {
-		return nil, err
-	}
 	order := make([]int, len(p.Tensors))
 	for i := range order {
 		order[i] = i
@@ -63,6 +64,11 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 		return nil, err
 	}
 	defer ex.close()
+	cw := newOutputWriter(w, ex.tr)
+	gw, err := gguf.NewWriterLayout(cw, layout)
+	if err != nil {
+		return nil, err
+	}
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -74,6 +80,7 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 		if gw.Current() <= i {
 			return nil, fmt.Errorf("tensor %q (%s): producer wrote fewer bytes than the tensor's %d", t.Info.Name, t.Src.Describe(), layout.Tensors[i].Size())
 		}
+		ex.produced(t)
 	}
 	if err := gw.Close(); err != nil {
 		return nil, err
@@ -87,23 +94,30 @@ func (p *Plan) Execute(ctx context.Context, w io.Writer, opts Options) (*Result,
 // execution holds the fetchers of a plan's inputs while it runs.
 type execution struct {
 	fetchers map[*Input]fetcher
+	tr       *tracker
 }
 
 // openFetchers opens one fetcher per input, fed the input's ranges in the
-// order the tensors will be produced (order lists tensor indexes).
+// order the tensors will be produced (order lists tensor indexes), and
+// reports the start of the execution.
 func (p *Plan) openFetchers(ctx context.Context, order []int, opts Options) (*execution, error) {
-	ex := &execution{fetchers: map[*Input]fetcher{}}
+	ex := &execution{fetchers: map[*Input]fetcher{}, tr: &tracker{fn: opts.Progress}}
 	ranges := map[*Input][]Range{}
 	var inputs []*Input
 	for _, i := range order {
-		in := p.Tensors[i].Src.Input()
+		t := &p.Tensors[i]
+		in := t.Src.Input()
 		if in == nil {
+			ex.tr.total += t.Info.Size()
 			continue
 		}
 		if _, ok := ranges[in]; !ok {
 			inputs = append(inputs, in)
 		}
-		ranges[in] = append(ranges[in], p.Tensors[i].Src.Ranges()...)
+		for _, r := range t.Src.Ranges() {
+			ranges[in] = append(ranges[in], r)
+			ex.tr.total += r.Len
+		}
 	}
 	for _, in := range inputs {
 		f, err := newFetcher(ctx, in, ranges[in], opts)
@@ -113,7 +127,48 @@ func (p *Plan) openFetchers(ctx context.Context, order []int, opts Options) (*ex
 		}
 		ex.fetchers[in] = f
 	}
+	ex.tr.report()
 	return ex, nil
+}
+
+// produced counts a tensor made from no input once it is written.
+func (ex *execution) produced(t *Tensor) {
+	if t.Src.Input() == nil {
+		ex.tr.add(t.Info.Size())
+	}
+}
+
+// tracker counts the bytes an execution has processed (see
+// Options.Progress) and reports them about every MiB.
+type tracker struct {
+	fn                func(done, total int64)
+	done, total, last int64
+}
+
+func (t *tracker) add(n int64) {
+	t.done += n
+	if t.done-t.last >= 1<<20 {
+		t.report()
+	}
+}
+
+func (t *tracker) report() {
+	if t.fn != nil {
+		t.last = t.done
+		t.fn(t.done, t.total)
+	}
+}
+
+// counted is an input range being read, counted as it is read.
+type counted struct {
+	r  io.Reader
+	tr *tracker
+}
+
+func (c *counted) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.tr.add(int64(n))
+	return n, err
 }
 
 // next returns the function a producer calls for its next range.
@@ -130,7 +185,11 @@ func (ex *execution) next(t *Tensor) func() (io.Reader, error) {
 			return nil, fmt.Errorf("plan: producer of %q read more ranges than it declared", t.Info.Name)
 		}
 		k++
-		return f.next(ranges[k-1])
+		r, err := f.next(ranges[k-1])
+		if err != nil {
+			return nil, err
+		}
+		return &counted{r: r, tr: ex.tr}, nil
 	}
 }
 
@@ -149,46 +208,36 @@ func (ex *execution) result(layout *gguf.File, written int64, opts Options) *Res
 			res.Spooled += s.spooled
 		}
 	}
-	if opts.Progress != nil {
-		opts.Progress(written, layout.FileSize())
-	}
+	ex.tr.done = ex.tr.total
+	ex.tr.report()
 	return res
 }
 
-// progressWriter buffers small writes (rows, padding) into 1 MiB writes,
-// counts bytes and reports progress about every MiB. ReadFrom flushes and
-// hands the reader to the destination, so kernel copies still work.
-type progressWriter struct {
-	w     io.Writer
-	buf   *bufio.Writer
-	n     int64
-	last  int64
-	total int64
-	fn    func(int64, int64)
-	// copyBuf serves ReadFrom of non-file readers.
+// outputWriter buffers small writes (rows, padding) into 1 MiB writes.
+// ReadFrom of a local file's range flushes and hands the file to the
+// destination a chunk at a time, so kernel copies still work and progress
+// is reported inside big tensors.
+type outputWriter struct {
+	w   io.Writer
+	buf *bufio.Writer
+	tr  *tracker
+	// copyBuf serves ReadFrom of other readers.
 	copyBuf []byte
 }
 
-func newProgressWriter(w io.Writer, total int64, fn func(int64, int64)) *progressWriter {
-	return &progressWriter{w: w, buf: bufio.NewWriterSize(w, 1<<20), total: total, fn: fn}
+func newOutputWriter(w io.Writer, tr *tracker) *outputWriter {
+	return &outputWriter{w: w, buf: bufio.NewWriterSize(w, 1<<20), tr: tr}
 }
 
-func (p *progressWriter) tick() {
-	if p.fn != nil && p.n-p.last >= 1<<20 {
-		p.last = p.n
-		p.fn(p.n, p.total)
-	}
-}
+func (p *outputWriter) Write(b []byte) (int, error) { return p.buf.Write(b) }
 
-func (p *progressWriter) Write(b []byte) (int, error) {
-	n, err := p.buf.Write(b)
-	p.n += int64(n)
-	p.tick()
-	return n, err
-}
+// kernelChunk is the most one kernel copy moves between progress reports.
+const kernelChunk = 8 << 20
 
-func (p *progressWriter) ReadFrom(r io.Reader) (int64, error) {
-	if !fromFile(r) {
+func (p *outputWriter) ReadFrom(r io.Reader) (int64, error) {
+	rf, isRF := p.w.(io.ReaderFrom)
+	limit, fr, ok := fileRange(r)
+	if !ok || !isRF {
 		// Only a file source gains from the destination's ReadFrom (a kernel
 		// copy); anything else goes through the buffer, with no allocation.
 		if p.copyBuf == nil {
@@ -199,30 +248,48 @@ func (p *progressWriter) ReadFrom(r io.Reader) (int64, error) {
 	if err := p.buf.Flush(); err != nil {
 		return 0, err
 	}
-	var n int64
-	var err error
-	if rf, ok := p.w.(io.ReaderFrom); ok {
-		n, err = rf.ReadFrom(r)
-	} else {
-		n, err = io.Copy(struct{ io.Writer }{p.w}, r)
+	var total int64
+	for total < limit {
+		want := min(limit-total, kernelChunk)
+		n, err := rf.ReadFrom(&io.LimitedReader{R: fr.R, N: want})
+		fr.N -= n
+		if lr, ok := r.(*io.LimitedReader); ok {
+			lr.N -= n
+		}
+		total += n
+		p.tr.add(n)
+		if err != nil || n < want {
+			// A file that ends early shows up as a short tensor.
+			return total, err
+		}
 	}
-	p.n += n
-	p.tick()
-	return n, err
+	return total, nil
 }
 
-// fromFile reports whether r reads a file directly, the case a destination
-// file's ReadFrom turns into copy_file_range.
-func fromFile(r io.Reader) bool {
+// fileRange finds under r a range of a local file the destination can
+// copy in the kernel: r is, or limits, the counted range of a bare file
+// that fileFetcher returns. limit is how much of it r lets through.
+func fileRange(r io.Reader) (limit int64, fr *io.LimitedReader, ok bool) {
+	limit = math.MaxInt64
 	if lr, ok := r.(*io.LimitedReader); ok {
-		r = lr.R
+		limit, r = lr.N, lr.R
 	}
-	_, ok := r.(*os.File)
-	return ok
+	c, ok := r.(*counted)
+	if !ok {
+		return 0, nil, false
+	}
+	fr, ok = c.r.(*io.LimitedReader)
+	if !ok {
+		return 0, nil, false
+	}
+	if _, ok := fr.R.(*os.File); !ok {
+		return 0, nil, false
+	}
+	return min(limit, fr.N), fr, true
 }
 
 // Flush writes out what is buffered.
-func (p *progressWriter) Flush() error { return p.buf.Flush() }
+func (p *outputWriter) Flush() error { return p.buf.Flush() }
 
 // fetcher delivers an input's ranges in order.
 type fetcher interface {
@@ -259,9 +326,10 @@ func (f *fileFetcher) next(r Range) (io.Reader, error) {
 		return nil, err
 	}
 	f.n += r.Len
-	// A bare LimitedReader over the file: gguf.Writer.ReadFrom hands it to
-	// the output file, which turns it into copy_file_range. A file that ends
-	// early shows up as a short tensor, which Execute reports.
+	// A bare LimitedReader over the file: outputWriter.ReadFrom finds it
+	// under the counting wrapper and hands the file to the output file,
+	// which turns it into copy_file_range. A file that ends early shows up
+	// as a short tensor, which Execute reports.
 	return &io.LimitedReader{R: f.f, N: r.Len}, nil
 }
 func (f *fileFetcher) consumed() int64 { return f.n }

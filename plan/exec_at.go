@@ -35,18 +35,7 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 		return nil, err
 	}
 	var written int64
-	total := layout.FileSize()
-	report := func(n int64) {
-		written += n
-		if opts.Progress != nil && n > 0 {
-			opts.Progress(written, total)
-		}
-	}
-	if _, err := w.WriteAt(hdr.Bytes(), 0); err != nil {
-		return nil, err
-	}
-	report(int64(hdr.Len()))
-
+	report := func(n int64) { written += n }
 	order := sourceOrder(p)
 	align := int64(layout.Alignment)
 	if opts.Have != nil {
@@ -64,6 +53,11 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 		return nil, err
 	}
 	defer ex.close()
+	if _, err := w.WriteAt(hdr.Bytes(), 0); err != nil {
+		return nil, err
+	}
+	report(int64(hdr.Len()))
+
 	buf := bufio.NewWriterSize(nil, 1<<20)
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
@@ -84,6 +78,7 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q (%s): %w", t.Info.Name, t.Src.Describe(), err)
 		}
+		ex.produced(t)
 		// The padding gguf.Writer puts after every non-empty tensor.
 		if pad := (align - size%align) % align; pad > 0 {
 			if _, err := w.WriteAt(make([]byte, pad), off+size); err != nil {
@@ -97,7 +92,7 @@ func (p *Plan) ExecuteAt(ctx context.Context, w io.WriterAt, opts Options) (*Res
 			}
 		}
 	}
-	if written != total {
+	if total := layout.FileSize(); written != total {
 		return nil, fmt.Errorf("plan: wrote %d bytes of a %d-byte file", written, total)
 	}
 	return ex.result(layout, written, opts), nil

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -100,6 +102,29 @@ func TestTransform(t *testing.T) {
 	rows := int64(ti.NumRows())
 	if len(firsts) != int((rows+6)/7) || firsts[1] != 7 {
 		t.Errorf("chunks started at %v for %d rows", firsts, rows)
+	}
+}
+
+// TestTransformError: a conversion that fails (it runs while the next
+// chunk is read) fails the build, whichever chunk it is.
+func TestTransformError(t *testing.T) {
+	data := fixture.Dense().Build()
+	for _, bad := range []int64{0, 7, 91} {
+		ra, _ := inputs(t, data)
+		p := plan.Identity(ra)
+		i := p.Index("token_embd.weight")
+		ti := p.Tensors[i].Info
+		p.Tensors[i].Src = &plan.Transform{Inner: p.Tensors[i].Src, InRowBytes: ti.RowBytes(), OutRowBytes: ti.RowBytes(), ChunkRows: 7,
+			Fn: func(dst, src []byte, first int64) error {
+				if first == bad {
+					return fmt.Errorf("chunk at row %d fails", first)
+				}
+				return nil
+			}, Note: "fail"}
+		_, err := p.Execute(context.Background(), io.Discard, plan.Options{})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("row %d fails", bad)) {
+			t.Errorf("failing chunk at row %d: error %v", bad, err)
+		}
 	}
 }
 

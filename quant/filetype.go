@@ -186,3 +186,15 @@ func (ft FileType) DefaultType() gguf.Type { return ft.def }
 
 // Valid reports whether ft is a file type (not the zero value).
 func (ft FileType) Valid() bool { return ft.name != "" }
+
+// RequiresImatrix reports whether llama-quantize refuses the file type
+// without an importance matrix (IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and
+// Q2_K_S): it checks before quantizing anything, where the per-tensor check
+// would let a small model through on fallback types alone.
+func (ft FileType) RequiresImatrix() bool {
+	switch ft.id {
+	case ftIQ1S, ftIQ1M, ftIQ2S, ftIQ2XXS, ftIQ2XS, ftQ2KS:
+		return true
+	}
+	return false
+}

@@ -107,7 +107,7 @@ func UE4M3ToFP32(x uint8) float32 {
 		raw = float32(man) * 0x1p-9
 	} else {
 		// ldexpf(1 + man/8, exp-7): both steps are exact.
-		raw = float32(math.Ldexp(float64(1+float32(man)/8), exp-7))
+		raw = float32(math.Ldexp(float64(1+float32(float32(man)/8)), exp-7))
 	}
 	return raw * 0.5
 }
@@ -171,14 +171,15 @@ func cvtt32(x float32) int32 {
 // against math.Round; TestRoundToInt32 keeps a sample), without a float64
 // round trip.
 func roundToInt32(x float32) int32 {
-	return cvtt32(x + math.Float32frombits(0x3effffff|math.Float32bits(x)&0x80000000))
+	// float32(x): a caller's x*y must not fuse with this add (arm64 FMA).
+	return cvtt32(float32(x) + math.Float32frombits(0x3effffff|math.Float32bits(x)&0x80000000))
 }
 
 // nearestInt is ggml's nearest_int: the float add of 1.5*2^23 puts the
 // rounded integer (to nearest even) in the low mantissa bits. Reproducing the
 // trick, not its intent, keeps out-of-range and NaN inputs bit-identical.
 func nearestInt(f float32) int32 {
-	v := f + 12582912
+	v := float32(f) + 12582912 // float32(f): a caller's f = x*y must not fuse with this add
 	i := int32(math.Float32bits(v))
 	return (i & 0x007fffff) - 0x00400000
 }

@@ -163,12 +163,28 @@ func readImatrixGGUF(r io.ReaderAt, size int64) (*Imatrix, error) {
 				}
 			}
 		}
+		if err := checkWeights(name, w); err != nil {
+			return nil, err
+		}
 		m.weights[name] = w
 	}
 	if len(m.weights) == 0 {
 		return nil, errors.New("imatrix: GGUF file has no in_sum2/counts tensors")
 	}
 	return m, nil
+}
+
+// checkWeights rejects importance weights that are not finite or are
+// negative: they are means of squared activations, so such a value means a
+// broken file, and llama-quantize would quietly turn it into zero or NaN
+// weights (a model that repeats one word).
+func checkWeights(name string, w []float32) error {
+	for i, v := range w {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return fmt.Errorf("imatrix: tensor %q: value %d is %v; importance values must be finite and not negative", name, i, v)
+		}
+	}
+	return nil
 }
 
 func readF32Tensor(g *gguf.Reader, i int) ([]float32, error) {
@@ -266,6 +282,9 @@ func readImatrixLegacy(r io.Reader, size int64) (*Imatrix, error) {
 		// C string) and a later duplicate replaces an earlier one.
 		if k := bytes.IndexByte(name, 0); k >= 0 {
 			name = name[:k]
+		}
+		if err := checkWeights(string(name), w); err != nil {
+			return nil, err
 		}
 		m.weights[string(name)] = w
 	}

@@ -176,6 +176,27 @@ func TestReadImatrixHostile(t *testing.T) {
 	}
 }
 
+// TestReadImatrixNonFinite: NaN, infinite or negative statistics, in either
+// format, are an error naming the tensor.
+func TestReadImatrixNonFinite(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	for _, bad := range []imatrixEntry{
+		{"blk.0.attn_v.weight", []float32{1, nan}, []float32{1}},
+		{"blk.0.attn_v.weight", []float32{inf, 1}, []float32{1}},
+		{"blk.0.attn_v.weight", []float32{1, -2}, []float32{1}},
+	} {
+		entries := []imatrixEntry{{"blk.0.attn_q.weight", []float32{1, 2}, []float32{1}}, bad}
+		raws := map[string][]byte{"gguf": writeGGUFImatrix(t, entries), "legacy": writeLegacyImatrix(entries, true)}
+		for format, raw := range raws {
+			_, err := ReadImatrix(bytes.NewReader(raw), int64(len(raw)))
+			if err == nil || !strings.Contains(err.Error(), bad.name) {
+				t.Errorf("%s %v: err %v, want one naming %s", format, bad.sums, err, bad.name)
+			}
+		}
+	}
+}
+
 // TestImatrixInChoose: weights of the wrong size are an error except for the
 // token embedding; a missing entry means no weights.
 func TestImatrixInChoose(t *testing.T) {

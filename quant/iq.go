@@ -331,6 +331,7 @@ func at(w []float32, off int) []float32 {
 // iqWeights fills the weights of one block as the i-quants compute them:
 // qw * sqrt(sigma2 + x^2) with importance weights, x^2 without.
 func iqWeights(weight, xb, qw []float32, sigma2 float32) {
+	sigma2 = float32(sigma2) // a caller's sigma2 = s*k must not fuse with the add below (arm64 FMA)
 	for i := range weight {
 		if qw != nil {
 			weight[i] = qw[i] * sqrtf(sigma2+float32(xb[i]*xb[i]))
@@ -353,7 +354,7 @@ func superSigma2(x []float32, factor float32) float32 {
 	for i := 0; i < qkK; i++ {
 		sumx2 += float32(x[i] * x[i])
 	}
-	return factor * sumx2 / qkK
+	return float32(float32(factor*sumx2) / qkK) // rounded here, not fused into a caller's add
 }
 
 // quantizeIQ2XXS is quantize_row_iq2_xxs_impl (weights required).

@@ -479,7 +479,7 @@ func dequantizeQ2K(y []float32, x []byte) {
 				for half := 0; half < 2; half++ {
 					sc := x[is]
 					is++
-					dl, ml := d*float32(sc&0xf), min*float32(sc>>4)
+					dl, ml := float32(d*float32(sc&0xf)), float32(min*float32(sc>>4))
 					for l := 0; l < 16; l++ {
 						y[l] = float32(dl*float32((q[l+16*half]>>shift)&3)) - ml
 					}
@@ -780,9 +780,9 @@ func dequantizeQ4K(y []float32, x []byte) {
 		is := 0
 		for j := 0; j < qkK; j += 64 {
 			sc, m := getScaleMinK4(is, x[4:16])
-			d1, m1 := d*float32(sc), min*float32(m)
+			d1, m1 := float32(d*float32(sc)), float32(min*float32(m))
 			sc, m = getScaleMinK4(is+1, x[4:16])
-			d2, m2 := d*float32(sc), min*float32(m)
+			d2, m2 := float32(d*float32(sc)), float32(min*float32(m))
 			for l := 0; l < 32; l++ {
 				y[l] = float32(d1*float32(q[l]&0xf)) - m1
 				y[l+32] = float32(d2*float32(q[l]>>4)) - m2
@@ -846,9 +846,9 @@ func dequantizeQ5K(y []float32, x []byte) {
 		u1, u2 := uint8(1), uint8(2)
 		for j := 0; j < qkK; j += 64 {
 			sc, m := getScaleMinK4(is, x[4:16])
-			d1, m1 := d*float32(sc), min*float32(m)
+			d1, m1 := float32(d*float32(sc)), float32(min*float32(m))
 			sc, m = getScaleMinK4(is+1, x[4:16])
-			d2, m2 := d*float32(sc), min*float32(m)
+			d2, m2 := float32(d*float32(sc)), float32(min*float32(m))
 			for l := 0; l < 32; l++ {
 				v1, v2 := int(ql[l]&0xf), int(ql[l]>>4)
 				if qh[l]&u1 != 0 {

@@ -43,6 +43,7 @@ func bestIndexIQ4NL(x float32) int {
 	}
 	mu := int(iq4nlAtMost[uint8(int(math.Floor(float64(c)))+127)])
 	lo, hi := float32(kvaluesIQ4NL[(mu-1)&15]), float32(kvaluesIQ4NL[mu&15])
+	x = float32(x) // a caller's x = a*b must not fuse with these subtractions (arm64 FMA)
 	d := 0
 	if hi-x > x-lo {
 		d = 1

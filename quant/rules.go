@@ -43,6 +43,8 @@ type Rules struct {
 	AllowRequantize bool
 	// Keep lists source types left as they are (--keep).
 	Keep []gguf.Type
+	// LeaveOutput leaves output.weight as it is (--leave-output-tensor).
+	LeaveOutput bool
 	// Imatrix, when set, provides importance weights; its presence also
 	// changes a few mix decisions, as in llama.cpp.
 	Imatrix *Imatrix
@@ -299,6 +301,10 @@ func (r *Rules) Choose(f *gguf.File, t *gguf.TensorInfo) (Decision, error) {
 	keep := Decision{Type: t.Type}
 	if slices.Contains(r.Keep, t.Type) {
 		keep.Reason = fmt.Sprintf("kept: source type %s is listed to keep", t.Type)
+		return keep, nil
+	}
+	if r.LeaveOutput && t.Name == "output.weight" {
+		keep.Reason = "kept: --leave-output-tensor"
 		return keep, nil
 	}
 	if ok, why := quantizable(t); !ok {

@@ -19,7 +19,7 @@ var qxWidth, qkxWidth = 3, 2
 // float unit; a result outside [lo, hi] (clamped, huge, infinite or NaN)
 // takes the integer path, which reproduces nearest_int's bit trick exactly.
 func levelOf(v, lo, hi float32) float32 {
-	r := float32(v+12582912) - 12582912
+	r := float32(float32(v)+12582912) - 12582912 // float32(v): a caller's v = x*y must not fuse
 	if r >= lo && r <= hi {
 		return r
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/term"
@@ -17,11 +18,13 @@ var ErrTerminal = errors.New("refusing to write binary data to a terminal (redir
 // Output is a destination being written.
 type Output struct {
 	w       io.Writer
-	file    *os.File // the temporary file, nil for stdout
-	final   string
-	anon    bool  // the temporary has no name yet (Linux O_TMPFILE)
-	size    int64 // bytes written
-	started int64 // bytes whose writeback has been started
+	file    *os.File // the temporary file, nil for stdout and streams
+	stream  *os.File // a non-regular target written straight into
+	name    string   // the path as given, for messages ("-" for stdout)
+	final   string   // where the temporary is renamed (a symlink's target)
+	anon    bool     // the temporary has no name yet (Linux O_TMPFILE)
+	size    int64    // bytes written
+	started int64    // bytes whose writeback has been started
 	once    sync.Once
 	done    bool
 }
@@ -31,35 +34,119 @@ type Output struct {
 var live sync.Map
 
 // Create opens path for writing. For "-" it writes to stdout, refusing a
-// terminal unless force is set.
+// terminal unless force is set. A regular file (new or existing) is written
+// as a temporary and renamed into place by Commit; a symlink is followed
+// and its target replaced, as cp does, never the link itself. Anything
+// else that exists (a character or block device such as /dev/null, a FIFO,
+// a socket) is opened and written straight into, in order, like stdout:
+// renaming over it would replace a device node or leave a FIFO's reader
+// with nothing.
 func Create(path string, force bool) (*Output, error) {
 	if path == "-" {
 		if !force && term.IsTerminal(int(os.Stdout.Fd())) {
 			return nil, ErrTerminal
 		}
-		return &Output{w: os.Stdout}, nil
+		return &Output{w: os.Stdout, name: "-"}, nil
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory", path)
-	}
-	f, anon, err := createTemp(dir, base)
+	final, err := resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{w: f, file: f, final: path, anon: anon}
+	if st, err := os.Stat(final); err == nil {
+		switch {
+		case st.IsDir():
+			return nil, fmt.Errorf("%s: is a directory", path)
+		case !st.Mode().IsRegular():
+			return openStream(path, final, force)
+		}
+	}
+	dir, base := filepath.Split(final)
+	if dir == "" {
+		dir = "."
+	}
+	f, anon, err := createTemp(dir, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, rootCause(err))
+	}
+	o := &Output{w: f, file: f, name: path, final: final, anon: anon}
 	live.Store(o, struct{}{})
 	return o, nil
+}
+
+// maxLinks bounds the symlinks followed from an output path, as the
+// kernel's ELOOP limit does.
+const maxLinks = 40
+
+// resolve follows path's symlinks to the file they name, which need not
+// exist yet (a dangling link creates its target, as cp does). Paths
+// without a symlink come back unchanged.
+func resolve(path string) (string, error) {
+	for i := 0; ; i++ {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		if i == maxLinks {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(path, "/proc/") && !filepath.IsAbs(target) {
+			// A magic link (/proc/self/fd/N to "pipe:[123]") names no
+			// path: opening the link itself reaches the open file.
+			return path, nil
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+}
+
+// openStream opens a non-regular file for writing straight into it,
+// refusing a terminal unless force is set.
+func openStream(name, path string, force bool) (*Output, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !force && term.IsTerminal(int(f.Fd())) {
+		f.Close()
+		return nil, ErrTerminal
+	}
+	return &Output{w: f, stream: f, name: name}, nil
+}
+
+// rootCause strips the paths from a *PathError or *LinkError, whose paths
+// may be temporary names nobody asked for.
+func rootCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // Write writes to the output.
 func (o *Output) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
 	o.wrote(int64(n))
-	return n, err
+	return n, o.fail(err)
+}
+
+// fail names the output as given in an error from writing it, not its
+// temporary.
+func (o *Output) fail(err error) error {
+	if err == nil || o.file == nil && o.stream == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %w", o.name, rootCause(err))
 }
 
 // writebackChunk is how much written data may wait in the page cache before
@@ -78,40 +165,51 @@ func (o *Output) wrote(n int64) {
 	}
 }
 
-// WriterAt returns the output's temporary file, for writes at offsets, or
-// nil when the output is stdout. What is written through it is committed
-// (synced and renamed) like what Write writes.
+// WriterAt returns the output for writes at offsets, or nil when it must
+// be written in order (stdout, a device, a FIFO). What is written through
+// it is committed (synced and renamed) like what Write writes.
 func (o *Output) WriterAt() io.WriterAt {
 	if o.file == nil {
 		return nil
 	}
-	return o.file
+	return writerAt{o}
 }
 
-// Name returns the final path, or "-" for stdout.
-func (o *Output) Name() string {
-	if o.file == nil {
-		return "-"
-	}
-	return o.final
+// writerAt writes at offsets into the temporary file.
+type writerAt struct{ o *Output }
+
+func (w writerAt) WriteAt(p []byte, off int64) (int, error) {
+	n, err := w.o.file.WriteAt(p, off)
+	return n, w.o.fail(err)
 }
+
+// Name returns the path as given, or "-" for stdout.
+func (o *Output) Name() string { return o.name }
+
+// Renamed reports whether Commit put a new file in place (false for
+// stdout, devices and FIFOs, which were written into).
+func (o *Output) Renamed() bool { return o.file != nil }
 
 // Commit syncs the temporary file and renames it to the final name. For
-// stdout it flushes nothing and returns nil.
+// stdout it flushes nothing and returns nil; a device or FIFO is closed.
 func (o *Output) Commit() error {
+	if o.stream != nil {
+		o.done = true
+		return o.fail(o.stream.Close())
+	}
 	if o.file == nil {
 		return nil
 	}
 	defer live.Delete(o)
 	if err := o.file.Sync(); err != nil {
 		o.Abort()
-		return fmt.Errorf("%s: sync: %w", o.final, err)
+		return fmt.Errorf("%s: sync: %w", o.name, rootCause(err))
 	}
 	if o.anon {
 		// Give the unnamed file a name only now, then move it into place.
 		if err := linkTemp(o.file, o.final); err != nil {
 			o.Abort()
-			return fmt.Errorf("%s: %w", o.final, err)
+			return fmt.Errorf("%s: %w", o.name, err)
 		}
 		o.file.Close()
 		o.done = true
@@ -120,15 +218,24 @@ func (o *Output) Commit() error {
 	}
 	if err := o.file.Close(); err != nil {
 		o.Abort()
-		return fmt.Errorf("%s: close: %w", o.final, err)
+		return fmt.Errorf("%s: close: %w", o.name, rootCause(err))
 	}
 	if err := os.Rename(o.file.Name(), o.final); err != nil {
 		o.Abort()
-		return fmt.Errorf("%s: %w", o.final, err)
+		return fmt.Errorf("%s: %w", o.name, rootCause(err))
 	}
 	o.done = true
 	syncDir(o.final)
 	return nil
+}
+
+// Withdraw removes an output Commit renamed into place, when a set of
+// outputs (split files) must be published together and a later one failed.
+// What it replaced is gone; a device, FIFO or stdout is left alone.
+func (o *Output) Withdraw() {
+	if o.file != nil && o.done {
+		os.Remove(o.final)
+	}
 }
 
 // syncDir syncs the directory of path so a rename survives a power cut.
@@ -157,6 +264,11 @@ func createTempNamed(dir, base string) (*os.File, error) {
 // Abort removes the temporary file. It is safe to call after Commit (it
 // does nothing then), so `defer out.Abort()` is the usual pattern.
 func (o *Output) Abort() {
+	if o.stream != nil && !o.done {
+		o.done = true
+		o.stream.Close()
+		return
+	}
 	if o.file == nil || o.done {
 		return
 	}
@@ -188,5 +300,5 @@ func (o *Output) ReadFrom(r io.Reader) (int64, error) {
 		n, err = io.Copy(struct{ io.Writer }{o.w}, r)
 	}
 	o.wrote(n)
-	return n, err
+	return n, o.fail(err)
 }

@@ -36,7 +36,7 @@ func linkTemp(f *os.File, final string) error {
 		}
 		if err := os.Rename(tmp, final); err != nil {
 			os.Remove(tmp)
-			return err
+			return rootCause(err)
 		}
 		return nil
 	}

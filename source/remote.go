@@ -194,6 +194,28 @@ func (r *remoteFile) StreamRanges(ctx context.Context, ranges []plan.Range) io.R
 	return sr
 }
 
+// cost returns the requests and bytes StreamRanges(ranges) would cost.
+func (r *remoteFile) cost(ranges []plan.Range) (requests int, bytes int64, err error) {
+	r.mu.Lock()
+	hp := int64(len(r.prefix))
+	r.mu.Unlock()
+	if algo, _ := r.f.Checksum(); algo != "" && coversWhole(ranges, hp, r.f.Size()) {
+		from := min(hp, r.f.Size())
+		return r.f.RangesCost([]hfremote.Range{{Off: from, Len: r.f.Size() - from}}, r.opt)
+	}
+	var rest []hfremote.Range
+	for _, g := range ranges {
+		if g.Off < hp {
+			k := min(g.End(), hp)
+			g = plan.Range{Off: k, Len: g.End() - k}
+		}
+		if g.Len > 0 {
+			rest = append(rest, hfremote.Range{Off: g.Off, Len: g.Len})
+		}
+	}
+	return r.f.RangesCost(rest, r.opt)
+}
+
 // coversWhole reports whether ranges read the file from the end of the
 // prefix already held to its end, in order, with holes of at most wholeGap.
 func coversWhole(ranges []plan.Range, have, size int64) bool {

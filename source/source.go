@@ -14,6 +14,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/split"
 )
 
@@ -34,6 +35,10 @@ type Options struct {
 	// (endpoint, HTTP client, retries); Token, Concurrency and Stats above
 	// take precedence.
 	Remote hfremote.Options
+	// Check, if set, sees a remote file once it is resolved, before any of
+	// its bytes are read: an error (a pinned sha256 the Hub's does not
+	// match) fails the open having downloaded nothing.
+	Check func(*hfremote.File) error
 }
 
 func (o Options) remote() hfremote.Options {
@@ -156,6 +161,52 @@ func (s *Source) Stats() Stats {
 	return st
 }
 
+// PlanInput returns the source as a plan input.
+func (s *Source) PlanInput() *plan.Input {
+	in := &plan.Input{Name: s.Name, File: s.File()}
+	if s.Reader != nil {
+		in.ReaderAt = s.Reader.ReaderAt()
+	} else {
+		in.Stream, in.StreamPos = s.Stream.Raw()
+	}
+	return in
+}
+
+// Pin is what a remote file resolved to.
+type Pin struct {
+	Name   string // the file as opened
+	Commit string // the commit every read is pinned to ("" off the Hub)
+	SHA256 string // the sha256 the Hub published ("" if none)
+	Size   int64
+}
+
+// Pins returns what the source's remote files resolved to (nil for a
+// local source), in the order opened.
+func (s *Source) Pins() []Pin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ps []Pin
+	for _, r := range s.remotes {
+		ps = append(ps, Pin{Name: r.f.Name(), Commit: r.f.Commit(), SHA256: r.f.SHA256(), Size: r.f.Size()})
+	}
+	return ps
+}
+
+// FetchCost returns the range requests and bytes a build reading ranges of
+// a single remote file would cost from here on (the bytes read with the
+// header are not fetched again); ok is false for local sources and split
+// models, where it is not counted.
+func (s *Source) FetchCost(ranges []plan.Range) (requests int, bytes int64, ok bool, err error) {
+	s.mu.Lock()
+	remotes := s.remotes
+	s.mu.Unlock()
+	if len(remotes) != 1 || s.Files() != 1 {
+		return 0, 0, false, nil
+	}
+	requests, bytes, err = remotes[0].cost(ranges)
+	return requests, bytes, err == nil, err
+}
+
 // Open opens spec and decodes its GGUF header (see the package doc for the
 // forms of spec).
 func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
@@ -175,7 +226,7 @@ func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
 	var err error
 	var sibling func(name string) (split.Shard, error)
 	if hfremote.IsRemote(spec) {
-		first, sibling, err = s.openRemote(ctx, spec, opts.remote())
+		first, sibling, err = s.openRemote(ctx, spec, opts.remote(), opts.Check)
 	} else {
 		first, sibling, err = s.openLocal(spec)
 	}
@@ -240,7 +291,7 @@ func (s *Source) openLocal(spec string) (*gguf.Reader, func(string) (split.Shard
 
 // openRemote opens a remote file; sibling opens another file of its repo
 // (or next to its URL) at the same pinned commit.
-func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options) (*gguf.Reader, func(string) (split.Shard, error), error) {
+func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options, check func(*hfremote.File) error) (*gguf.Reader, func(string) (split.Shard, error), error) {
 	ropt := hfremote.RangeOptions{Concurrency: o.Concurrency}
 	decode := func(f *hfremote.File) (*gguf.Reader, error) {
 		rf := newRemoteFile(ctx, f, ropt)
@@ -255,6 +306,12 @@ func (s *Source) openRemote(ctx context.Context, spec string, o hfremote.Options
 	f, err := hfremote.Open(ctx, spec, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(f); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
 	}
 	first, err := decode(f)
 	return first, func(name string) (split.Shard, error) {

@@ -249,7 +249,7 @@ func splitFiles(t testing.TB, path string, max int64) []string {
 	t.Helper()
 	src := open(t, path, source.Options{})
 	in := &plan.Input{Name: path, File: src.File(), ReaderAt: src.Reader.ReaderAt()}
-	res, err := split.Write(context.Background(), plan.Identity(in), filepath.Join(t.TempDir(), "m"), max, plan.Options{})
+	res, err := split.Write(context.Background(), plan.Identity(in), filepath.Join(t.TempDir(), "m"), split.Limit{Bytes: max}, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

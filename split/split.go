@@ -114,22 +114,39 @@ func ParseSize(s string) (int64, error) {
 	return n * unit, nil
 }
 
-// Partition assigns tensors, in order, to files of at most maxBytes of
-// tensor data each, as llama-gguf-split --split-max-size does: sizes are
-// counted padded to 32 bytes (whatever the file's alignment), metadata is not
-// counted, and a tensor that would overflow the current file starts the next
-// one (so a file can exceed maxBytes only by holding one big tensor). It
-// returns the index of each file's first tensor. A first tensor larger than
-// maxBytes is an error, as it is for llama-gguf-split (it would leave the
+// Limit is how much one file of a split model may hold, as
+// llama-gguf-split's --split-max-size and --split-max-tensors say; a zero
+// field is no limit.
+type Limit struct {
+	Bytes   int64
+	Tensors int
+}
+
+// Partition assigns tensors, in order, to files within lim, as
+// llama-gguf-split does: with lim.Bytes, sizes are counted padded to 32
+// bytes (whatever the file's alignment), metadata is not counted, and a
+// tensor that would overflow the current file starts the next one (so a
+// file can exceed lim.Bytes only by holding one big tensor); with
+// lim.Tensors, every file but the last holds that many tensors. It returns
+// the index of each file's first tensor. A first tensor larger than
+// lim.Bytes is an error, as it is for llama-gguf-split (it would leave the
 // first file empty).
-func Partition(tensors []gguf.TensorInfo, maxBytes int64) ([]int, error) {
+func Partition(tensors []gguf.TensorInfo, lim Limit) ([]int, error) {
+	if lim.Bytes <= 0 && lim.Tensors <= 0 {
+		return nil, fmt.Errorf("split: no limit on the size or tensor count of a file")
+	}
 	starts := []int{0}
 	var cur int64
 	for i := range tensors {
 		n := alignUp(tensors[i].Size(), gguf.DefaultAlignment)
-		if cur+n > maxBytes {
-			if i == starts[len(starts)-1] {
-				return nil, fmt.Errorf("tensor %q (%d bytes) is larger than the split size %d: a file would hold no tensor", tensors[i].Name, tensors[i].Size(), maxBytes)
+		first := starts[len(starts)-1]
+		switch {
+		case lim.Tensors > 0 && i-first == lim.Tensors:
+			starts = append(starts, i)
+			cur = 0
+		case lim.Bytes > 0 && cur+n > lim.Bytes:
+			if i == first {
+				return nil, fmt.Errorf("tensor %q (%d bytes) is larger than the split size %d: a file would hold no tensor", tensors[i].Name, tensors[i].Size(), lim.Bytes)
 			}
 			starts = append(starts, i)
 			cur = 0

@@ -139,7 +139,7 @@ func TestPlanMatchesLlamaGGUFSplit(t *testing.T) {
 	for _, ti := range infos {
 		p.Tensors = append(p.Tensors, plan.Tensor{Info: ti, Src: &plan.Bytes{Data: make([]byte, ti.Size())}})
 	}
-	merged, files, err := split.Plan(p, "syn-dense-256-F32", 3_000_000)
+	merged, files, err := split.Plan(p, "syn-dense-256-F32", split.Limit{Bytes: 3_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestWriteAndMerge(t *testing.T) {
 		src := testfiles.Reader(t, shared.Path(t, c.rel...))
 		dir := t.TempDir()
 		prefix := filepath.Join(dir, strings.TrimSuffix(c.rel[len(c.rel)-1], ".gguf"))
-		res, err := split.Write(context.Background(), copyPlan(src, "src"), prefix, c.max, plan.Options{})
+		res, err := split.Write(context.Background(), copyPlan(src, "src"), prefix, split.Limit{Bytes: c.max}, plan.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func TestWriteAndMerge(t *testing.T) {
 func TestMergeErrors(t *testing.T) {
 	src := testfiles.Reader(t, shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q8_0.gguf"))
 	dir := t.TempDir()
-	res, err := split.Write(context.Background(), copyPlan(src, "src"), filepath.Join(dir, "m"), 1_000_000, plan.Options{})
+	res, err := split.Write(context.Background(), copyPlan(src, "src"), filepath.Join(dir, "m"), split.Limit{Bytes: 1_000_000}, plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestWriteAtomic(t *testing.T) {
 	last := &p.Tensors[len(p.Tensors)-1]
 	last.Src = failing{last.Info.Size()}
 	dir := t.TempDir()
-	if _, err := split.Write(context.Background(), p, filepath.Join(dir, "m"), 1_000_000, plan.Options{}); err == nil {
+	if _, err := split.Write(context.Background(), p, filepath.Join(dir, "m"), split.Limit{Bytes: 1_000_000}, plan.Options{}); err == nil {
 		t.Fatal("no error")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -364,11 +364,11 @@ func TestWriteAtomic(t *testing.T) {
 // the split size is refused; a later one gets a file of its own.
 func TestPartitionTooSmall(t *testing.T) {
 	ts := []gguf.TensorInfo{{Name: "a", Type: gguf.TypeF32, Dims: []uint64{100}}, {Name: "b", Type: gguf.TypeF32, Dims: []uint64{1000}}, {Name: "c", Type: gguf.TypeF32, Dims: []uint64{10}}}
-	starts, err := split.Partition(ts, 1000)
+	starts, err := split.Partition(ts, split.Limit{Bytes: 1000})
 	if err != nil || fmt.Sprint(starts) != "[0 1 2]" {
 		t.Errorf("Partition = %v, %v; want [0 1 2]", starts, err)
 	}
-	if _, err := split.Partition(ts[1:], 1000); err == nil {
+	if _, err := split.Partition(ts[1:], split.Limit{Bytes: 1000}); err == nil {
 		t.Error("a first tensor over the limit was accepted")
 	}
 }
@@ -403,7 +403,7 @@ func TestShardsByteIdenticalToLlamaGGUFSplit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := split.Write(context.Background(), copyPlan(testfiles.Reader(t, path), tag), filepath.Join(dir, "out", tag), 3_000_000, plan.Options{})
+		res, err := split.Write(context.Background(), copyPlan(testfiles.Reader(t, path), tag), filepath.Join(dir, "out", tag), split.Limit{Bytes: 3_000_000}, plan.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,5 +421,32 @@ func TestShardsByteIdenticalToLlamaGGUFSplit(t *testing.T) {
 	}
 	if !testing.Short() && len(want) != 0 {
 		t.Errorf("files not written: %v", want)
+	}
+}
+
+// TestPartitionTensors: --split-max-tensors N puts N tensors in every file
+// but the last, as llama-gguf-split does; with a byte limit too, either
+// limit starts a new file.
+func TestPartitionTensors(t *testing.T) {
+	var ts []gguf.TensorInfo
+	for i := range 7 {
+		ts = append(ts, gguf.TensorInfo{Name: fmt.Sprint(i), Type: gguf.TypeF32, Dims: []uint64{100}})
+	}
+	for _, c := range []struct {
+		lim  split.Limit
+		want string
+	}{
+		{split.Limit{Tensors: 3}, "[0 3 6]"},
+		{split.Limit{Tensors: 7}, "[0]"},
+		{split.Limit{Tensors: 5, Bytes: 832}, "[0 2 4 6]"},
+		{split.Limit{Tensors: 2, Bytes: 1 << 20}, "[0 2 4 6]"},
+	} {
+		starts, err := split.Partition(ts, c.lim)
+		if err != nil || fmt.Sprint(starts) != c.want {
+			t.Errorf("Partition(%+v) = %v, %v; want %s", c.lim, starts, err, c.want)
+		}
+	}
+	if _, err := split.Partition(ts, split.Limit{}); err == nil {
+		t.Error("no limit accepted")
 	}
 }

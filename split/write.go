@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/plan"
@@ -24,11 +23,10 @@ type File struct {
 	First int
 }
 
-// Plan lays out the files of p split at maxBytes of tensor data each (see
-// Partition), named from prefix (see Name). The first file gets all of p's
+// Plan lays out the files of p split within lim (see Partition), named from prefix (see Name). The first file gets all of p's
 // metadata and every file the split keys, last, in llama-gguf-split's order;
 // split keys p already has (a merged model) are replaced.
-func Plan(p *plan.Plan, prefix string, maxBytes int64) (merged *gguf.File, files []File, err error) {
+func Plan(p *plan.Plan, prefix string, lim Limit) (merged *gguf.File, files []File, err error) {
 	merged, err = p.Layout()
 	if err != nil {
 		return nil, nil, err
@@ -36,7 +34,7 @@ func Plan(p *plan.Plan, prefix string, maxBytes int64) (merged *gguf.File, files
 	if len(merged.Tensors) > math.MaxInt32 {
 		return nil, nil, fmt.Errorf("%d tensors: more than split.tensors.count (i32) can say", len(merged.Tensors))
 	}
-	starts, err := Partition(merged.Tensors, maxBytes)
+	starts, err := Partition(merged.Tensors, lim)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,8 +82,8 @@ type Result struct {
 // Write executes p once and writes it as the files Plan lays out, each
 // through a temporary file: the files are renamed into place only when all
 // are complete, so a failure leaves none of them.
-func Write(ctx context.Context, p *plan.Plan, prefix string, maxBytes int64, opts plan.Options) (*Result, error) {
-	merged, files, err := Plan(p, prefix, maxBytes)
+func Write(ctx context.Context, p *plan.Plan, prefix string, lim Limit, opts plan.Options) (*Result, error) {
+	merged, files, err := Plan(p, prefix, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +136,8 @@ func Write(ctx context.Context, p *plan.Plan, prefix string, maxBytes int64, opt
 	// remains under the final names.
 	for k, o := range outs {
 		if err := o.Commit(); err != nil {
-			for _, name := range res.Files[:k] {
-				os.Remove(name)
+			for _, done := range outs[:k] {
+				done.Withdraw()
 			}
 			return nil, err
 		}

@@ -99,6 +99,11 @@ func (m *bpeModel) internBytes(t *Tokenizer, b []byte) int32 {
 // as raw bytes (each byte starts as the symbol of its GPT-2 character) and
 // appends the resulting token ids.
 func (s *session) mergeWord(word string, out []int32) []int32 {
+	for s.maxWord > 0 && len(word) > s.maxWord {
+		n := charStart(word, s.maxWord)
+		out = s.mergeWordWith(word[:n], out, true)
+		word = word[n:]
+	}
 	return s.mergeWordWith(word, out, len(word) > smallWord)
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -29,42 +28,29 @@ type Counts struct {
 type CountOptions struct {
 	// Workers is the number of texts tokenized at once; 0 means GOMAXPROCS.
 	Workers int
-	// ChunkSize is the size of the pieces the text is cut into; 0 means
-	// 256 KiB, small enough that a few MB keep every worker busy to the end.
+	// ChunkSize is the size of the pieces the text is cut into (a piece
+	// grows up to 16 times that while no safe cut point turns up); 0 means
+	// DefaultChunkSize.
 	ChunkSize int
 	// Progress, if set, is called from one goroutine with the number of
 	// bytes read so far.
 	Progress func(bytesRead int64)
 }
 
-// maxChunkFactor bounds how far a chunk may grow past ChunkSize while no
-// safe place to cut it turns up (a text without line breaks).
-const maxChunkFactor = 16
-
-type chunk struct {
-	text  string
-	first bool
-}
-
 // Count tokenizes everything r yields (no BOS/EOS, special tokens not
-// parsed) and counts each token. The text is read once and cut into chunks
-// tokenized in parallel, so memory is bounded by the vocabulary size and the
-// chunks in flight, not by the corpus.
+// parsed) and counts each token. The text is read once, cut into chunks
+// (see chunker) and tokenized in parallel with streaming sessions (see
+// streamMaxWord), so memory is bounded whatever the text: about 50 MB per
+// worker besides the tokenizer (see stream.go).
 //
-// Chunks are cut after a line break that follows a visible character and
-// precedes a letter: no pre-tokenizer rule, BPE merge or WordPiece word
-// spans such a place, and SentencePiece continues without a new leading
-// space, so the counts equal those of tokenizing the whole text at once
-// when ChunkExact is true. Text with no such line break for 16 chunk sizes
-// is cut before a space or, failing that, between two characters.
+// The counts equal those of tokenizing the whole text at once when
+// ChunkExact is true, every stretch of 16 chunk sizes has a safe cut point
+// and no word is longer than streamMaxWord; elsewhere only the tokens next
+// to a forced cut may differ.
 func (t *Tokenizer) Count(ctx context.Context, r io.Reader, opts CountOptions) (*Counts, error) {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
-	}
-	base := opts.ChunkSize
-	if base <= 0 {
-		base = 256 << 10
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	chunks := make(chan chunk, workers)
@@ -73,60 +59,29 @@ func (t *Tokenizer) Count(ctx context.Context, r io.Reader, opts CountOptions) (
 
 	g.Go(func() error {
 		defer close(chunks)
-		buf := make([]byte, 0, 2*base)
-		size := base
-		first := true
-		send := func(n int) error {
-			c := chunk{text: string(buf[:n]), first: first}
-			first, size = false, base
-			buf = append(buf[:0], buf[n:]...)
+		ch := t.newChunker(r, opts.ChunkSize, opts.Progress)
+		defer func() { total.Bytes = ch.read }()
+		for {
+			c, err := ch.next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
 			select {
 			case chunks <- c:
-				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
-		for eof := false; !eof; {
-			for len(buf) < size && !eof {
-				if len(buf) == cap(buf) {
-					buf = append(buf, 0)[:len(buf)]
-				}
-				n, err := r.Read(buf[len(buf):cap(buf)])
-				buf = buf[:len(buf)+n]
-				total.Bytes += int64(n)
-				if opts.Progress != nil && n > 0 {
-					opts.Progress(total.Bytes)
-				}
-				if errors.Is(err, io.EOF) {
-					eof = true
-				} else if err != nil {
-					return err
-				}
-			}
-			if eof {
-				break
-			}
-			cut := t.cut(buf, len(buf) >= maxChunkFactor*base)
-			if cut == 0 {
-				size *= 2 // no safe place yet: read more before cutting
-				continue
-			}
-			if err := send(cut); err != nil {
-				return err
-			}
-		}
-		if len(buf) > 0 {
-			return send(len(buf))
-		}
-		return nil
 	})
 	for range workers {
 		g.Go(func() error {
 			// One session for the whole run, so that its word cache is never
 			// dropped by the pool between chunks.
-			s := t.getSession()
-			defer t.sessions.Put(s)
+			s := t.streamSession()
+			defer t.putStreamSession(s)
 			local := make([]uint64, len(t.tokens))
 			var ids []int32
 			var n uint64

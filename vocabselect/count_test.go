@@ -3,10 +3,14 @@ package vocabselect
 import (
 	"bytes"
 	"context"
+	"io"
+	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ggufkit/gguf/internal/shared"
 )
@@ -158,5 +162,67 @@ func TestPartitionManySpecials(t *testing.T) {
 		if checked == 0 {
 			t.Fatalf("%s: no special token checked", name)
 		}
+	}
+}
+
+// repeatReader yields n bytes of a repeated pattern without holding them.
+type repeatReader struct {
+	pattern []byte
+	n, off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	k := 0
+	for k < len(p) && r.n > 0 {
+		c := copy(p[k:min(len(p), k+r.n)], r.pattern[r.off:])
+		k += c
+		r.n -= c
+		r.off = (r.off + c) % len(r.pattern)
+	}
+	return k, nil
+}
+
+// TestCountMemoryBounded counts texts that are one long word to the
+// pre-tokenizers (NUL bytes; random CJK without a break) with two workers:
+// the heap must stay within twice the stated bound of about 50 MB per worker
+// (twice for the garbage collector's slack), where merging whole 4 MB chunks
+// grew it by 750 MB.
+func TestCountMemoryBounded(t *testing.T) {
+	qwen2, err := ImportHF(qwen2Dir(t), "qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := NewTokenizer(qwen2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var cjk []byte
+	for range 1 << 16 {
+		cjk = utf8.AppendRune(cjk, rune(0x4E00+rng.IntN(0x9FFF-0x4E00)))
+	}
+	// HeapSys never shrinks, so its growth since the start is the peak of
+	// both runs.
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for name, pattern := range map[string][]byte{"nul": {0}, "cjk": cjk} {
+		const size = 16 << 20
+		c, err := tok.Count(context.Background(), &repeatReader{pattern: pattern, n: size}, CountOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		grown := int64(after.HeapSys) - int64(before.HeapSys)
+		if bound := int64(2 * 2 * 50 << 20); grown > bound {
+			t.Errorf("%s: heap grew by %d MB counting %d MB texts, bound %d MB", name, grown>>20, size>>20, bound>>20)
+		}
+		if c.Bytes != size || c.Tokens == 0 {
+			t.Errorf("%s: %d bytes, %d tokens", name, c.Bytes, c.Tokens)
+		}
+		t.Logf("%s: heap grew by %d MB, %d tokens", name, grown>>20, c.Tokens)
 	}
 }

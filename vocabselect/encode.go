@@ -23,9 +23,13 @@ type session struct {
 	word  []byte
 	enc   []byte
 	syms  []mergeSym
-	mg    merger               // BPE and SentencePiece
-	cache *wordCache           // word -> ids, for every vocabulary kind
-	pairs [1 << 16 / 64]uint64 // byte pairs of the text, see markPairs
+	mg    merger     // BPE and SentencePiece
+	cache *wordCache // word -> ids, for every vocabulary kind
+	// maxWord, when positive, is the longest text merged at once (see
+	// streamMaxWord); 0 for one-shot tokenization, which merges any word
+	// whole as llama.cpp does.
+	maxWord int
+	pairs   [1 << 16 / 64]uint64 // byte pairs of the text, see markPairs
 }
 
 func (t *Tokenizer) getSession() *session {
@@ -60,18 +64,45 @@ func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial, c
 	return s.encode(out, text, addSpecial, parseSpecial, continuation)
 }
 
-// encode appends the tokens of text to out. continuation marks a piece of a
-// longer text: SentencePiece then adds no leading space to its start.
+// encode appends the tokens of text to out, with the model's BOS/EOS when
+// addSpecial (see affixes). continuation marks a piece of a longer text:
+// SentencePiece then adds no leading space to its start.
 func (s *session) encode(out []int32, text string, addSpecial, parseSpecial, continuation bool) []int32 {
+	bos, eos := s.t.affixes()
+	if addSpecial && bos >= 0 {
+		out = append(out, bos)
+		continuation = false // a token before the text: SentencePiece's space prefix applies
+	}
+	out = s.encodeText(out, text, parseSpecial, continuation)
+	if addSpecial && eos >= 0 {
+		out = append(out, eos)
+	}
+	return out
+}
+
+// affixes returns the tokens llama_tokenize adds around a text with
+// add_special, -1 for none: BPE and SentencePiece add BOS and EOS as the
+// model's add_bos/add_eos flags say, WordPiece always adds BOS and SEP.
+func (t *Tokenizer) affixes() (first, last int32) {
+	first, last = -1, -1
+	if t.kind == kindWPM {
+		return t.bos, t.sep
+	}
+	if t.addBOS {
+		first = t.bos
+	}
+	if t.addEOS {
+		last = t.eos
+	}
+	return first, last
+}
+
+// encodeText appends the tokens of text, without BOS/EOS.
+func (s *session) encodeText(out []int32, text string, parseSpecial, continuation bool) []int32 {
 	t := s.t
 	s.partition(text, parseSpecial)
-	switch t.kind {
-	case kindSPM:
+	if t.kind == kindSPM {
 		prevSpecial := !continuation
-		if addSpecial && t.addBOS {
-			out = append(out, t.bos)
-			prevSpecial = true
-		}
 		for _, f := range s.frags {
 			if f.id >= 0 {
 				out = append(out, f.id)
@@ -84,31 +115,21 @@ func (s *session) encode(out []int32, text string, addSpecial, parseSpecial, con
 				frag, prevSpecial = frag[n:], false
 			}
 		}
-		if addSpecial && t.addEOS {
-			out = append(out, t.eos)
+		return out
+	}
+	enc := s.encodeBPE
+	if t.kind == kindWPM {
+		enc = s.encodeWPM
+	}
+	for _, f := range s.frags {
+		if f.id >= 0 {
+			out = append(out, f.id)
+			continue
 		}
-	default:
-		// BPE adds BOS and EOS as its flags say, WordPiece BOS and SEP.
-		enc, first, last, end := s.encodeBPE, addSpecial && t.addBOS, addSpecial && t.addEOS, t.eos
-		if t.kind == kindWPM {
-			enc, first, last, end = s.encodeWPM, addSpecial, addSpecial, t.sep
-		}
-		if first {
-			out = append(out, t.bos)
-		}
-		for _, f := range s.frags {
-			if f.id >= 0 {
-				out = append(out, f.id)
-				continue
-			}
-			for frag := text[f.start:f.end]; frag != ""; {
-				n := t.blockEnd(frag)
-				out = enc(frag[:n], out)
-				frag = frag[n:]
-			}
-		}
-		if last {
-			out = append(out, end)
+		for frag := text[f.start:f.end]; frag != ""; {
+			n := t.blockEnd(frag)
+			out = enc(frag[:n], out)
+			frag = frag[n:]
 		}
 	}
 	return out

@@ -3,9 +3,7 @@ package vocabselect
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,15 +22,69 @@ import (
 // the tokenizer.ggml.pre value ("qwen2", "llama-bpe", ...); it must be one
 // NewTokenizer supports.
 func ImportHF(dir, pre string) (*gguf.Metadata, error) {
+	md, _, err := ImportHFFiles(HFDir(dir), pre)
+	return md, err
+}
+
+// HFFiles names the files of a Hugging Face tokenizer; an empty optional
+// path means the file is absent.
+type HFFiles struct {
+	// Dir names the tokenizer (general.name is its base name).
+	Dir string
+	// Vocab and Merges are required.
+	Vocab, Merges string
+	// Config (config.json: vocab_size, BOS/EOS/PAD ids), TokenizerConfig
+	// (tokenizer_config.json: added tokens, special tokens, add_bos/add_eos,
+	// chat template) and AddedTokens (added_tokens.json) are optional.
+	Config, TokenizerConfig, AddedTokens string
+}
+
+// HFDir returns the files of a tokenizer directory under their usual
+// names, the optional ones only where they exist.
+func HFDir(dir string) HFFiles {
+	opt := func(name string) string {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
+		return p
+	}
+	return HFFiles{Dir: dir, Vocab: filepath.Join(dir, "vocab.json"), Merges: filepath.Join(dir, "merges.txt"),
+		Config: opt("config.json"), TokenizerConfig: opt("tokenizer_config.json"), AddedTokens: opt("added_tokens.json")}
+}
+
+// ImportHFFiles is ImportHF over files named one by one. The warnings say
+// which optional file is absent and what the vocabulary then lacks (the
+// converter would drop the same, and the head's specials with it).
+func ImportHFFiles(f HFFiles, pre string) (*gguf.Metadata, []string, error) {
+	md, err := importHF(f, pre)
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	for _, o := range []struct{ path, name, lacks string }{
+		{f.Config, "config.json", "vocab_size (no padding rows) and its BOS/EOS/PAD ids"},
+		{f.TokenizerConfig, "tokenizer_config.json", "the added and special tokens it declares, BOS/EOS, add_bos/add_eos and the chat template"},
+		{f.AddedTokens, "added_tokens.json", "the added tokens it lists"},
+	} {
+		if o.path == "" {
+			warnings = append(warnings, fmt.Sprintf("no %s: the vocabulary lacks %s", o.name, o.lacks))
+		}
+	}
+	return md, warnings, nil
+}
+
+func importHF(f HFFiles, pre string) (*gguf.Metadata, error) {
+	dir := f.Dir
 	if _, ok := bpePres[pre]; !ok {
 		return nil, fmt.Errorf("unsupported pre-tokenizer %q (supported: %s)", pre, strings.Join(SupportedPre(), ", "))
 	}
 	vocab := map[string]int{}
-	if err := readJSON(filepath.Join(dir, "vocab.json"), &vocab, true); err != nil {
+	if err := readJSON(f.Vocab, &vocab); err != nil {
 		return nil, err
 	}
 	if len(vocab) == 0 {
-		return nil, fmt.Errorf("%s: empty vocabulary", filepath.Join(dir, "vocab.json"))
+		return nil, fmt.Errorf("%s: empty vocabulary", f.Vocab)
 	}
 	var cfg struct {
 		VocabSize *int   `json:"vocab_size"`
@@ -41,7 +93,7 @@ func ImportHF(dir, pre string) (*gguf.Metadata, error) {
 		EOS       *int   `json:"eos_token_id"`
 		PAD       *int   `json:"pad_token_id"`
 	}
-	if err := readJSON(filepath.Join(dir, "config.json"), &cfg, false); err != nil {
+	if err := readJSON(f.Config, &cfg); err != nil {
 		return nil, err
 	}
 	var tc struct {
@@ -59,11 +111,11 @@ func ImportHF(dir, pre string) (*gguf.Metadata, error) {
 		SEP          json.RawMessage `json:"sep_token"`
 		PAD          json.RawMessage `json:"pad_token"`
 	}
-	if err := readJSON(filepath.Join(dir, "tokenizer_config.json"), &tc, false); err != nil {
+	if err := readJSON(f.TokenizerConfig, &tc); err != nil {
 		return nil, err
 	}
 	addedJSON := map[string]int{}
-	if err := readJSON(filepath.Join(dir, "added_tokens.json"), &addedJSON, false); err != nil {
+	if err := readJSON(f.AddedTokens, &addedJSON); err != nil {
 		return nil, err
 	}
 
@@ -127,7 +179,7 @@ func ImportHF(dir, pre string) (*gguf.Metadata, error) {
 			tokens[i], types[i] = w, TypeNormal
 		}
 	}
-	merges, err := readMerges(filepath.Join(dir, "merges.txt"))
+	merges, err := readMerges(f.Merges)
 	if err != nil {
 		return nil, err
 	}
@@ -216,12 +268,13 @@ func tokenText(raw json.RawMessage) string {
 	return ""
 }
 
-// readJSON decodes a JSON file; a missing optional file leaves v alone.
-func readJSON(path string, v any, required bool) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) && !required {
+// readJSON decodes a JSON file; an empty path (an absent optional file)
+// leaves v alone.
+func readJSON(path string, v any) error {
+	if path == "" {
 		return nil
 	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -343,6 +343,11 @@ func (s *session) spmWord(word string, prefix bool, out []int32) []int32 {
 
 // mergeSPM runs the merge loop over escaped text and appends its tokens.
 func (s *session) mergeSPM(text []byte, out []int32) []int32 {
+	for s.maxWord > 0 && len(text) > s.maxWord {
+		n := charStart(text, s.maxWord)
+		out = s.mergeSPMWith(text[:n], out, true)
+		text = text[n:]
+	}
 	return s.mergeSPMWith(text, out, len(text) > smallWord)
 }
 

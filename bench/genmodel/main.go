@@ -21,6 +21,8 @@ func main() {
 	htype := flag.String("head-type", "F16", "type of token_embd / output")
 	nexp := flag.Int("experts", 0, "experts per layer (0: dense FFN; FF is then per expert)")
 	seed := flag.Uint64("seed", 42, "seed of the generated weights")
+	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
+	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -32,6 +34,16 @@ func main() {
 	check(err)
 	m := fixture.Model{Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: 16, KVHeads: 8,
 		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: *seed, Experts: *nexp, ExpertsUsed: min(*nexp, 2)}
+	if *named != "" {
+		var ok bool
+		if m, ok = fixture.Named[*named]; !ok {
+			fmt.Fprintf(os.Stderr, "genmodel: no fixture %q\n", *named)
+			os.Exit(2)
+		}
+	}
+	if *imatrix != "" {
+		check(os.WriteFile(*imatrix, fixture.Imatrix(m, m.Name+"-calibration.txt"), 0o644))
+	}
 	f, err := os.Create(*out)
 	check(err)
 	w := bufio.NewWriterSize(f, 4<<20)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
@@ -29,14 +32,21 @@ type buildFlags struct {
 	quiet    bool
 	dryRun   bool
 	splitMax string
+	// splitTensors is llama-gguf-split's --split-max-tensors (0: none).
+	splitTensors int
+	// merge is llama-gguf-split's --merge spelling: SOURCE must be the
+	// first file of a split model (which any build merges).
+	merge bool
 }
 
 func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output file, or - for stdout (required)")
-	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal")
+	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal; let --set and --del break keys llama.cpp reads")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
 	cmd.Flags().StringVar(&f.splitMax, "split-max-size", "", "write llama-gguf-split files OUT-00001-of-0000N.gguf... of at most N (M or G) of tensor data each")
+	cmd.Flags().IntVar(&f.splitTensors, "split-max-tensors", 0, "write llama-gguf-split files of at most N tensors each")
+	cmd.Flags().BoolVar(&f.merge, "merge", false, "SOURCE is the first file of a split model: write it as one file (any build does; as llama-gguf-split --merge)")
 }
 
 // opFlags are the operations of `gguf build`, as given on the command line.
@@ -80,8 +90,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 
 // options turns the flags into build options, opening --add sources and
 // reading --head-ids. Sources opened are appended to *closers.
-func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Closer) (ops.Options, error) {
-	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels}
+func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closers *[]io.Closer) (ops.Options, error) {
+	opts := ops.Options{Replace: o.replace, ExpertsLast: o.expertsLast, Align: o.align, Deletes: o.dels, Force: force}
 	q, err := o.quant.options()
 	if err != nil {
 		return opts, err
@@ -144,8 +154,12 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, closers *[]io.Clos
 		}
 		opts.HeadIDs = ids
 		opts.Head = headprune.Options{Rows: o.headRows, Pad: o.headPad, NoSpecials: o.noSpecials}
-	} else if o.headRows != 0 || o.noSpecials {
-		return opts, usageError("--head-rows and --head-no-specials need --head-ids")
+	} else {
+		for _, name := range []string{"head-rows", "head-pad", "head-no-specials"} {
+			if cmd.Flags().Changed(name) {
+				return opts, usageError("--%s needs --head-ids", name)
+			}
+		}
 	}
 	return opts, nil
 }
@@ -169,7 +183,7 @@ them) byte for byte, in ascending id order, plus an I32 output_ids.weight that m
 token id; control and special tokens are always kept, and the row count is padded to a multiple of 8
 for llama.cpp's fast kernels.`,
 		Example: `  gguf build model.gguf -o copy.gguf
-  gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/q2b-h65.gguf'
+  gguf build Qwen3.5-2B-Q4_K_M.gguf --head-ids head-ids-ml60k.txt --head-rows 65668 -o - | adb exec-in 'cat > /data/local/tmp/qwen3.5-2b-head65k.gguf'
   gguf build moon-beam.gguf --experts-last -o moon-beam-el.gguf
   gguf build model.gguf --add mtp.gguf:'^mtp\.' --set general.name=str:with-mtp -o model-mtp.gguf
   cat model.gguf | gguf build - --drop '^blk\.1[2-9]\.' --dry-run`,
@@ -194,6 +208,9 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 		return err
 	}
 	defer src.Close()
+	if bf.merge && src.Files() < 2 {
+		return usageError("--merge: %s is not the first file of a split model (NAME-00001-of-0000N.gguf)", spec)
+	}
 	if check != nil {
 		if err := check(src); err != nil {
 			return err
@@ -206,7 +223,7 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 			c.Close()
 		}
 	}()
-	opts, err := of.options(cmd, in, &closers)
+	opts, err := of.options(cmd, in, bf.force, &closers)
 	if err != nil {
 		return err
 	}
@@ -240,7 +257,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if rep != nil && rep.Quant != nil && bf.out != "" {
 		printQuantSummary(stderr, rep.Quant)
 	}
-	if bf.splitMax != "" {
+	if bf.splitMax != "" || bf.splitTensors > 0 {
 		return writeSplit(cmd, p, bf)
 	}
 	if bf.out != "-" && hasRemoteInput(p) {
@@ -268,24 +285,34 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	printWrote(out.Name(), p, rep, res, start)
+	printLayoutSummary(stderr, rep)
+	printWrote(out.Name(), res.Written, p, res.Read, time.Since(start))
 	return nil
 }
 
-// printWrote prints the summary of a written output on stderr.
-func printWrote(name string, p *plan.Plan, rep *ops.Report, res *plan.Result, start time.Time) {
+// printWrote prints the summary line that ends a build. Its rate is that of
+// the input read, the speed the model was processed at (a quantized output
+// is a fraction of its input); of the output when nothing was read.
+func printWrote(files string, written int64, p *plan.Plan, readBy map[string]int64, d time.Duration) {
 	var read int64
-	for _, n := range res.Read {
+	for _, n := range readBy {
 		read += n
 	}
-	d := time.Since(start)
-	printLayoutSummary(stderr, rep)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
-		name, humanize.Bytes(uint64(res.Written)), res.Written, len(p.Tensors), describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(res.Written, d))
+	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s in %s (%s)\n",
+		outputName(files), humanize.Bytes(uint64(written)), written, describeCounts(p),
+		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(cmp.Or(read, written), d))
 }
 
-// describeCounts summarizes how the output tensors are produced.
+// outputName names an output in a summary: stdout is not a file called "-".
+func outputName(name string) string {
+	if name == "-" {
+		return "stdout"
+	}
+	return name
+}
+
+// describeCounts counts the output tensors and says how they are produced:
+// "3 tensors (2 copied, 1 cut)".
 func describeCounts(p *plan.Plan) string {
 	counts := map[string]int{}
 	var order []string
@@ -303,7 +330,11 @@ func describeCounts(p *plan.Plan) string {
 		}
 		s += fmt.Sprintf("%d %s", counts[k], k)
 	}
-	return s
+	n := english.Plural(len(p.Tensors), "tensor", "")
+	if s == "" {
+		return n
+	}
+	return n + " (" + s + ")"
 }
 
 func producerKind(pr plan.Producer) string {
@@ -327,11 +358,11 @@ func printPlan(w io.Writer, p *plan.Plan) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes\tsource")
 	for i, t := range layout.Tensors {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, t.Name, t.Type, t.Shape(), t.Offset, t.Size(), p.Tensors[i].Src.Describe())
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, safetext.Name(t.Name), t.Type, t.Shape(), t.Offset, t.Size(), safetext.Escape(p.Tensors[i].Src.Describe()))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d keys, %d tensors (%s); header %d bytes, data %d bytes, file %s (%d bytes)\n",
-		layout.Metadata.Len(), len(layout.Tensors), describeCounts(p), layout.HeaderSize, layout.DataSize,
+	fmt.Fprintf(w, "\n%s, %s; header %d bytes, data %d bytes, file %s (%d bytes)\n",
+		english.Plural(layout.Metadata.Len(), "key", ""), describeCounts(p), layout.HeaderSize, layout.DataSize,
 		humanize.Bytes(uint64(layout.FileSize())), layout.FileSize())
 	return nil
 }

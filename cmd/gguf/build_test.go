@@ -33,6 +33,7 @@ func writeIDs(t *testing.T, dir, name string, ids ...int) string {
 // TestBuildOpsStreams: the same build to a file, to stdout, and from stdin
 // gives the same bytes; recut of the result equals a direct build.
 func TestBuildOpsStreams(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m := fixture.MoE()
 	m.Tied = true
@@ -78,6 +79,7 @@ func TestBuildOpsStreams(t *testing.T) {
 // TestBuildInPlace: the output may be the input; a failed build leaves the
 // input untouched.
 func TestBuildInPlace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "m.gguf")
 	data, _ := os.ReadFile(shared.Path(t, "models", "stories260K-f32.gguf"))
@@ -98,10 +100,12 @@ func TestBuildInPlace(t *testing.T) {
 // output name (SIGTERM: no temporary either; SIGKILL: the temporary was
 // never named), and the input is intact.
 func TestKillMidBuild(t *testing.T) {
+	t.Parallel()
 	data, _ := os.ReadFile(shared.Path(t, "models", "stories260K-f32.gguf"))
 	sum := sha256.Sum256(data)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in.gguf")
 			os.WriteFile(in, data, 0o644)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -58,6 +59,7 @@ func printStats() {
 	if !statsFlag {
 		return
 	}
+	onScreen.clear()
 	remote := 0
 	for _, s := range opened {
 		if s.Remote() {
@@ -75,42 +77,90 @@ func printStats() {
 }
 
 // planInput turns an opened source into a plan input.
-func planInput(s *source.Source) *plan.Input {
-	in := &plan.Input{Name: s.Name, File: s.File()}
-	if s.Reader != nil {
-		in.ReaderAt = s.Reader.ReaderAt()
-	} else {
-		in.Stream, in.StreamPos = s.Stream.Raw()
-	}
-	return in
-}
+func planInput(s *source.Source) *plan.Input { return s.PlanInput() }
 
 // progress returns a progress callback drawing a bar on stderr, or nil when
 // stderr is not a terminal or quiet is set: logs and pipes get only the
 // final summary line.
-func progress(quiet bool, what string) func(written, total int64) {
+func progress(quiet bool, what string) func(done, total int64) {
+	f := progressTerminal(quiet)
+	if f == nil {
+		return nil
+	}
+	return barTo(f, what, os.Getenv("NO_COLOR") == "")
+}
+
+// barTo returns a progress callback drawing a byte bar on w. The bar is
+// drawn at the first call, which plan.Execute makes before the first byte,
+// so the rate it shows is measured from the start; until it has a rate
+// sampled over half a second, the rate is the bytes over the time since
+// then, drawn at most every 100 ms.
+func barTo(w io.Writer, what string, color bool) func(done, total int64) {
+	var bar *progressbar.ProgressBar
+	return func(done, total int64) {
+		if total <= 0 {
+			return
+		}
+		if bar == nil {
+			bar = newBar(w, total, what, color)
+			onScreen.set(bar)
+			bar.RenderBlank()
+		}
+		bar.Set64(done)
+		if done >= total {
+			bar.Finish()
+			onScreen.set(nil)
+		}
+	}
+}
+
+// onScreen is the progress bar being drawn, if any: a message printed
+// while it is (an interrupt, an error) first clears its line.
+var onScreen screenBar
+
+type screenBar struct {
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
+}
+
+func (s *screenBar) set(b *progressbar.ProgressBar) {
+	s.mu.Lock()
+	s.bar = b
+	s.mu.Unlock()
+}
+
+// clear stops the bar (later updates draw nothing) and blanks its line.
+func (s *screenBar) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bar != nil {
+		s.bar.Exit()
+		s.bar.Clear()
+		s.bar = nil
+	}
+}
+
+// progressTerminal returns stderr when a progress bar should be drawn on
+// it: a terminal, not dumb, and not --quiet.
+func progressTerminal(quiet bool) *os.File {
 	f, ok := stderr.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	return func(written, total int64) {
-		if bar == nil {
-			bar = progressbar.NewOptions64(total,
-				progressbar.OptionSetWriter(f),
-				progressbar.OptionSetDescription(what),
-				progressbar.OptionShowBytes(true),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-				progressbar.OptionEnableColorCodes(os.Getenv("NO_COLOR") == ""),
-			)
-		}
-		bar.Set64(written)
-		if written >= total {
-			bar.Finish()
-		}
-	}
+	return f
+}
+
+// newBar is the toolkit's byte progress bar with an ETA, on w.
+func newBar(w io.Writer, total int64, what string, color bool) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionEnableColorCodes(color),
+	)
 }
 
 // rate formats a throughput.

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/inspect"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/shared"
@@ -63,6 +65,7 @@ func dumpFacts(t testing.TB, path string) (header map[string]string, keys []stri
 // with llama.cpp's reading of it: header fields, keys and their types in
 // order, and every tensor's name, type, shape, offset and size.
 func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
 	for path, dump := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := mustRun(t, nil, "info", "--json", path)
@@ -110,6 +113,7 @@ func TestInfoJSONMatchesLlamaCpp(t *testing.T) {
 // TestBuildIdentity: `gguf build` with no operations is byte-identical for
 // every real file, to a file, to stdout, and from stdin.
 func TestBuildIdentity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for path := range realModels(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -139,6 +143,7 @@ func TestBuildIdentity(t *testing.T) {
 // TestBadInputCLI: hostile, truncated and missing inputs give exit 2 and one
 // clear line, and never create the output.
 func TestBadInputCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, m := range fixture.MalformedFiles() {
 		p := filepath.Join(dir, m.Name+".gguf")
@@ -177,6 +182,7 @@ func TestBadInputCLI(t *testing.T) {
 // TestDiffCLI: exit 0 for the same content, 1 with a readable list of
 // differences, 2 on error; --json reports the same.
 func TestDiffCLI(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	q8 := shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf")
 	dir := t.TempDir()
@@ -240,6 +246,7 @@ func TestDiffCLI(t *testing.T) {
 
 // TestInfoText: the human summary names what matters.
 func TestInfoText(t *testing.T) {
+	t.Parallel()
 	r := mustRun(t, nil, "info", "--tensors", "--metadata", shared.Path(t, "models", "stories260K-f32.gguf"))
 	for _, want := range []string{"architecture    llama", "parameters", "(292,800)", "context length  128",
 		"vocab size      512", "where the bytes go", "token_embedding", "output_head", "blk.4.ffn_norm.weight",
@@ -250,15 +257,111 @@ func TestInfoText(t *testing.T) {
 	}
 }
 
-// TestDemo: README's first command runs every step and its checks pass.
+// TestDemo: README's first command runs every step and its checks pass;
+// --dir keeps every file it names, and the commands it prints, run as
+// printed, write the same files (the ids files: the same ids).
 func TestDemo(t *testing.T) {
-	dir := t.TempDir()
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "demo dir") // a space: the commands must quote it
 	r := mustRun(t, nil, "demo", "--dir", dir)
 	for _, want := range []string{"2. gguf info", "3. gguf vocab select", "byte-identical to a direct build", "none outside the", "all checks passed"} {
 		if !strings.Contains(string(r.stdout), want) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
+	before := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		before[e.Name()], _ = os.ReadFile(filepath.Join(dir, e.Name()))
+	}
+	ran := 0
+	for _, line := range strings.Split(string(r.stdout), "\n") {
+		cmdline, ok := strings.CutPrefix(line, "   $ ")
+		if !ok {
+			continue
+		}
+		args := shellSplit(t, cmdline)
+		for _, a := range args[1:] {
+			if p, _ := strings.CutPrefix(a, "demo="); strings.HasPrefix(p, dir) {
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s: names %s, which --dir did not keep", cmdline, p)
+				}
+			}
+		}
+		switch args[0] {
+		case "gguf":
+			// diff exits 1 when the files differ, as they do here.
+			if r := runGGUF(t, nil, args[1:]...); r.code != 0 && !(args[1] == "diff" && r.code == exitFound) {
+				t.Errorf("%s: exit %d: %s", cmdline, r.code, r.stderr)
+			}
+		case "cmp":
+			a, _ := os.ReadFile(args[1])
+			b, _ := os.ReadFile(args[2])
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s: the files differ", cmdline)
+			}
+		default:
+			t.Fatalf("unexpected command %q", cmdline)
+		}
+		ran++
+	}
+	if ran < 10 {
+		t.Fatalf("only %d commands printed", ran)
+	}
+	for name, old := range before {
+		now, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if strings.HasSuffix(name, ".txt") && strings.HasPrefix(name, "head-ids") {
+			a, errA := headprune.ReadIDs(bytes.NewReader(old), 512)
+			b, errB := headprune.ReadIDs(bytes.NewReader(now), 512)
+			if errA != nil || errB != nil || !slices.Equal(a, b) {
+				t.Errorf("%s: the printed command chose other ids (%v %v)", name, errA, errB)
+			}
+		} else if !bytes.Equal(old, now) {
+			t.Errorf("%s: the printed command wrote other bytes than the demo", name)
+		}
+	}
+}
+
+// shellSplit splits a command line as a POSIX shell does for words that
+// are plain or single-quoted (what demoCmd prints).
+func shellSplit(t *testing.T, line string) []string {
+	var args []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteByte(c)
+		case c == '\'':
+			quoted, inWord = true, true
+		case c == ' ':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unterminated quote in %q", line)
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args
 }
 
 // TestBuildIdentityZeroTensors: a file without tensors keeps its form through

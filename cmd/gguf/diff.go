@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/inspect"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/source"
 )
 
@@ -24,7 +25,8 @@ func newDiffCmd() *cobra.Command {
 type, shape and offset changes) and the data of every tensor both files have (sha256 per tensor).
 Exit status: 0 when metadata and tensors are the same, 1 when they differ, 2 on error.`,
 		Example: `  gguf diff original.gguf pruned.gguf
-  gguf diff --numeric model-F32.gguf model-Q4_K.gguf | sort -k4 -g | tail
+  # the tensors with the largest RMSE last (columns: name, type -> type, max abs error, RMSE, RMS)
+  gguf diff --numeric model-F32.gguf model-Q4_K.gguf | grep -- ' -> ' | sort -k6 -g | tail
   gguf diff --json a.gguf hf://owner/repo/a.gguf | jq .tensors_changed`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -94,24 +96,24 @@ func tensorData(s *source.Source) inspect.TensorData {
 }
 
 func printDiff(w io.Writer, d *inspect.Diff) {
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", d.A, d.B)
+	fmt.Fprintf(w, "--- %s\n+++ %s\n", safetext.Escape(d.A), safetext.Escape(d.B))
 	for _, h := range d.Header {
 		fmt.Fprintf(w, "~ header: %s\n", h)
 	}
 	for _, kv := range d.KeysRemoved {
-		fmt.Fprintf(w, "- key %s (%s)\n", kv.Key, kv.Type)
+		fmt.Fprintf(w, "- key %s (%s)\n", safetext.Name(kv.Key), kv.Type)
 	}
 	for _, kv := range d.KeysAdded {
-		fmt.Fprintf(w, "+ key %s (%s)\n", kv.Key, kv.Type)
+		fmt.Fprintf(w, "+ key %s (%s)\n", safetext.Name(kv.Key), kv.Type)
 	}
 	for _, c := range d.KeysChanged {
-		fmt.Fprintf(w, "~ key %s: %s %s -> %s %s\n", c.Key, c.AType, short(c.A), c.BType, short(c.B))
+		fmt.Fprintf(w, "~ key %s: %s %s -> %s %s\n", safetext.Name(c.Key), c.AType, short(c.A), c.BType, short(c.B))
 	}
 	for _, t := range d.TensorsRemoved {
-		fmt.Fprintf(w, "- tensor %s %s %v\n", t.Name, t.Type, t.Shape)
+		fmt.Fprintf(w, "- tensor %s %s %v\n", safetext.Name(t.Name), t.Type, t.Shape)
 	}
 	for _, t := range d.TensorsAdded {
-		fmt.Fprintf(w, "+ tensor %s %s %v\n", t.Name, t.Type, t.Shape)
+		fmt.Fprintf(w, "+ tensor %s %s %v\n", safetext.Name(t.Name), t.Type, t.Shape)
 	}
 	for _, c := range d.TensorsChanged {
 		var parts []string
@@ -131,13 +133,13 @@ func printDiff(w io.Writer, d *inspect.Diff) {
 				}
 			}
 		}
-		fmt.Fprintf(w, "~ tensor %s: %s\n", c.Name, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "~ tensor %s: %s\n", safetext.Name(c.Name), strings.Join(parts, ", "))
 	}
 	if len(d.Numeric) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "numeric\ttypes\tmax abs error\tRMSE\tRMS of a")
 		for _, n := range d.Numeric {
-			fmt.Fprintf(tw, "%s\t%s -> %s\t%.6g\t%.6g\t%.6g\n", n.Name, n.AType, n.BType, n.MaxAbs, n.RMSE, n.RMS)
+			fmt.Fprintf(tw, "%s\t%s -> %s\t%.6g\t%.6g\t%.6g\n", safetext.Name(n.Name), n.AType, n.BType, n.MaxAbs, n.RMSE, n.RMS)
 		}
 		tw.Flush()
 	}
@@ -159,9 +161,9 @@ func printDiff(w io.Writer, d *inspect.Diff) {
 // short formats a JSON-ready value compactly for the text report.
 func short(v any) string {
 	b, _ := json.Marshal(v)
-	s := string(b)
+	s := []rune(string(b))
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		return string(s[:77]) + "..."
 	}
-	return s
+	return string(s)
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"path"
 	"regexp"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/plan"
 )
 
@@ -12,7 +14,8 @@ func init() { rootCmd.AddCommand(newFetchCmd()) }
 
 func newFetchCmd() *cobra.Command {
 	var bf buildFlags
-	var include, exclude string
+	var include, exclude, revision string
+	var globs []string
 	cmd := &cobra.Command{
 		Use:   "fetch SOURCE -o OUT",
 		Short: "Download a GGUF file, or only the tensors you select, with range requests",
@@ -42,14 +45,25 @@ published before OUT is written. A split model is fetched from its first file.`,
 			if err != nil {
 				return err
 			}
-			src, err := openSource(cmd, args[0])
+			for _, g := range globs {
+				if _, err := path.Match(g, ""); err != nil {
+					return usageError("--include %q: %v", g, err)
+				}
+			}
+			spec := args[0]
+			if revision != "" {
+				if spec, err = hfremote.WithRevision(spec, revision); err != nil {
+					return usageError("--revision: %v", err)
+				}
+			}
+			src, err := openSource(cmd, spec)
 			if err != nil {
 				return err
 			}
 			defer src.Close()
-			p := selectTensors(plan.Identity(planInput(src)), inc, exc)
+			p := selectTensors(plan.Identity(planInput(src)), inc, exc, globs)
 			if len(p.Tensors) == 0 && len(src.File().Tensors) > 0 {
-				return usageError("no tensor of %s matches --tensors %q and not --exclude %q", args[0], include, exclude)
+				return usageError("no tensor of %s matches --tensors %q, --include %q and not --exclude %q", args[0], include, globs, exclude)
 			}
 			return writePlan(cmd, p, nil, bf)
 		},
@@ -57,6 +71,8 @@ published before OUT is written. A split model is fetched from its first file.`,
 	bf.register(cmd)
 	cmd.Flags().StringVar(&include, "tensors", "", "keep only tensors whose name matches REGEX (default: all)")
 	cmd.Flags().StringVar(&exclude, "exclude", "", "drop tensors whose name matches REGEX")
+	cmd.Flags().StringArrayVar(&globs, "include", nil, "keep only tensors whose name matches GLOB (huggingface-cli's spelling, with tensor names for file names), repeatable")
+	cmd.Flags().StringVar(&revision, "revision", "", "the revision of an hf:// SOURCE (a branch, tag, commit or refs/pr/N), as huggingface-cli's --revision")
 	return cmd
 }
 
@@ -72,12 +88,20 @@ func compileFilter(flag, expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// selectTensors keeps the tensors of p matching inc (nil: all) and not
-// exc (nil: none), in order.
-func selectTensors(p *plan.Plan, inc, exc *regexp.Regexp) *plan.Plan {
+// selectTensors keeps the tensors of p matching inc (nil: all), one of
+// globs (none: all) and not exc (nil: none), in order.
+func selectTensors(p *plan.Plan, inc, exc *regexp.Regexp, globs []string) *plan.Plan {
+	globbed := func(name string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
+		}
+		return len(globs) == 0
+	}
 	kept := p.Tensors[:0]
 	for _, t := range p.Tensors {
-		if (inc == nil || inc.MatchString(t.Info.Name)) && (exc == nil || !exc.MatchString(t.Info.Name)) {
+		if (inc == nil || inc.MatchString(t.Info.Name)) && globbed(t.Info.Name) && (exc == nil || !exc.MatchString(t.Info.Name)) {
 			kept = append(kept, t)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // TestFetchLocal: fetch keeps all metadata and exactly the selected
 // tensors, in order, byte for byte; with no filter it copies the file.
 func TestFetchLocal(t *testing.T) {
+	t.Parallel()
 	path := shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-Q4_K.gguf")
 	src := testfiles.Reader(t, path)
 	dir := t.TempDir()

@@ -8,10 +8,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/inspect"
+	"github.com/ggufkit/gguf/internal/safetext"
 )
 
 func init() { rootCmd.AddCommand(newInfoCmd()) }
@@ -69,12 +71,12 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 	if s.Size >= 0 {
 		size = fmt.Sprintf("%s (%d bytes)", humanize.Bytes(uint64(s.Size)), s.Size)
 	}
-	fmt.Fprintf(tw, "source\t%s\n", s.Source)
+	fmt.Fprintf(tw, "source\t%s\n", safetext.Escape(s.Source))
 	fmt.Fprintf(tw, "format\tGGUF v%d, %s, alignment %d\n", s.Version, size, s.Alignment)
-	fmt.Fprintf(tw, "header\t%d bytes (%d keys, %d tensors), data at offset %d, %d bytes\n",
-		s.HeaderBytes, s.MetadataCount, s.TensorCount, s.DataOffset, s.DataBytes)
-	fmt.Fprintf(tw, "architecture\t%s\n", orDash(s.Architecture))
-	fmt.Fprintf(tw, "name\t%s\n", orDash(s.Name))
+	fmt.Fprintf(tw, "header\t%d bytes (%s, %s), data at offset %d, %d bytes\n",
+		s.HeaderBytes, english.Plural(int(s.MetadataCount), "key", ""), english.Plural(int(s.TensorCount), "tensor", ""), s.DataOffset, s.DataBytes)
+	fmt.Fprintf(tw, "architecture\t%s\n", orDash(safetext.Name(s.Architecture)))
+	fmt.Fprintf(tw, "name\t%s\n", orDash(safetext.Name(s.Name)))
 	fmt.Fprintf(tw, "parameters\t%s (%s)\n", humanize.SIWithDigits(float64(s.Parameters), 2, ""), humanize.Comma(int64(s.Parameters)))
 	if s.FileType != nil {
 		fmt.Fprintf(tw, "file type\t%s (%d)\n", s.FileTypeName, *s.FileType)
@@ -89,7 +91,7 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 		fmt.Fprintf(tw, "layers\t%d\n", s.Layers)
 	}
 	if e := s.Experts; e != nil {
-		fmt.Fprintf(tw, "experts\t%d tensors, %s", e.ExpertTensors, humanize.Bytes(uint64(e.ExpertBytes)))
+		fmt.Fprintf(tw, "experts\t%s, %s", english.Plural(e.ExpertTensors, "tensor", ""), humanize.Bytes(uint64(e.ExpertBytes)))
 		if e.Last {
 			fmt.Fprintf(tw, ", last: the non-expert part ends at byte %d (%s)", e.NonExpertEnd, humanize.Bytes(uint64(e.NonExpertEnd)))
 		} else {
@@ -101,7 +103,7 @@ func printSummary(w io.Writer, s *inspect.Summary) {
 		fmt.Fprintln(tw)
 		for _, l := range e.Layers {
 			fmt.Fprintf(tw, "  layer %d\t%d experts, one expert (%s) = %s (%d bytes)\n", l.Layer, l.Experts,
-				strings.Join(l.Tensors, " + "), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
+				safetext.Name(strings.Join(l.Tensors, " + ")), humanize.Bytes(uint64(l.BytesPerExpert)), l.BytesPerExpert)
 		}
 	}
 	printLayouts(tw, s)
@@ -134,7 +136,7 @@ func printTensors(w io.Writer, ts []inspect.Tensor) {
 	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes")
 	for i, t := range ts {
 		ti := gguf.TensorInfo{Dims: t.Shape}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", i, t.Name, t.Type, ti.Shape(), t.Offset, t.Bytes)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\n", i, safetext.Name(t.Name), t.Type, ti.Shape(), t.Offset, t.Bytes)
 	}
 	tw.Flush()
 }
@@ -143,7 +145,7 @@ func printMetadata(w io.Writer, md *gguf.Metadata, maxElems int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "key\ttype\tvalue")
 	for _, kv := range md.KVs() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", kv.Key, kv.Value.TypeString(), kv.Value.Format(maxElems))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", safetext.Name(kv.Key), kv.Value.TypeString(), kv.Value.Format(maxElems))
 	}
 	tw.Flush()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/sink"
 )
 
@@ -54,6 +55,11 @@ var (
 )
 
 func init() {
+	rootCmd.Version = version()
+	rootCmd.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	rootCmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) }
+	rootCmd.SetFlagErrorFunc(flagError)
+	rootCmd.SetGlobalNormalizationFunc(normalizeFlag)
 	pf := rootCmd.PersistentFlags()
 	pf.StringVar(&tokenFlag, "token", "", "Hugging Face token for hf:// sources (default: HF_TOKEN, HUGGING_FACE_HUB_TOKEN, or the token file under HF_HOME)")
 	pf.BoolVar(&statsFlag, "stats", false, "print the requests, bytes and retries of each remote source on stderr")
@@ -93,6 +99,7 @@ func run(args []string) int {
 		s := <-sigs
 		cancel()
 		sink.RemoveAll()
+		onScreen.clear()
 		fmt.Fprintln(os.Stderr, "gguf: interrupted")
 		code := 130
 		if s == syscall.SIGTERM {
@@ -100,10 +107,8 @@ func run(args []string) int {
 		}
 		os.Exit(code)
 	}()
+	groupCommands(rootCmd)
 	rootCmd.SetArgs(llamaSpellings(args))
-	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w (see 'gguf %s --help')", err, c.Name())}
-	})
 	err := rootCmd.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -116,6 +121,7 @@ func run(args []string) int {
 			return code
 		}
 	}
-	fmt.Fprintln(os.Stderr, "gguf: "+err.Error())
+	onScreen.clear()
+	fmt.Fprintln(os.Stderr, "gguf: "+safetext.Message(err.Error()))
 	return code
 }

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime"
-	"strings"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
+	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/quant"
 )
@@ -29,6 +30,7 @@ type quantFlags struct {
 	embdType        string
 	imatrix         string
 	allowRequantize bool
+	leaveOutput     bool
 	keep            []string
 	threads         int
 }
@@ -41,8 +43,9 @@ func (q *quantFlags) register(cmd *cobra.Command, typeRequired bool) {
 	cmd.Flags().StringVar(&q.typ, "type", "", what)
 	cmd.Flags().BoolVar(&q.pure, "pure", false, "one type for every quantizable tensor (no per-tensor mix)")
 	cmd.Flags().StringArrayVar(&q.tensorTypes, "tensor-type", nil, "REGEX=TYPE for tensors whose name matches anywhere; first match wins; repeatable")
-	cmd.Flags().StringVar(&q.outputType, "output-type", "", "type of output.weight")
-	cmd.Flags().StringVar(&q.embdType, "embd-type", "", "type of token_embd.weight")
+	cmd.Flags().StringVar(&q.outputType, "output-type", "", "type of output.weight (also --output-tensor-type)")
+	cmd.Flags().StringVar(&q.embdType, "embd-type", "", "type of token_embd.weight (also --token-embedding-type)")
+	cmd.Flags().BoolVar(&q.leaveOutput, "leave-output-tensor", false, "leave output.weight as it is")
 	cmd.Flags().StringVar(&q.imatrix, "imatrix", "", "importance matrix file (llama-imatrix GGUF or legacy .dat)")
 	cmd.Flags().BoolVar(&q.allowRequantize, "allow-requantize", false, "quantize tensors that are already quantized (dequantize, then quantize)")
 	cmd.Flags().StringSliceVar(&q.keep, "keep", nil, "leave tensors of these types as they are (comma-separated)")
@@ -52,59 +55,13 @@ func (q *quantFlags) register(cmd *cobra.Command, typeRequired bool) {
 // options returns the quantization step, or nil when no --type was given.
 func (q *quantFlags) options() (*ops.Quantize, error) {
 	if q.typ == "" {
-		if q.pure || len(q.tensorTypes) > 0 || q.outputType != "" || q.embdType != "" || q.imatrix != "" || q.allowRequantize || len(q.keep) > 0 {
+		if q.pure || len(q.tensorTypes) > 0 || q.outputType != "" || q.embdType != "" || q.imatrix != "" || q.allowRequantize || q.leaveOutput || len(q.keep) > 0 {
 			return nil, usageError("quantization options need --type")
 		}
 		return nil, nil
 	}
-	parse := func(flag, s string) (gguf.Type, error) {
-		t, err := gguf.ParseType(s)
-		if err != nil {
-			return 0, usageError("%s: %v", flag, err)
-		}
-		return t, nil
-	}
-	ft, err := quant.ParseFileType(q.typ)
-	if err != nil {
-		return nil, usageError("--type: %v", err)
-	}
-	r := &quant.Rules{FileType: ft, Pure: q.pure, AllowRequantize: q.allowRequantize}
-	for _, tt := range q.tensorTypes {
-		pat, typ, ok := strings.Cut(tt, "=")
-		if !ok {
-			return nil, usageError("--tensor-type %q: want REGEX=TYPE", tt)
-		}
-		re, err := regexp.Compile(pat)
-		if err != nil {
-			return nil, usageError("--tensor-type %q: %v", tt, err)
-		}
-		t, err := parse("--tensor-type", typ)
-		if err != nil {
-			return nil, err
-		}
-		r.TensorTypes = append(r.TensorTypes, quant.TensorTypeRule{Regex: re, Type: t})
-	}
-	if q.outputType != "" {
-		t, err := parse("--output-type", q.outputType)
-		if err != nil {
-			return nil, err
-		}
-		r.OutputType = &t
-	}
-	if q.embdType != "" {
-		t, err := parse("--embd-type", q.embdType)
-		if err != nil {
-			return nil, err
-		}
-		r.EmbdType = &t
-	}
-	for _, k := range q.keep {
-		t, err := parse("--keep", k)
-		if err != nil {
-			return nil, err
-		}
-		r.Keep = append(r.Keep, t)
-	}
+	spec := ops.QuantizeSpec{Type: q.typ, Pure: q.pure, TensorTypes: q.tensorTypes, OutputType: q.outputType,
+		EmbdType: q.embdType, AllowRequantize: q.allowRequantize, Keep: q.keep, LeaveOutput: q.leaveOutput, ImatrixFile: q.imatrix, Threads: q.threads}
 	if q.imatrix != "" {
 		f, err := os.Open(q.imatrix)
 		if err != nil {
@@ -115,24 +72,28 @@ func (q *quantFlags) options() (*ops.Quantize, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
+		if spec.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
 			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
 		}
 	}
-	return &ops.Quantize{Rules: r, Threads: max(1, q.threads), ImatrixFile: q.imatrix}, nil
+	qz, err := spec.Quantize()
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return qz, nil
 }
 
 func newQuantizeCmd() *cobra.Command {
 	var bf buildFlags
 	var qf quantFlags
 	cmd := &cobra.Command{
-		Use:   "quantize IN OUT --type TYPE",
+		Use:   "quantize IN OUT --type TYPE  (or llama-quantize's IN OUT TYPE [NTHREADS])",
 		Short: "Quantize a model, producing the same bytes as llama.cpp's llama-quantize",
 		Long: `Quantizes IN (a path, -, an https:// URL or hf://...) to OUT (a path or -) in one streaming pass,
 making the same file llama-quantize makes with the same options: the same per-tensor types (2-D
 weights only; norms, biases, 1-D tensors, output_ids and position tensors stay; rows that do not fit
 a type's block size fall back to a compatible type), the same bytes (bit-exact ggml quantizers), the
-same tensor order and metadata. Memory holds a few rows per thread and one 16 MiB chunk of a tensor,
+same tensor order and metadata. Memory holds a few rows per thread and two 8 MiB chunks of a tensor,
 whatever the model size.
 
 TYPE is llama-quantize's file type, in any case: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q1_0 Q2_0 Q2_K Q2_K_S
@@ -145,8 +106,11 @@ the ggml type IQ2_S is IQ2_M.`,
   gguf quantize model-BF16.gguf model-Q4_K_S.gguf --type Q4_K_S --imatrix imatrix.gguf
   gguf quantize moon-beam-Q4_K_M.gguf mb-q2.gguf --type Q2_K --tensor-type '_exps=Q2_K' --allow-requantize
   gguf quantize model.gguf --type Q4_0 --dry-run -`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.RangeArgs(2, 4),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := qf.positional(cmd, args[2:]); err != nil {
+				return err
+			}
 			q, err := qf.options()
 			if err != nil {
 				return err
@@ -178,6 +142,29 @@ the ggml type IQ2_S is IQ2_M.`,
 	return cmd
 }
 
+// positional takes llama-quantize's positional TYPE and NTHREADS (after IN
+// and OUT), refusing them when --type or -t says the same.
+func (q *quantFlags) positional(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if q.typ != "" {
+		return usageError("TYPE given twice: as %q and --type %q", args[0], q.typ)
+	}
+	q.typ = args[0]
+	if len(args) == 2 {
+		if cmd.Flags().Changed("threads") {
+			return usageError("NTHREADS given twice: as %q and --threads", args[1])
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			return usageError("NTHREADS %q: want a number of threads, at least 1", args[1])
+		}
+		q.threads = n
+	}
+	return nil
+}
+
 // printQuantPlan prints the quantization plan: each tensor's old and new
 // type and size, and the totals.
 func printQuantPlan(w io.Writer, ds []ops.Decision) {
@@ -185,12 +172,12 @@ func printQuantPlan(w io.Writer, ds []ops.Decision) {
 	fmt.Fprintln(tw, "name\ttype\t\tbytes\t\twhy")
 	var from, to int64
 	for _, d := range ds {
-		fmt.Fprintf(tw, "%s\t%s\t-> %s\t%d\t-> %d\t%s\n", d.Name, d.From, d.To, d.FromBytes, d.ToBytes, d.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t-> %s\t%d\t-> %d\t%s\n", safetext.Name(d.Name), d.From, d.To, d.FromBytes, d.ToBytes, d.Reason)
 		from += d.FromBytes
 		to += d.ToBytes
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\n%d tensors: %s -> %s of tensor data\n", len(ds), humanize.Bytes(uint64(from)), humanize.Bytes(uint64(to)))
+	fmt.Fprintf(w, "\n%s: %s -> %s of tensor data\n", english.Plural(len(ds), "tensor", ""), humanize.Bytes(uint64(from)), humanize.Bytes(uint64(to)))
 }
 
 // printQuantSummary prints, on stderr, why tensors got their types:
@@ -213,7 +200,7 @@ func printQuantSummary(w io.Writer, ds []ops.Decision) {
 		to += d.ToBytes
 	}
 	for _, k := range order {
-		fmt.Fprintf(w, "gguf: %3d tensors %s -> %s: %s\n", counts[k], k.from, k.to, k.why)
+		fmt.Fprintf(w, "gguf: %s %s -> %s: %s\n", english.Plural(counts[k], "tensor", ""), k.from, k.to, k.why)
 	}
 	fmt.Fprintf(w, "gguf: quantized tensor data %s -> %s\n", humanize.Bytes(uint64(from)), humanize.Bytes(uint64(to)))
 }

@@ -18,6 +18,7 @@ import (
 // give llama.cpp's file byte for byte, with any thread count and from a
 // pipe.
 func TestQuantizeMatchesLlamaQuantize(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	want, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf"))
 	if err != nil {
@@ -74,6 +75,7 @@ func llamaQuantizeLog(t *testing.T, name string) (names, types []string) {
 // the type llama-quantize gave it, in llama-quantize's order; tensors whose
 // type is the same as in llama.cpp's Q8_0 file have its bytes.
 func TestQuantizeTypesMatchLogs(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	q8data, _ := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf"))
 	q8, err := gguf.NewReader(bytes.NewReader(q8data), int64(len(q8data)))
@@ -126,6 +128,7 @@ func TestQuantizeTypesMatchLogs(t *testing.T) {
 // in any case and its numbers, records the file type llama-quantize records,
 // and rejects names it does not know with a usage error.
 func TestQuantizeFileTypeNames(t *testing.T) {
+	t.Parallel()
 	f32 := shared.Path(t, "models", "stories260K-f32.gguf")
 	want, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "stories260K-Q8_0.gguf"))
 	if err != nil {

@@ -20,7 +20,7 @@ model. With a tied embedding the new rows come from token_embd.weight, so any id
 untied head only ids already in the head can be kept (the error lists the missing ones). The result
 is byte-identical to 'gguf build ORIGINAL --head-ids FILE' with the same head options.
 Runs on the device: static, no cgo, memory independent of the model size.`,
-		Example: `  gguf recut q2b-h45.gguf --head-ids head-ids-ml60k-p8.txt --head-rows 65672 -o q2b-h65p8.gguf`,
+		Example: `  gguf recut qwen3.5-2b-head45k.gguf --head-ids head-ids.txt --head-rows 65672 -o qwen3.5-2b-head65k.gguf`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if of.headIDs == "" {

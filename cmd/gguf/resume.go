@@ -91,6 +91,7 @@ func writeResumable(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildF
 	if err := part.Commit(layout.FileSize()); err != nil {
 		return err
 	}
-	printWrote(bf.out, p, rep, res, start)
+	printLayoutSummary(stderr, rep)
+	printWrote(bf.out, res.Written, p, res.Read, time.Since(start))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -30,9 +32,12 @@ type runFlags struct {
 	threads       int
 	ctx           int
 	chat          chatFlags
+	model         string // -m, llama-cli's spelling of the MODEL argument
+	promptFile    string // -f, the prompt read from a file
 }
 
-func defaultThreads() int { return min(4, runtime.NumCPU()) }
+// defaultThreads is every core, as llama.cpp's tools default to.
+func defaultThreads() int { return runtime.NumCPU() }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
@@ -58,19 +63,42 @@ a "> " prompt on a terminal). --reasoning off/on switches thinking off or on
 where the template has a switch (Qwen3's <think> block, Ling's). An answer
 ends at the model's end-of-turn token or a stop string of the template; the
 KV cache is kept from turn to turn.`,
-		Example: `  # the 260K-parameter story model from the seeds, greedy, at its trained context
+		Example: `  # the 260K-parameter story model (llama2.c's stories260K), greedy, 341 tokens
   gguf run stories260K-f32.gguf -p "Once upon a time" -n 341 --temp 0 --ctx 512
 
-  # a pruned-head build on a device, 4 threads
-  gguf run qwen3.5-2b-h65.gguf -p "Why is the sky blue?" -n 200 -t 4
+  # a build with a pruned 104-row head (see gguf build --head-ids), 4 threads
+  gguf run stories260K-h104.gguf -p "Once upon a time" -n 200 -t 4
 
   # one question in the model's chat format, thinking off
   gguf run qwen3-1.7b.gguf --chat --reasoning off --system "Answer briefly." -p "Capital of Australia?"`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runModel(cmd, args[0], f) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := f.model
+			switch {
+			case len(args) == 1 && path != "":
+				return usageError("give MODEL or -m MODEL, not both")
+			case len(args) == 1:
+				path = args[0]
+			case path == "":
+				return usageError("missing MODEL (or -m MODEL)")
+			}
+			if f.promptFile != "" {
+				if cmd.Flags().Changed("prompt") {
+					return usageError("give -p PROMPT or -f FILE, not both")
+				}
+				b, err := os.ReadFile(f.promptFile)
+				if err != nil {
+					return usageError("-f: %v", err)
+				}
+				f.prompt = string(b)
+			}
+			return runModel(cmd, path, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "prompt text")
+	fl.StringVarP(&f.promptFile, "file", "f", "", "read the prompt from FILE")
+	fl.StringVarP(&f.model, "model", "m", "", "the model (llama-cli's spelling of MODEL)")
 	fl.IntVarP(&f.n, "n-predict", "n", -1, "tokens to generate (-1: until end of text or a full context)")
 	fl.Float32Var(&f.temp, "temp", d.Temp, "temperature (0: greedy)")
 	fl.Int64VarP(&f.seed, "seed", "s", -1, "sampling seed (-1: random)")
@@ -80,7 +108,7 @@ KV cache is kept from turn to turn.`,
 	fl.Float32Var(&f.repeatPenalty, "repeat-penalty", d.RepeatPenalty, "penalty for recent tokens (1: off)")
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
-	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length)")
+	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length; also --ctx-size)")
 	fl.BoolVar(&f.chat.on, "chat", false, "conversation in the model's chat format (llama-cli's -cnv, also accepted)")
 	fl.StringVar(&f.chat.system, "system", "", "system message of the conversation (with --chat)")
 	fl.StringVar(&f.chat.template, "chat-template", "", "chat template: a built-in name or Jinja text (default: the model's tokenizer.chat_template)")
@@ -89,13 +117,21 @@ KV cache is kept from turn to turn.`,
 	return cmd
 }
 
-// loadModel opens a model, its tokenizer and an inference state.
-func loadModel(path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
+// loadModel opens a model, its tokenizer and an inference state; verb names
+// the command in the message for a model that is not a local file.
+func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
 	if threads < 1 {
 		return nil, nil, nil, usageError("--threads must be at least 1")
 	}
 	if ctx < 0 {
 		return nil, nil, nil, usageError("--ctx must not be negative")
+	}
+	// The runtime memory-maps the weights, and pages experts from them.
+	if path == "-" {
+		return nil, nil, nil, usageError("-: %s needs a local file, not stdin: save the model to a file first", verb)
+	}
+	if hfremote.IsRemote(path) {
+		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
 	}
 	m, err := engine.Open(path)
 	if err != nil {
@@ -119,9 +155,6 @@ func loadModel(path string, ctx, threads int) (*engine.Model, *vocabselect.Token
 }
 
 func runModel(cmd *cobra.Command, path string, f runFlags) error {
-	if f.temp < 0 || f.topP < 0 || f.minP < 0 || f.repeatPenalty <= 0 || f.repeatLastN < 0 {
-		return usageError("sampling parameters must not be negative (and --repeat-penalty must be positive)")
-	}
 	if !f.chat.on && (f.chat.system != "" || f.chat.template != "" || f.chat.reasoning != "auto" || f.chat.verbosePrompt) {
 		return usageError("--system, --chat-template, --reasoning and --verbose-prompt need --chat")
 	}
@@ -130,7 +163,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return usageError("%v", err)
 		}
 	}
-	m, tok, s, err := loadModel(path, f.ctx, f.threads)
+	m, tok, s, err := loadModel("run", path, f.ctx, f.threads)
 	if err != nil {
 		return err
 	}

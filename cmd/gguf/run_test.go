@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,6 +26,7 @@ import (
 // llama2.c's (which strips that space), for the shared GGUF and for the
 // file import-llama2c makes from stories260K.bin and tok512.bin.
 func TestRunStory(t *testing.T) {
+	t.Parallel()
 	completion, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "generation", "llama-completion-f32-n341.stdout.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +65,7 @@ func TestRunStory(t *testing.T) {
 // TestRunSeed checks that a seed reproduces a sampled text and that
 // sampling stops at the end-of-text token or the limit.
 func TestRunSeed(t *testing.T) {
+	t.Parallel()
 	model := shared.Path(t, "models", "stories260K-f32.gguf")
 	args := []string{"run", model, "-p", "The cat", "-n", "60", "--temp", "0.8", "--seed", "42", "--ctx", "512"}
 	a, b := mustRun(t, nil, args...), mustRun(t, nil, args...)
@@ -80,6 +85,7 @@ var finalPPL = regexp.MustCompile(`Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+
 // 0.5 % (measured: 0.01-0.12 %), against the no-repack runs where ggml-cpu
 // would otherwise use its repacked kernels.
 func TestPerplexityMatchesLlamaCpp(t *testing.T) {
+	t.Parallel()
 	eval := shared.Path(t, "refdata", "synthetic", "eval.txt")
 	for _, c := range []struct{ typ, ref string }{
 		{"Q8_0", "syn-dense-256-Q8_0"},
@@ -118,36 +124,113 @@ func TestPerplexityMatchesLlamaCpp(t *testing.T) {
 // reference where ggml-cpu repacks the file's weights (our kernels follow
 // its plain vec_dot path).
 func TestPerplexityRegenerated(t *testing.T) {
+	t.Parallel()
 	eval := shared.Path(t, "refdata", "synthetic", "eval.txt")
 	_, refs, err := synthetic.README(shared.Path(t, "refdata", "synthetic", "README.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	tok := shared.Path(t, "models", "stories260K-f32.gguf")
+	// The F32 models first: the quantized ones are made from them, by
+	// subtests running in parallel.
+	for _, s := range []synthetic.Spec{synthetic.Dense256, synthetic.Tied512, synthetic.MoE256} {
+		if _, err := synthetic.Build(dir, s.Name+"-F32", tok); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tag := range slices.Sorted(maps.Keys(refs)) {
 		if testing.Short() && tag != "syn-dense-256-F32" {
 			continue
 		}
-		r := refs[tag]
-		want := r.PPL
-		if r.PPLNoRepack != 0 {
-			want = r.PPLNoRepack
+		t.Run(tag, func(t *testing.T) {
+			// One thread each, as many models at once as there are cores:
+			// these models are too small to keep two threads busy.
+			t.Parallel()
+			r := refs[tag]
+			want := r.PPL
+			if r.PPLNoRepack != 0 {
+				want = r.PPLNoRepack
+			}
+			model, err := synthetic.Build(dir, tag, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "1")
+			m := finalPPL.FindStringSubmatch(string(out.stdout))
+			if m == nil {
+				t.Fatalf("no final estimate in %q", out.stdout)
+			}
+			got, _ := strconv.ParseFloat(m[1], 64)
+			rel := (got - want) / want
+			t.Logf("PPL %.4f, llama-perplexity %.4f (%+.3f%%)", got, want, 100*rel)
+			if rel > 0.005 || rel < -0.005 {
+				t.Errorf("PPL %.4f, llama-perplexity %.4f (%+.2f%%)", got, want, 100*rel)
+			}
+		})
+	}
+}
+
+// TestPerplexityPrunedFigures scores a 104-row head of stories260K: the
+// head-only figure skips the misses, the charged one counts every target:
+// with --full it scores the head scaled by the unpruned model's share and
+// the misses by the unpruned model, so this head, cut from unchanged
+// weights, scores the unpruned model's PPL (which --full also reports);
+// without it each miss costs ln(512). A --ctx past the trained context
+// warns as llama-perplexity does.
+func TestPerplexityPrunedFigures(t *testing.T) {
+	model := shared.Path(t, "models", "stories260K-f32.gguf")
+	eval := shared.Path(t, "corpus", "eval", "eval-en.txt")
+	dir := t.TempDir()
+	var ids strings.Builder
+	for id := range 104 {
+		fmt.Fprintln(&ids, id*4)
+	}
+	idsFile := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(idsFile, []byte(ids.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := filepath.Join(dir, "head.gguf")
+	mustRun(t, nil, "build", model, "-o", head, "--head-ids", idsFile, "--head-no-specials")
+	decode := func(r result) perplexityJSON {
+		t.Helper()
+		var p perplexityJSON
+		if err := json.Unmarshal(r.stdout, &p); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
 		}
-		model, err := synthetic.Build(dir, tag, shared.Path(t, "models", "stories260K-f32.gguf"))
-		if err != nil {
-			t.Fatal(err)
+		return p
+	}
+	common := []string{"-f", eval, "--ctx", "128", "--chunks", "6", "-t", "2", "--json"}
+	fullAlone := decode(mustRun(t, nil, append([]string{"perplexity", model}, common...)...))
+	withFull := decode(mustRun(t, nil, append([]string{"perplexity", head, "--full", model}, common...)...))
+	fixed := decode(mustRun(t, nil, append([]string{"perplexity", head}, common...)...))
+	if fullAlone.Misses != 0 || fullAlone.Charged.PPL != fullAlone.HeadOnly.PPL {
+		t.Errorf("unpruned model: %+v", fullAlone)
+	}
+	for _, p := range []perplexityJSON{withFull, fixed} {
+		if p.Misses == 0 || p.HeadOnly.Targets != p.Scored || p.Charged.Targets != p.Scored+p.Misses || p.Charged.Targets != fullAlone.Scored {
+			t.Errorf("targets: %+v", p)
 		}
-		out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "2")
-		m := finalPPL.FindStringSubmatch(string(out.stdout))
-		if m == nil {
-			t.Fatalf("%s: no final estimate in %q", tag, out.stdout)
+	}
+	if withFull.MissCharge != "full model" || withFull.Full == nil || math.Abs(withFull.Full.PPL-fullAlone.HeadOnly.PPL) > 1e-9*fullAlone.HeadOnly.PPL {
+		t.Errorf("--full: charge %q, full %+v, unpruned alone %v", withFull.MissCharge, withFull.Full, fullAlone.HeadOnly.PPL)
+	}
+	if rel := math.Abs(withFull.Charged.PPL-fullAlone.HeadOnly.PPL) / fullAlone.HeadOnly.PPL; rel > 1e-5 || withFull.HeadOnly.PPL >= fullAlone.HeadOnly.PPL {
+		t.Errorf("--full: charged PPL %v, head-only %v, unpruned %v: want charged = unpruned, head-only lower", withFull.Charged.PPL, withFull.HeadOnly.PPL, fullAlone.HeadOnly.PPL)
+	}
+	if fixed.MissCharge != "fixed" || math.Abs(fixed.MissNLL-math.Log(512)) > 1e-12 || fixed.Full != nil {
+		t.Errorf("fixed charge: %q %v", fixed.MissCharge, fixed.MissNLL)
+	}
+	t.Logf("unpruned PPL %.2f; 104-row head: head-only %.2f (%d misses), charged with the full model %.2f, with ln 512 %.2f",
+		fullAlone.HeadOnly.PPL, withFull.HeadOnly.PPL, withFull.Misses, withFull.Charged.PPL, fixed.Charged.PPL)
+	text := mustRun(t, nil, "perplexity", head, "--full", model, "-f", eval, "--ctx", "256", "--chunks", "1", "-t", "2")
+	for _, s := range []string{"head's tokens only", "misses charged", "comparable with an unpruned model", "full model"} {
+		if !strings.Contains(string(text.stdout), s) {
+			t.Errorf("text output lacks %q: %s", s, text.stdout)
 		}
-		got, _ := strconv.ParseFloat(m[1], 64)
-		rel := (got - want) / want
-		t.Logf("%s: PPL %.4f, llama-perplexity %.4f (%+.3f%%)", tag, got, want, 100*rel)
-		if rel > 0.005 || rel < -0.005 {
-			t.Errorf("%s: PPL %.4f, llama-perplexity %.4f (%+.2f%%)", tag, got, want, 100*rel)
-		}
+	}
+	if !strings.Contains(string(text.stderr), "model was trained on only 128 context tokens (256 specified)") {
+		t.Errorf("no context warning: %s", text.stderr)
 	}
 }
 
@@ -161,6 +244,7 @@ func TestPerplexityRegenerated(t *testing.T) {
 // touched), the KV cache F32 keys and values of every layer for --ctx
 // positions.
 func TestRunPeakRSS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a 145 MB model")
 	}
@@ -216,6 +300,7 @@ func tensorBytes(t *testing.T, path string) int64 {
 
 // TestRuntimeBadInput checks one-line errors for unusable inputs.
 func TestRuntimeBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.gguf")
 	os.WriteFile(junk, []byte("GGUF\x03\x00\x00\x00garbage"), 0o644)
@@ -226,6 +311,16 @@ func TestRuntimeBadInput(t *testing.T) {
 	checkOneLineError(t, runGGUF(t, nil, "run", filepath.Join(dir, "missing.gguf"), "-p", "x"), exitUsage, "missing")
 	checkOneLineError(t, runGGUF(t, nil, "run", model, "-p", "x", "--threads", "0"), exitUsage, "threads")
 	checkOneLineError(t, runGGUF(t, nil, "perplexity", model), exitUsage, "-f")
+	// The runtime maps local files: other SOURCEs say how to get one.
+	for _, args := range [][]string{
+		{"run", "hf://owner/repo/model.gguf", "-p", "x"},
+		{"perplexity", "https://example.com/model.gguf", "-f", model},
+	} {
+		checkOneLineError(t, runGGUF(t, nil, args...), exitUsage, "gguf fetch")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", "-", "-p", "x"), exitUsage, "needs a local file, not stdin")
+	// --ctx 2 scores nothing: say so, not "all targets outside the head".
+	checkOneLineError(t, runGGUF(t, nil, "perplexity", model, "-f", model, "--ctx", "2"), exitUsage, "at least 3")
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
 	checkOneLineError(t, runGGUF(t, nil, "run", shared.Path(t, "models", "vocab", "ggml-vocab-llama-spm.gguf"), "-p", "x"), exitUsage, "")
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/plan"
@@ -16,23 +15,26 @@ import (
 // --split-max-size names and fills them (OUT without .gguf is the prefix),
 // then prints a one-line summary on stderr.
 func writeSplit(cmd *cobra.Command, p *plan.Plan, bf buildFlags) error {
-	max, err := split.ParseSize(bf.splitMax)
-	if err != nil {
-		return usageError("--split-max-size: %v", err)
+	lim := split.Limit{Tensors: bf.splitTensors}
+	if bf.splitMax != "" {
+		var err error
+		if lim.Bytes, err = split.ParseSize(bf.splitMax); err != nil {
+			return usageError("--split-max-size: %v", err)
+		}
+	}
+	if bf.merge {
+		return usageError("--merge writes one file: it cannot be split again")
 	}
 	if bf.out == "-" {
-		return usageError("--split-max-size writes several files: give -o a path, not -")
+		return usageError("a split model is several files: give -o a path, not -")
 	}
 	prefix := strings.TrimSuffix(bf.out, ".gguf")
 	start := time.Now()
-	res, err := split.Write(cmd.Context(), p, prefix, max, plan.Options{Progress: progress(bf.quiet, "build")})
+	res, err := split.Write(cmd.Context(), p, prefix, lim, plan.Options{Progress: progress(bf.quiet, "build")})
 	if err != nil {
 		return err
 	}
-	var read, total int64
-	for _, n := range res.Plan.Read {
-		read += n
-	}
+	var total int64
 	for _, n := range res.Sizes {
 		total += n
 	}
@@ -40,9 +42,6 @@ func writeSplit(cmd *cobra.Command, p *plan.Plan, bf buildFlags) error {
 	if n := len(res.Files); n > 1 {
 		files = fmt.Sprintf("%d files %s ... %s", n, res.Files[0], res.Files[n-1])
 	}
-	d := time.Since(start)
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %d tensors (%s), read %s, %s, %s\n",
-		files, humanize.Bytes(uint64(total)), total, len(p.Tensors), describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(total, d))
+	printWrote(files, total, p, res.Plan.Read, time.Since(start))
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 // TestSplitCLI: --split-max-size writes llama-gguf-split's files, the first
 // opens as the whole model, and what cannot work is refused in one line.
 func TestSplitCLI(t *testing.T) {
+	t.Parallel()
 	path := shared.Path(t, "models", "stories260K-f32.gguf")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "s.gguf")

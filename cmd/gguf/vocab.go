@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,10 @@ func newVocabTokenizeCmd() *cobra.Command {
 		Use:   "tokenize MODEL [TEXT]",
 		Short: "Tokenize text exactly as llama.cpp's llama-tokenize does",
 		Long: `Tokenize TEXT, a file (--file) or standard input (--stdin) with MODEL's tokenizer. Files and
-stdin are taken byte for byte, with no trimming. By default each token is printed as
+stdin are taken byte for byte, with no trimming, and streamed: read in pieces cut where no token
+spans the cut, so memory stays a few MB whatever the size (a stretch of 1 MiB without such a
+place, or a word longer than 64 KiB, is cut anyway and only there may the ids differ from
+llama-tokenize's). By default each token is printed as
 "id -> 'piece'"; --ids prints the list as llama-tokenize --ids does. BOS is added when the
 model asks for it (--no-bos: never); special tokens written in the text are recognized unless
 --no-parse-special.`,
@@ -83,55 +87,77 @@ model asks for it (--no-bos: never); special tokens written in the text are reco
 			if f.ids && f.pieces {
 				return usageError("--ids and --pieces exclude each other")
 			}
-			var text []byte
-			var err error
+			var text io.Reader
 			switch {
 			case f.file != "":
-				text, err = os.ReadFile(f.file)
+				file, err := os.Open(f.file)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				text = file
 			case f.stdin:
-				text, err = io.ReadAll(stdin)
+				text = stdin
 			default:
-				text = []byte(args[1])
-			}
-			if err != nil {
-				return err
+				text = strings.NewReader(args[1])
 			}
 			tok, err := loadTokenizer(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			ids := tok.Encode(string(text), tok.AddBOS() && !f.noBOS, !f.noParseSpecal)
+			// Files and stdin are tokenized and printed piece by piece, so
+			// that a text of any size needs a few MB.
+			tr := tok.NewTokenReader(text, tok.AddBOS() && !f.noBOS, !f.noParseSpecal)
+			defer tr.Close()
+			out := bufio.NewWriterSize(stdout, 1<<20)
 			var b []byte
-			switch {
-			case f.ids:
-				b = append(b, '[')
-				for i, id := range ids {
-					if i > 0 {
-						b = append(b, ", "...)
-					}
-					b = strconv.AppendInt(b, int64(id), 10)
+			if f.ids {
+				out.WriteByte('[')
+			}
+			for n := 0; ; {
+				ids, err := tr.Next()
+				if err == io.EOF {
+					break
 				}
-				b = append(b, "]\n"...)
-			case f.pieces:
-				for _, id := range ids {
-					b = strconv.AppendQuote(b, string(tok.TokenToPiece(id, true)))
-					b = append(b, '\n')
+				if err != nil {
+					return err
 				}
-			default:
-				// llama-tokenize's "%6d -> '%s'", without fmt: on a multi-MB
-				// text formatting each line took as long as tokenizing.
-				var num [12]byte
-				for _, id := range ids {
-					d := strconv.AppendInt(num[:0], int64(id), 10)
-					for k := len(d); k < 6; k++ {
-						b = append(b, ' ')
+				b = b[:0]
+				switch {
+				case f.ids:
+					for _, id := range ids {
+						if n > 0 {
+							b = append(b, ", "...)
+						}
+						b = strconv.AppendInt(b, int64(id), 10)
+						n++
 					}
-					b = append(append(b, d...), " -> '"...)
-					b = append(append(b, tok.TokenToPiece(id, true)...), "'\n"...)
+				case f.pieces:
+					for _, id := range ids {
+						b = strconv.AppendQuote(b, string(tok.TokenToPiece(id, true)))
+						b = append(b, '\n')
+					}
+				default:
+					// llama-tokenize's "%6d -> '%s'", without fmt: on a multi-MB
+					// text formatting each line took as long as tokenizing.
+					var num [12]byte
+					for _, id := range ids {
+						d := strconv.AppendInt(num[:0], int64(id), 10)
+						for k := len(d); k < 6; k++ {
+							b = append(b, ' ')
+						}
+						b = append(append(b, d...), " -> '"...)
+						b = append(append(b, tok.TokenToPiece(id, true)...), "'\n"...)
+					}
+				}
+				if _, err := out.Write(b); err != nil {
+					return err
 				}
 			}
-			_, err = stdout.Write(b)
-			return err
+			if f.ids {
+				out.WriteString("]\n")
+			}
+			return out.Flush()
 		},
 	}
 	fl := cmd.Flags()
@@ -312,8 +338,12 @@ func newVocabCountCmd() *cobra.Command {
 		Short: "Count token frequencies over corpora, streaming and in parallel",
 		Long: `Tokenize every corpus (a file, a directory of text files, or - for stdin) with MODEL's
 tokenizer and write how often each token occurs, most frequent first. Memory does not grow
-with the corpora: text is read in chunks cut where no token can span the cut, and tokenized
-on all cores. The result can be given to "gguf vocab select" in place of the corpus.`,
+with the corpora, whatever their text: it is read in chunks of at most 1 MiB cut where no
+token can span the cut, words longer than 64 KiB are merged in 64 KiB pieces, and chunks are
+tokenized on all cores, about 50 MB per thread besides the tokenizer. Only next to a cut that
+a text forces (1 MiB without a safe place, or such a word) may the counts differ from
+tokenizing each corpus whole. The result can be given to "gguf vocab select" in place of the
+corpus.`,
 		Example: `  gguf vocab count Qwen3.5-2B.gguf --corpus war-and-peace.txt -o en.tsv
   gguf vocab count vocab.gguf --corpus $(go env GOROOT)/src -o code.tsv`,
 		Args: cobra.ExactArgs(1),
@@ -435,7 +465,7 @@ until --rows is reached, rounded up to a multiple of --pad. FILE is a text file,
 of text files (e.g. a source tree for code) or a counts file from "gguf vocab count". The
 output starts with comment lines recording the model, corpora, budgets and rows, and is the
 same byte for byte for the same inputs.`,
-		Example: `  # a 65,672-row multilingual head for Qwen3.5-2B (the seeds' H65), English and code first
+		Example: `  # a 65,672-row multilingual head for Qwen3.5-2B (a quarter of its 248,320 rows), English and code first
   gguf vocab select Qwen3.5-2B.gguf --rows 65672 --keep-below 16384 \
     --corpus en=corpus/en:16000 --corpus code=$(go env GOROOT)/src:8000 \
     --corpus zh=corpus/zh --corpus ja=corpus/ja --corpus es=corpus/es --corpus fr=corpus/fr \
@@ -601,9 +631,10 @@ array of {file, tokens, misses, share, top_missing: [{id, count, text}]}.`,
 
 func newVocabImportHFCmd() *cobra.Command {
 	var f struct {
-		pre   string
-		out   string
-		force bool
+		pre                                  string
+		out                                  string
+		force                                bool
+		config, tokenizerConfig, addedTokens string
 	}
 	cmd := &cobra.Command{
 		Use:   "import-hf DIR --pre NAME -o vocab.gguf",
@@ -611,9 +642,17 @@ func newVocabImportHFCmd() *cobra.Command {
 		Long: `Read a byte-level BPE tokenizer folder (vocab.json, merges.txt, and config.json,
 tokenizer_config.json, added_tokens.json where present) and write a vocab-only GGUF with the
 tokenizer.ggml.* keys llama.cpp's converter would write, so that a head can be chosen for a
-model before downloading it. --pre names the pre-tokenizer (qwen2, llama-bpe, qwen35, ...).`,
-		Example: `  gguf vocab import-hf ./Qwen2-1.5B-Instruct --pre qwen2 -o qwen2-vocab.gguf`,
-		Args:    cobra.ExactArgs(1),
+model before downloading it. --pre names the pre-tokenizer (qwen2, llama-bpe, qwen35, ...).
+--config, --tokenizer-config and --added-tokens take those files from other paths (files
+saved under other names); a missing one is warned about with what the vocabulary then lacks
+(without config.json no padding rows up to vocab_size, without tokenizer_config.json no
+BOS/EOS and no added special tokens).`,
+		Example: `  gguf vocab import-hf ./Qwen2-1.5B-Instruct --pre qwen2 -o qwen2-vocab.gguf
+  gguf vocab import-hf ../shared/models/tokenizers/qwen2 --pre qwen2 \
+    --config ../shared/models/tokenizers/qwen2/qwen2-1.5b-instruct_config.json \
+    --tokenizer-config ../shared/models/tokenizers/qwen2/qwen2-1.5b-instruct_tokenizer_config.json \
+    --added-tokens ../shared/models/tokenizers/qwen2/qwen2-1.5b-instruct_added_tokens.json -o qwen2-vocab.gguf`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.pre == "" {
 				return usageError("--pre is required (one of %s)", strings.Join(vocabselect.SupportedPre(), ", "))
@@ -621,9 +660,24 @@ model before downloading it. --pre names the pre-tokenizer (qwen2, llama-bpe, qw
 			if f.out == "" {
 				return usageError("-o is required")
 			}
-			md, err := vocabselect.ImportHF(args[0], f.pre)
+			files := vocabselect.HFDir(args[0])
+			for _, o := range []struct {
+				flag string
+				path *string
+			}{{f.config, &files.Config}, {f.tokenizerConfig, &files.TokenizerConfig}, {f.addedTokens, &files.AddedTokens}} {
+				if o.flag != "" {
+					if _, err := os.Stat(o.flag); err != nil {
+						return usageError("%v", err)
+					}
+					*o.path = o.flag
+				}
+			}
+			md, warnings, err := vocabselect.ImportHFFiles(files, f.pre)
 			if err != nil {
 				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintf(stderr, "gguf: warning: %s%s\n", w, similarFiles(args[0], w))
 			}
 			out, err := sink.Create(f.out, f.force)
 			if err != nil {
@@ -649,5 +703,31 @@ model before downloading it. --pre names the pre-tokenizer (qwen2, llama-bpe, qw
 	fl.StringVar(&f.pre, "pre", "", "pre-tokenizer name for tokenizer.ggml.pre")
 	fl.StringVarP(&f.out, "output", "o", "", "GGUF file to write (- for stdout)")
 	fl.BoolVar(&f.force, "force", false, "write binary output to a terminal")
+	fl.StringVar(&f.config, "config", "", "config.json to use (default: DIR/config.json)")
+	fl.StringVar(&f.tokenizerConfig, "tokenizer-config", "", "tokenizer_config.json to use (default: DIR/tokenizer_config.json)")
+	fl.StringVar(&f.addedTokens, "added-tokens", "", "added_tokens.json to use (default: DIR/added_tokens.json)")
 	return cmd
+}
+
+// similarFiles names, for a warning about a missing "no NAME: ..." file,
+// the files of dir saved under another name that ends like it (as in
+// qwen2-1.5b-instruct_config.json) and the flag that takes one.
+func similarFiles(dir, warning string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(warning, "no "), ":")
+	flag := map[string]string{"config.json": "--config", "tokenizer_config.json": "--tokenizer-config", "added_tokens.json": "--added-tokens"}[name]
+	entries, err := os.ReadDir(dir)
+	if err != nil || flag == "" {
+		return ""
+	}
+	var found []string
+	for _, e := range entries {
+		n := e.Name()
+		if n != name && (strings.HasSuffix(n, "_"+name) || strings.HasSuffix(n, "-"+name)) && !(name == "config.json" && (strings.HasSuffix(n, "tokenizer_config.json") || strings.HasSuffix(n, "generation_config.json"))) {
+			found = append(found, n)
+		}
+	}
+	if len(found) == 0 {
+		return " (pass " + flag + " FILE if it is elsewhere)"
+	}
+	return fmt.Sprintf(" (%s has %s: pass one with %s)", dir, strings.Join(found, ", "), flag)
 }

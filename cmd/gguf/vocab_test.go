@@ -125,6 +125,32 @@ func TestVocabImportHF(t *testing.T) {
 	}
 }
 
+// TestVocabImportHFNamedFiles imports the Qwen2 tokenizer from shared/,
+// where the optional files carry a prefix: without flags each is warned
+// about (naming the file and the flag) and the vocabulary lacks the added
+// tokens and padding; with --config, --tokenizer-config and --added-tokens
+// it has llama.cpp's 151,936 tokens and parses <|im_start|>.
+func TestVocabImportHFNamedFiles(t *testing.T) {
+	dir := shared.Path(t, "models", "tokenizers", "qwen2")
+	out := filepath.Join(t.TempDir(), "qwen2.gguf")
+	r := runGGUF(t, nil, "vocab", "import-hf", dir, "--pre", "qwen2", "-o", out)
+	for _, s := range []string{"no tokenizer_config.json", "qwen2-1.5b-instruct_tokenizer_config.json", "--tokenizer-config", "--added-tokens", "--config", "151643 tokens"} {
+		if !strings.Contains(string(r.stderr), s) {
+			t.Errorf("stderr lacks %q: %s", s, r.stderr)
+		}
+	}
+	file := func(name string) string { return filepath.Join(dir, "qwen2-1.5b-instruct_"+name) }
+	r = mustRun(t, nil, "vocab", "import-hf", dir, "--pre", "qwen2", "-o", out,
+		"--config", file("config.json"), "--tokenizer-config", file("tokenizer_config.json"), "--added-tokens", file("added_tokens.json"))
+	if strings.Contains(string(r.stderr), "warning") || !strings.Contains(string(r.stderr), "151936 tokens") {
+		t.Errorf("with the files named: %s", r.stderr)
+	}
+	if got := mustVocab(t, "", "tokenize", out, "<|im_start|>user", "--ids"); got != "[151644, 872]\n" {
+		t.Errorf("special token parsing: %s", got)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "vocab", "import-hf", dir, "--pre", "qwen2", "-o", out, "--config", file("nope.json")), exitUsage, "nope.json")
+}
+
 // TestVocabCountSelectCoverage runs count, select (from counts files and
 // from text, twice: same bytes) and coverage on shared corpora.
 func TestVocabCountSelectCoverage(t *testing.T) {

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/hfremote/hubtest"
+	"github.com/ggufkit/gguf/internal/fixture"
+)
+
+// TestRecipeCLI: plan, lock, run, verify on the SmolLM2 seed recipe against
+// a look-alike on the loopback Hub, with the exit codes CLI.md fixes: a
+// changed expected sha256 is exit 1 naming the tensor with nothing left, a
+// branch refused by run is exit 2, as is a malformed recipe.
+func TestRecipeCLI(t *testing.T) {
+	m := fixture.Model{Name: "SmolLM2-360M-Instruct", Layers: 2, Embd: 256, FF: 512, Heads: 4, KVHeads: 2, Vocab: 512,
+		Tied: true, Type: 1, HeadType: 1, Seed: 360}
+	hub := startHub(t, hubtest.Options{}, "bartowski/SmolLM2-360M-Instruct-GGUF",
+		map[string]hubtest.Content{"SmolLM2-360M-Instruct-f16.gguf": hubtest.Bytes(m.Build())})
+	dir := t.TempDir()
+	text, err := os.ReadFile("../../recipes/smollm2-360m-ipad.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := filepath.Join(dir, "smollm2.yaml")
+	if err := os.WriteFile(recipe, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubFlag := []string{"--hub", hub.URL()}
+
+	plan := mustRun(t, nil, append([]string{"recipe", "plan", recipe}, hubFlag...)...)
+	for _, want := range []string{"blk.1.ffn_down.weight", "Q4_K", "remote fetch to come:", "unpinned", "output: not pinned"} {
+		if !strings.Contains(string(plan.stdout), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, plan.stdout)
+		}
+	}
+	var pj planReport
+	if err := json.Unmarshal(mustRun(t, nil, append([]string{"recipe", "plan", recipe, "--json"}, hubFlag...)...).stdout, &pj); err != nil {
+		t.Fatal(err)
+	}
+	if len(pj.Tensors) != 20 || pj.FileBytes <= pj.HeaderBytes || len(pj.Costs) != 1 || !pj.Costs[0].Counted || pj.Costs[0].Requests == 0 {
+		t.Errorf("plan --json: %d tensors, %d of %d bytes header, costs %+v", len(pj.Tensors), pj.HeaderBytes, pj.FileBytes, pj.Costs)
+	}
+	out := filepath.Join(dir, "smol.gguf")
+	checkOneLineError(t, runGGUF(t, nil, append([]string{"recipe", "run", recipe, "-o", out}, hubFlag...)...), 2, "not a 40-hex commit")
+
+	mustRun(t, nil, append([]string{"recipe", "lock", recipe}, hubFlag...)...)
+	locked, _ := os.ReadFile(recipe)
+	if !regexp.MustCompile(`hf://bartowski/SmolLM2-360M-Instruct-GGUF@[0-9a-f]{40}/`).Match(locked) {
+		t.Fatalf("lock did not pin the commit:\n%s", locked)
+	}
+	r := mustRun(t, nil, append([]string{"recipe", "run", recipe, "-o", out, "--json"}, hubFlag...)...)
+	var rep runReport
+	if err := json.Unmarshal(r.stdout, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Match || !rep.Written || rep.Requests == 0 || len(rep.Inputs) != 1 || rep.Inputs[0].Commit == "" {
+		t.Errorf("run --json: %+v", rep)
+	}
+	mustRun(t, nil, "recipe", "verify", recipe, out)
+
+	// A changed expected sha256 for one tensor (and so the file): exit 1,
+	// the tensor named, nothing under the output name.
+	bad := regexp.MustCompile(`(name: blk\.0\.attn_k\.weight, sha256: )[0-9a-f]{64}`).ReplaceAll(locked, []byte("${1}"+strings.Repeat("0", 64)))
+	bad = regexp.MustCompile(`(?m)^(  sha256: )[0-9a-f]{64}$`).ReplaceAll(bad, []byte("${1}"+strings.Repeat("1", 64)))
+	badRecipe := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(badRecipe, bad, 0o644)
+	out2 := filepath.Join(dir, "smol2.gguf")
+	checkOneLineError(t, runGGUF(t, nil, append([]string{"recipe", "run", badRecipe, "-o", out2}, hubFlag...)...), 1, "first differing tensor #")
+	if _, err := os.Stat(out2); err == nil {
+		t.Error("a run whose output differs left it behind")
+	}
+	checkOneLineError(t, runGGUF(t, nil, "recipe", "verify", badRecipe, out), 1, "blk.0.attn_k.weight")
+
+	// A malformed recipe: exit 2 with the line and column.
+	os.WriteFile(badRecipe, []byte("name: x\ninputs:\n  model: {source: m.gguf, sha: x}\nbuild: {from: model}\n"), 0o644)
+	checkOneLineError(t, runGGUF(t, nil, "recipe", "plan", badRecipe), 2, "bad.yaml:3:27: unknown field \"sha\"")
+}
