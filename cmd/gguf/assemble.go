@@ -51,9 +51,6 @@ tensors still missing and writes the same bytes as an uninterrupted run.`,
 			if bf.out == "" && !bf.dryRun {
 				return usageError("missing -o OUT (a path, or - for stdout)")
 			}
-			if inflight < 1 {
-				return usageError("--inflight %d: want at least 1", inflight)
-			}
 			opts := ops.AssembleOptions{ExpertsLayout: lay, Threads: threads}
 			if err := ops.ParseLayout("--experts-layout", lay, false); err != nil {
 				return usageError("%v", err)

@@ -30,6 +30,7 @@ var flagBounds = map[string]bounds{
 	"--head-pad":               atLeast(1),
 	"--align":                  atLeast(1),
 	"--split-max-tensors":      atLeast(1),
+	"--inflight":               atLeast(1),
 	"--max-array":              atLeast(0),
 	"--ctx":                    atLeast(1),
 	"--chunks":                 atLeast(0),
