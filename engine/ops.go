@@ -119,6 +119,32 @@ func rope(x []float32, heads, headDim int, cs []float32) {
 	}
 }
 
+// ropeNeox rotates (x[i], x[i+n/2]) for i < n/2 of each head, n the
+// rotated dimensions (len(cs)); the rest of the head is left as it is
+// (partial RoPE), as ggml's rope in NEOX mode.
+func ropeNeox(x []float32, heads, headDim int, cs []float32) {
+	n := len(cs)
+	half := n / 2
+	for h := 0; h < heads; h++ {
+		v := x[h*headDim : h*headDim+n]
+		for i := 0; i < half; i++ {
+			c, s := cs[2*i], cs[2*i+1]
+			x0, x1 := v[i], v[i+half]
+			v[i] = float32(x0*c) - float32(x1*s)
+			v[i+half] = float32(x0*s) + float32(x1*c)
+		}
+	}
+}
+
+// rmsNormChunks RMS-normalizes x in place chunk by chunk of len(w) (each
+// head for a per-head q/k norm, or all of x), multiplying by w.
+func rmsNormChunks(x, w []float32, eps float32) {
+	n := len(w)
+	for o := 0; o+n <= len(x); o += n {
+		rmsNorm(x[o:o+n], x[o:o+n], w, eps)
+	}
+}
+
 func addBias(x, b []float32) {
 	if b == nil {
 		return
