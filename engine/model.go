@@ -303,6 +303,10 @@ func (m *Model) build(ts *tensorSet) error {
 	if err := m.loadHeadIDs(ts, c.Vocab); err != nil {
 		return err
 	}
+	if m.Output != m.Embed {
+		// only the rows of the tokens evaluated are read
+		adviseRandom(ts.data["token_embd.weight"])
+	}
 	if m.RopeFactors, err = ts.vector("rope_freqs.weight", c.RopeDims/2, true); err != nil {
 		return err
 	}
