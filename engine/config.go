@@ -152,7 +152,7 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 		return c, err
 	}
 	if vdim != c.HeadDim || c.HeadDim == 0 || c.HeadDim%2 != 0 {
-		return c, fmt.Errorf("head dimensions key %d / value %d are not supported (equal and even)", c.HeadDim, vdim)
+		return c, fmt.Errorf("metadata %s.attention.key_length %d / value_length %d is not supported (equal and even)", arch, c.HeadDim, vdim)
 	}
 	if c.RopeDims, err = k.uint("rope.dimension_count", c.HeadDim, false); err != nil {
 		return c, err

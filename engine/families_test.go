@@ -130,3 +130,29 @@ func checkFamilyGreedy(t *testing.T, m *Model, want []int32, exact bool) {
 	}
 	t.Logf("greedy ids agree for %d tokens", len(want))
 }
+
+// TestBailingMoE2NextN checks that a bailingmoe2 file with a NextN/MTP
+// block (nextn_predict_layers 1, blk.3 with its nextn.* tensors) loads
+// with that block skipped: the same 3 layers and the same logits, bit for
+// bit, as the file without it (the generator draws the extra block's
+// weights last, so the others are identical).
+func TestBailingMoE2NextN(t *testing.T) {
+	sh := crosscheck.Shapes["bailingmoe2"]
+	sh.Model.NextN = 1
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nextn.gguf")
+	if err := os.WriteFile(path, crosscheck.F32(sh), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := openModel(t, path)
+	ref := openModel(t, crossModel(t, crosscheck.Case{Shape: "bailingmoe2", Type: "F32"}))
+	if len(m.Layers) != 3 || m.Config.NextN != 1 {
+		t.Fatalf("%d layers, nextn %d", len(m.Layers), m.Config.NextN)
+	}
+	ids := crosscheck.PromptIDs
+	got := sequenceLogits(t, newState(t, m, Options{Ctx: 64}), ids, len(ids))
+	want := sequenceLogits(t, newState(t, ref, Options{Ctx: 64}), ids, len(ids))
+	if d, at := maxDiff(got, want); d != 0 {
+		t.Fatalf("logits differ by %g at %d", d, at)
+	}
+}
