@@ -31,6 +31,19 @@ type Config struct {
 	DenseLead     int     // leading_dense_block_count: the first layers of a MoE model that are dense
 	// Routing is how a MoE layer picks and weighs its experts.
 	Routing Routing
+	// SlidingWindow is the attention window of the local layers
+	// (attention.sliding_window: a query attends to the SlidingWindow
+	// positions ending at its own), 0 when every layer attends globally.
+	SlidingWindow int
+	// SWAPattern: layer l is global when (l+1) % SWAPattern == 0, local
+	// otherwise (gemma3: 6).
+	SWAPattern int
+	// RopeBaseLocal is the RoPE base of the local layers (their frequency
+	// scale is 1).
+	RopeBaseLocal float32
+	// QScale multiplies q after RoPE, the scores then being unscaled
+	// (gemma3's f_attention_scale); 0: scores scaled by 1/sqrt(HeadDim).
+	QScale float32
 
 	fam *family
 }
@@ -46,6 +59,11 @@ func (c *Config) maxFF() int { return max(c.FF, c.ExpertFF, c.SharedFF) }
 
 // moeLayer reports whether layer l has experts.
 func (c *Config) moeLayer(l int) bool { return c.Experts > 0 && l >= c.DenseLead }
+
+// localLayer reports whether layer l attends within the sliding window.
+func (c *Config) localLayer(l int) bool {
+	return c.SlidingWindow > 0 && c.SWAPattern > 0 && (l+1)%c.SWAPattern != 0
+}
 
 // maxDim bounds every hyper-parameter: anything larger cannot be backed by
 // the bytes of a real file and would only make buffer sizes overflow.

@@ -114,7 +114,11 @@ func TestFamilyBadFiles(t *testing.T) {
 		{"bailingmoe2", "all dense", setKey("bailingmoe2.leading_dense_block_count", gguf.Uint32(4)), "leading_dense_block_count 4"},
 		{"bailingmoe2", "nextn past the blocks", setKey("bailingmoe2.nextn_predict_layers", gguf.Uint32(3)), "bailingmoe2.nextn_predict_layers 3"},
 		{"qwen3", "unknown architecture", setKey("general.architecture", gguf.String("gemma2")),
-			`architecture "gemma2" is not supported (supported: bailingmoe2, llama, olmoe, qwen2, qwen3, qwen3moe)`},
+			`architecture "gemma2" is not supported (supported: bailingmoe2, gemma3, llama, olmoe, qwen2, qwen3, qwen3moe)`},
+		{"gemma3", "no post-attention norm", dropTensor("blk.3.post_attention_norm.weight"), `"blk.3.post_attention_norm.weight" is missing`},
+		{"gemma3", "no post-FFN norm", dropTensor("blk.6.post_ffw_norm.weight"), `"blk.6.post_ffw_norm.weight" is missing`},
+		{"gemma3", "no sliding window", setKey("gemma3.attention.sliding_window", del), "gemma3.attention.sliding_window is missing"},
+		{"gemma3", "k norm of the KV width", reshape("blk.0.attn_k_norm.weight", 64), `"blk.0.attn_k_norm.weight" has shape`},
 	} {
 		t.Run(c.shape+"/"+c.name, func(t *testing.T) {
 			path := mutated(t, c.shape, c.edit)

@@ -28,6 +28,14 @@ type family struct {
 	// expBias: a MoE layer may have an expert selection bias
 	// (blk.N.exp_probs_b.bias, DeepSeek V3's e_score_correction_bias).
 	expBias bool
+	// embedScale multiplies the embeddings by sqrt(embedding_length).
+	embedScale bool
+	// postNorms: RMS norms of the attention output and of the FFN output
+	// (post_attention_norm, post_ffw_norm) before each residual add.
+	postNorms bool
+	// gelu: the FFN is GELU-gated (ggml_geglu, tanh approximation, through
+	// ggml's half-float table) instead of SiLU-gated.
+	gelu bool
 	// hparams reads the family's own keys into c (after the common ones,
 	// with Routing preset to softmax, renormalized, and ExpertFF to FF).
 	hparams func(k keys, c *Config) error
@@ -77,6 +85,8 @@ var families = map[string]*family{
 		c.Routing.Norm = false
 		return nil
 	}},
+	"gemma3": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, embedScale: true, postNorms: true, gelu: true,
+		hparams: gemma3},
 	"bailingmoe2": {ropeNeox: true, qkNorm: qkNormHead, fusedQKV: true, moe: moeRequired, expBias: true,
 		hparams: bailingMoE2},
 }
@@ -119,6 +129,34 @@ func bailingMoE2(k keys, c *Config) error {
 		return fmt.Errorf("metadata %s.nextn_predict_layers %d must be below block_count %d", k.arch, c.NextN, c.Layers)
 	}
 	c.Layers -= c.NextN
+	return nil
+}
+
+// gemma3 reads Gemma 3's keys as llama.cpp does: attention.sliding_window
+// required, every sixth layer global (attention.sliding_window_pattern
+// where the file gives it), local layers with RoPE base
+// rope.freq_base_swa (default 10000) and scale 1; q scaled by
+// 1/sqrt(head_dim) before the scores (1/sqrt(embd/heads) for the 62-layer
+// 27B, as gemma_pytorch's query_pre_attn_scalar).
+func gemma3(k keys, c *Config) error {
+	var err error
+	if c.SlidingWindow, err = k.uint("attention.sliding_window", 0, true); err != nil {
+		return err
+	}
+	if c.SlidingWindow == 0 {
+		return fmt.Errorf("metadata %s.attention.sliding_window is 0", k.arch)
+	}
+	if c.SWAPattern, err = k.uint("attention.sliding_window_pattern", 6, false); err != nil {
+		return err
+	}
+	if c.RopeBaseLocal, err = k.float("rope.freq_base_swa", 10000, false); err != nil {
+		return err
+	}
+	if c.Layers == 62 {
+		c.QScale = 1 / sqrtf(float32(c.Embd/c.Heads))
+	} else {
+		c.QScale = 1 / sqrtf(float32(c.HeadDim))
+	}
 	return nil
 }
 

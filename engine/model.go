@@ -50,13 +50,16 @@ type Layer struct {
 	// QNorm, KNorm are the RMS norm weights of q and k (per head or of the
 	// whole projection, as the family says), or nil.
 	QNorm, KNorm []float32
-	FFN          FFN       // dense FFN (FFN.Gate nil in a MoE layer)
-	Router       *Matrix   // ffn_gate_inp (MoE)
-	ExpBias      []float32 // exp_probs_b: expert selection bias, or nil
-	GateExps     []*Matrix // one matrix per expert
-	UpExps       []*Matrix
-	DownExps     []*Matrix
-	Shared       FFN // shared experts (*_shexp), or Gate nil
+	// PostAttnNorm, PostFFNNorm normalize the attention and FFN outputs
+	// before the residual adds (gemma3), or are nil.
+	PostAttnNorm, PostFFNNorm []float32
+	FFN                       FFN       // dense FFN (FFN.Gate nil in a MoE layer)
+	Router                    *Matrix   // ffn_gate_inp (MoE)
+	ExpBias                   []float32 // exp_probs_b: expert selection bias, or nil
+	GateExps                  []*Matrix // one matrix per expert
+	UpExps                    []*Matrix
+	DownExps                  []*Matrix
+	Shared                    FFN // shared experts (*_shexp), or Gate nil
 }
 
 // Model is a loaded model of one of the supported families.
@@ -397,6 +400,10 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	case qkNormWhole:
 		vec(&l.QNorm, "attn_q_norm.weight", c.QDim(), false)
 		vec(&l.KNorm, "attn_k_norm.weight", c.KVDim(), false)
+	}
+	if f.postNorms {
+		vec(&l.PostAttnNorm, "post_attention_norm.weight", c.Embd, false)
+		vec(&l.PostFFNNorm, "post_ffw_norm.weight", c.Embd, false)
 	}
 	if err != nil {
 		return err

@@ -221,20 +221,29 @@ func (t *attnTask) run(lo, hi, w int) {
 	hd, kvd := c.HeadDim, c.KVDim()
 	group := c.Heads / c.KVHeads
 	scale := 1 / sqrtf(float32(hd))
+	if c.QScale != 0 {
+		scale = 1 // q is scaled already
+	}
+	local := c.localLayer(t.layer)
 	base := t.layer * s.ctx * kvd
 	for item := lo; item < hi; item++ {
 		i, h := item/c.Heads, item%c.Heads
 		p := t.pos0 + i
+		// keys [from, p]: all before, or the sliding window ending at p
+		from := 0
+		if local {
+			from = max(0, p-c.SlidingWindow+1)
+		}
 		q := s.q[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		kvo := (h / group) * hd
-		sc := t.scores[w][:p+1]
-		kb := base + kvo
+		sc := t.scores[w][:p+1-from]
+		kb := base + from*kvd + kvo
 		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		vb := t.layer*kvd*s.ctx + kvo*s.ctx
+		vb := t.layer*kvd*s.ctx + kvo*s.ctx + from
 		for d := range out {
-			out[d] = dotF32(p+1, bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+p+1]), bytesOf(sc))
+			out[d] = dotF32(len(sc), bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+len(sc)]), bytesOf(sc))
 		}
 	}
 }
@@ -275,8 +284,15 @@ func (s *State) forward(tokens []int32) error {
 	nb := len(tokens)
 	E := c.Embd
 	for i, t := range tokens {
-		if err := dequantizeRow(m.Embed.Type, s.x[i*E:(i+1)*E], m.Embed.Row(int(t))); err != nil {
+		x := s.x[i*E : (i+1)*E]
+		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
+		}
+		if c.fam.embedScale {
+			sc := sqrtf(float32(E))
+			for j := range x {
+				x[j] *= sc
+			}
 		}
 	}
 	kvd := c.KVDim()
@@ -299,13 +315,22 @@ func (s *State) forward(tokens []int32) error {
 				rmsNormChunks(q, L.QNorm, c.RMSEps)
 				rmsNormChunks(k, L.KNorm, c.RMSEps)
 			}
-			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+			if c.localLayer(l) {
+				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
+			} else {
+				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+			}
 			if c.fam.ropeNeox {
 				ropeNeox(q, c.Heads, c.HeadDim, s.rope)
 				ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
 			} else {
 				rope(q, c.Heads, c.HeadDim, s.rope)
 				rope(k, c.KVHeads, c.HeadDim, s.rope)
+			}
+			if c.QScale != 0 {
+				for j := range q {
+					q[j] *= c.QScale
+				}
 			}
 			off := (l*s.ctx + s.pos + i) * kvd
 			copy(s.kc[off:off+kvd], k)
@@ -320,6 +345,9 @@ func (s *State) forward(tokens []int32) error {
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
 			addBias(o, L.BO)
+			if L.PostAttnNorm != nil {
+				rmsNorm(o, o, L.PostAttnNorm, c.RMSEps)
+			}
 			x := s.x[i*E : (i+1)*E]
 			for j := range x {
 				x[j] += o[j]
@@ -330,6 +358,12 @@ func (s *State) forward(tokens []int32) error {
 			s.moeFFN(L, nb)
 		} else {
 			s.ffn(&L.FFN, c.FF, s.xb2, nb)
+		}
+		if L.PostFFNNorm != nil {
+			for i := 0; i < nb; i++ {
+				o := s.xb2[i*E : (i+1)*E]
+				rmsNorm(o, o, L.PostFFNNorm, c.RMSEps)
+			}
 		}
 		for i := 0; i < nb*E; i++ {
 			s.x[i] += s.xb2[i]
@@ -346,7 +380,11 @@ func (s *State) ffn(f *FFN, ff int, out []float32, nb int) {
 		g, u := s.hb[i*ff:(i+1)*ff], s.hb2[i*ff:(i+1)*ff]
 		addBias(g, f.BGate)
 		addBias(u, f.BUp)
-		swiglu(g, u)
+		if s.c.fam.gelu {
+			geglu(g, u)
+		} else {
+			swiglu(g, u)
+		}
 	}
 	s.matmul(f.Down, s.hb, out, nb)
 	for i := 0; i < nb; i++ {

@@ -63,10 +63,17 @@ var Shapes = map[string]Shape{
 		FF: 512, Heads: 8, KVHeads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 256,
 		SharedExperts: 1, DenseLead: 1, Groups: 4, GroupsUsed: 2, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true,
 		Seed: 115}},
+	// seven layers: six local ones (window 4, RoPE base 10000) around one
+	// global (layer 5, base 1e6), one KV head of 128 like Gemma 3 270M,
+	// embedding 512 (scaled by sqrt(512), not a power of two); the head is
+	// output.weight (tied, the scaled embedding that dominates the
+	// residual stream makes every prediction the input token)
+	"gemma3": {"gemma3", fixture.Model{Arch: "gemma3", Name: "xcheck-gemma3", Layers: 7, Embd: 512, FF: 512, Heads: 4,
+		KVHeads: 1, HeadDim: 128, Vocab: 512, SlidingWindow: 4, RopeBase: 1e6, Seed: 116}},
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
-var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2"}
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3"}
 
 // FamilyTypes are the types every family is checked in; Q4_K_M is
 // llama-quantize's mix (not --pure).
