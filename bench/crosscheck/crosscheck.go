@@ -159,7 +159,8 @@ func Cases() []Case {
 }
 
 // FamilyCases returns the cases of the other families: each of
-// FamilyShapes in each of FamilyTypes.
+// FamilyShapes in each of FamilyTypes, and qwen3 in Q1_0 and Q2_0 (--pure),
+// the types of the Bonsai models built on it.
 func FamilyCases() []Case {
 	var out []Case
 	for _, s := range FamilyShapes {
@@ -167,7 +168,7 @@ func FamilyCases() []Case {
 			out = append(out, Case{Shape: s, Type: t})
 		}
 	}
-	return out
+	return append(out, Case{Shape: "qwen3", Type: "Q1_0"}, Case{Shape: "qwen3", Type: "Q2_0"})
 }
 
 // Prompt is the text both sides evaluate: BOS plus seven one-token words
