@@ -8,12 +8,15 @@
 // with use_extra_bufts = false, so ggml-cpu multiplies with its plain
 // vec_dot kernels instead of repacked weights.
 //
-// Usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-t THREADS] [--repack]
+// Usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack]
 //                           [-f TEXT [--ctx N]]
 //   -p PROMPT  tokenized with BOS (add_special true, parse_special false)
 //              and decoded as ONE batch with logits for every position
 //   -o LOGITS  where to write them: float32 little-endian, position-major
 //              (n_tokens x n_vocab)
+//   -g N       then continue the prompt greedily for N tokens (argmax of the
+//              last logits, one token per llama_decode), printed as
+//              "greedy: ID ..."
 //   -f TEXT    also compute the perplexity of TEXT as llama-perplexity does
 //              with -c N -b N (n_seq 1): chunks of N tokens, each starting
 //              with BOS from an empty cache, scoring positions N/2..N-2
@@ -160,14 +163,48 @@ static int perplexity(struct llama_context *ctx, const struct llama_vocab *vocab
     return 0;
 }
 
+// greedy_ids continues a decoded prompt of n tokens for count tokens, each
+// the argmax (lowest id on ties) of the previous position's logits, and
+// prints them.
+static int greedy_ids(struct llama_context *ctx, int32_t n_vocab, int32_t n, int count) {
+    printf("greedy:");
+    int32_t last = n - 1;
+    for (int i = 0; i < count; i++) {
+        const float *l = llama_get_logits_ith(ctx, last);
+        llama_token best = 0;
+        for (int32_t v = 1; v < n_vocab; v++) {
+            if (l[v] > l[best]) {
+                best = v;
+            }
+        }
+        printf(" %d", best);
+        struct llama_batch b = llama_batch_init(1, 0, 1);
+        b.token[0] = best;
+        b.pos[0] = n + i;
+        b.n_seq_id[0] = 1;
+        b.seq_id[0][0] = 0;
+        b.logits[0] = 1;
+        b.n_tokens = 1;
+        int rc = llama_decode(ctx, b);
+        llama_batch_free(b);
+        if (rc != 0) {
+            fprintf(stderr, "llama_decode failed at greedy token %d\n", i);
+            return 1;
+        }
+        last = 0;
+    }
+    printf("\n");
+    return 0;
+}
+
 static void usage(void) {
-    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-t THREADS] [--repack] [-f TEXT [--ctx N]]\n");
+    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack] [-f TEXT [--ctx N]]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *out = NULL, *text_path = NULL;
-    int threads = 2, ppl_ctx = 128;
+    int threads = 2, ppl_ctx = 128, greedy = 0;
     bool repack = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -176,6 +213,8 @@ int main(int argc, char **argv) {
             prompt = argv[++i];
         } else if (!strcmp(a, "-o") && more) {
             out = argv[++i];
+        } else if (!strcmp(a, "-g") && more) {
+            greedy = atoi(argv[++i]);
         } else if (!strcmp(a, "-t") && more) {
             threads = atoi(argv[++i]);
         } else if (!strcmp(a, "-f") && more) {
@@ -235,6 +274,9 @@ int main(int argc, char **argv) {
         }
         if (fclose(f) != 0) {
             perror(out);
+            return 1;
+        }
+        if (greedy > 0 && greedy_ids(ctx, n_vocab, n, greedy) != 0) {
             return 1;
         }
         llama_free(ctx);

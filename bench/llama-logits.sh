@@ -38,14 +38,23 @@
 #   4. gguf perplexity -f eval.txt --ctx 128: our perplexity
 #   5. the fresh llama.cpp logits are compared with the committed
 #      engine/testdata/llamacpp/TAG.f32 (cmp: bit for bit)
+#   6. for the other families' cases (qwen2, qwen3, qwen3moe, olmoe,
+#      bailingmoe2, gemma3 in F32, Q8_0 and the Q4_K_M mix), also the
+#      prompt's greedy continuation of 64 tokens on both sides ("greedy":
+#      how many agree before the first difference), and llama.cpp's
+#      perplexity and greedy ids go to engine/testdata/llamacpp/families.txt
 # then go test ./engine -run CrossCheck checks the per-type tolerances.
 #
-# Usage: bench/llama-logits.sh [--update]
-#   --update  write the fresh llama.cpp logits to engine/testdata/llamacpp
+# Usage: bench/llama-logits.sh [--update] [TAG-REGEX]
+#   --update   write the fresh llama.cpp logits (and families.txt) to
+#              engine/testdata/llamacpp
+#   TAG-REGEX  only the cases whose tag matches (grep -E); families.txt is
+#              then rewritten only when every family case is run
 # Exit status: 0 all checks passed, 1 some failed, 2 llama.cpp or gcc missing.
 set -euo pipefail
 update=0
-[ "${1:-}" = --update ] && update=1
+[ "${1:-}" = --update ] && { update=1; shift; }
+filter=${1:-.}
 root=$(cd "$(dirname "$0")/.." && pwd)
 lroot=${LLAMA_CPP_ROOT:-/tmp/lcpp/root}
 linc=${LLAMA_CPP_INCLUDE:-$lroot/usr/include}
@@ -87,20 +96,25 @@ prompt=$("$tmp/enginelogits" -print-prompt)
 gold=$root/engine/testdata/llamacpp
 mkdir -p "$gold"
 
+families=$("$tmp/enginelogits" -list-families)
+famtab=$tmp/families.txt
 bad=0
-fmt="%-19s %-5s %-6s %9s %6s | %10s %10s %9s\n"
-printf "$fmt" tag quant golden max-diff argmax llama-ppl our-ppl ppl-rel
-for tag in $("$tmp/enginelogits" -list); do
+fmt="%-20s %-5s %-6s %9s %6s | %10s %10s %9s %7s\n"
+printf "$fmt" tag quant golden max-diff argmax llama-ppl our-ppl ppl-rel greedy
+for tag in $("$tmp/enginelogits" -list | grep -E "$filter"); do
   f=$tmp/models/$tag.gguf
   shape=${tag%%-*} typ=${tag#*-} opts=()
   if [ "${typ%-imat}" != "$typ" ]; then
     typ=${typ%-imat}
     opts=(--imatrix imatrix.dat --token-embedding-type q8_0 --output-tensor-type q8_0)
   fi
+  pure=(--pure) gflag=() ogflag=() fam=0
+  [ "$typ" = Q4_K_M ] && pure=()
+  grep -qx "$tag" <<<"$families" && { fam=1; gflag=(-g 64); ogflag=(-greedy 64); }
   q=-
   if [ "$typ" != F32 ]; then
     # in the models folder: llama-quantize records the imatrix path as given
-    (cd "$tmp/models" && llama "$lbin/llama-quantize" --pure "${opts[@]}" "$shape-F32.gguf" "$tmp/lq.gguf" "$typ" 2) >"$tmp/quantize.log" 2>&1 ||
+    (cd "$tmp/models" && llama "$lbin/llama-quantize" "${pure[@]}" "${opts[@]}" "$shape-F32.gguf" "$tmp/lq.gguf" "$typ" 2) >"$tmp/quantize.log" 2>&1 ||
       { echo "$tag: llama-quantize failed:" >&2; tail -3 "$tmp/quantize.log" >&2; bad=1; continue; }
     if "$tmp/gguf" diff "$tmp/lq.gguf" "$f" >"$tmp/diff.txt" 2>&1; then
       q=same
@@ -111,10 +125,22 @@ for tag in $("$tmp/enginelogits" -list); do
       sed -n 's/^/    /; /tensor/p' "$tmp/diff.txt" | head -5 >&2
     fi
   fi
-  out=$(llama "$tmp/llama-logits" "$f" -p "$prompt" -o "$tmp/llama.f32" -f "$tmp/models/eval.txt" --ctx 128)
+  out=$(llama "$tmp/llama-logits" "$f" -p "$prompt" -o "$tmp/llama.f32" "${gflag[@]}" -f "$tmp/models/eval.txt" --ctx 128)
   ids=$(sed -n 's/^tokens: //p' <<<"$out")
   lppl=$(sed -n 's/^ppl: \([^ ]*\).*/\1/p' <<<"$out")
-  cmp=$("$tmp/enginelogits" -m "$f" -ids "$ids" -ref "$tmp/llama.f32" | tail -1)
+  ours=$("$tmp/enginelogits" -m "$f" -ids "$ids" -ref "$tmp/llama.f32" "${ogflag[@]}")
+  cmp=$(tail -1 <<<"$ours")
+  gr=-
+  if [ $fam = 1 ]; then
+    lg=$(sed -n 's/^greedy: //p' <<<"$out")
+    og=$(sed -n 's/^greedy: //p' <<<"$ours")
+    # the first differing greedy id; the engine test decides whether our
+    # top-2 margin there is small enough for a rounding flip
+    gr=$(awk -v a="$lg" -v b="$og" 'BEGIN { n = split(a, x); split(b, y)
+      for (i = 1; i <= n; i++) if (x[i] != y[i]) { print (i - 1) "/" n; exit }
+      print n "/" n }')
+    echo "$tag $lppl $lg" >>"$famtab"
+  fi
   md=$(sed -n 's/^max=\([^ ]*\).*/\1/p' <<<"$cmp")
   am=$(sed -n 's/.*argmax=\([^ ]*\).*/\1/p' <<<"$cmp")
   oppl=$("$tmp/gguf" perplexity "$f" -f "$tmp/models/eval.txt" --ctx 128 2>/dev/null | sed -n 's/.*PPL = \([^ ]*\).*/\1/p')
@@ -124,8 +150,17 @@ for tag in $("$tmp/enginelogits" -list); do
   fi
   [ $update = 1 ] && cp "$tmp/llama.f32" "$gold/$tag.f32"
   rel=$(awk -v a="$lppl" -v b="$oppl" 'BEGIN { printf "%.2e", (b - a) / a }')
-  printf "$fmt" "$tag" "$q" "$g" "$md" "$am" "$lppl" "$oppl" "$rel"
+  printf "$fmt" "$tag" "$q" "$g" "$md" "$am" "$lppl" "$oppl" "$rel" "$gr"
 done
+if [ -f "$famtab" ]; then
+  if [ "$(wc -l <"$famtab")" = "$(wc -l <<<"$families")" ]; then
+    if ! cmp -s "$famtab" "$gold/families.txt"; then
+      echo "families.txt: llama.cpp's perplexities or greedy ids changed" >&2
+      [ $update = 1 ] || bad=1
+    fi
+    [ $update = 1 ] && cp "$famtab" "$gold/families.txt"
+  fi
+fi
 echo
 (cd "$root" && go test ./engine -run CrossCheck -count=1) || bad=1
 exit $bad

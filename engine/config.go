@@ -7,15 +7,17 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 )
 
-// Config holds a llama-family model's hyper-parameters, read from the
-// "llama.*" metadata keys the way llama.cpp's loader reads them.
+// Config holds a model's hyper-parameters, read from the "<arch>.*"
+// metadata keys the way llama.cpp's loader reads them, with its defaults.
 type Config struct {
+	Arch          string  // general.architecture
 	Embd          int     // embedding_length
-	Layers        int     // block_count
+	Layers        int     // block_count minus nextn_predict_layers
+	NextN         int     // nextn_predict_layers: trailing MTP blocks, skipped
 	Heads         int     // attention.head_count
 	KVHeads       int     // attention.head_count_kv (GQA), default Heads
 	HeadDim       int     // attention.key_length, default Embd/Heads
-	FF            int     // feed_forward_length (per expert for MoE)
+	FF            int     // feed_forward_length (dense layers; per expert for llama and olmoe MoE)
 	Vocab         int     // rows of token_embd
 	ContextLength int     // context_length (what the file says)
 	RopeDims      int     // rope.dimension_count, default HeadDim
@@ -24,6 +26,26 @@ type Config struct {
 	RMSEps        float32 // attention.layer_norm_rms_epsilon
 	Experts       int     // expert_count (0: dense FFN)
 	ExpertsUsed   int     // expert_used_count
+	ExpertFF      int     // width of one expert's FFN (expert_feed_forward_length or the family's rule)
+	SharedFF      int     // width of the shared-expert FFN (all shared experts together), 0: none
+	DenseLead     int     // leading_dense_block_count: the first layers of a MoE model that are dense
+	// Routing is how a MoE layer picks and weighs its experts.
+	Routing Routing
+	// SlidingWindow is the attention window of the local layers
+	// (attention.sliding_window: a query attends to the SlidingWindow
+	// positions ending at its own), 0 when every layer attends globally.
+	SlidingWindow int
+	// SWAPattern: layer l is global when (l+1) % SWAPattern == 0, local
+	// otherwise (gemma3: 6).
+	SWAPattern int
+	// RopeBaseLocal is the RoPE base of the local layers (their frequency
+	// scale is 1).
+	RopeBaseLocal float32
+	// QScale multiplies q after RoPE, the scores then being unscaled
+	// (gemma3's f_attention_scale); 0: scores scaled by 1/sqrt(HeadDim).
+	QScale float32
+
+	fam *family
 }
 
 // QDim is the width of the query projection (all heads).
@@ -32,106 +54,141 @@ func (c *Config) QDim() int { return c.Heads * c.HeadDim }
 // KVDim is the width of the key and value projections (all KV heads).
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
+// maxFF is the widest FFN hidden layer of any layer (dense, expert, shared).
+func (c *Config) maxFF() int { return max(c.FF, c.ExpertFF, c.SharedFF) }
+
+// moeLayer reports whether layer l has experts.
+func (c *Config) moeLayer(l int) bool { return c.Experts > 0 && l >= c.DenseLead }
+
+// localLayer reports whether layer l attends within the sliding window.
+func (c *Config) localLayer(l int) bool {
+	return c.SlidingWindow > 0 && c.SWAPattern > 0 && (l+1)%c.SWAPattern != 0
+}
+
 // maxDim bounds every hyper-parameter: anything larger cannot be backed by
 // the bytes of a real file and would only make buffer sizes overflow.
 const maxDim = 1 << 24
 
-// readConfig reads the hyper-parameters from md. Vocab is filled in later
-// from the embedding table.
+// keys reads "<arch>.<suffix>" metadata with the loader's checks.
+type keys struct {
+	md   *gguf.Metadata
+	arch string
+}
+
+func (k keys) uint(suffix string, def int, required bool) (int, error) {
+	key := k.arch + "." + suffix
+	v, ok := k.md.Uint(key)
+	if !ok {
+		if _, present := k.md.Get(key); present {
+			return 0, fmt.Errorf("metadata %s is not an unsigned integer", key)
+		}
+		if required {
+			return 0, fmt.Errorf("metadata %s is missing", key)
+		}
+		return def, nil
+	}
+	if v > maxDim {
+		return 0, fmt.Errorf("metadata %s = %d is out of range", key, v)
+	}
+	return int(v), nil
+}
+
+func (k keys) float(suffix string, def float32, required bool) (float32, error) {
+	key := k.arch + "." + suffix
+	v, ok := k.md.Get(key)
+	if !ok {
+		if required {
+			return 0, fmt.Errorf("metadata %s is missing", key)
+		}
+		return def, nil
+	}
+	f, ok := v.Float()
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("metadata %s is not a finite number", key)
+	}
+	return float32(f), nil
+}
+
+func (k keys) bool(suffix string, def bool) (bool, error) {
+	key := k.arch + "." + suffix
+	v, ok := k.md.Get(key)
+	if !ok {
+		return def, nil
+	}
+	b, ok := v.Bool()
+	if !ok {
+		return false, fmt.Errorf("metadata %s is not a bool", key)
+	}
+	return b, nil
+}
+
+// readConfig reads the hyper-parameters from md for its architecture's
+// family. Vocab is filled in later from the embedding table.
 func readConfig(md *gguf.Metadata) (Config, error) {
 	arch := md.Architecture()
-	if arch != "llama" {
-		return Config{}, fmt.Errorf("architecture %q is not supported (this runtime runs the llama family)", arch)
+	fam, ok := families[arch]
+	if !ok {
+		return Config{}, fmt.Errorf("architecture %q is not supported (supported: %s)", arch, supportedArchs())
 	}
-	get := func(suffix string, def int, required bool) (int, error) {
-		key := arch + "." + suffix
-		v, ok := md.Uint(key)
-		if !ok {
-			if _, present := md.Get(key); present {
-				return 0, fmt.Errorf("metadata %s is not an unsigned integer", key)
-			}
-			if required {
-				return 0, fmt.Errorf("metadata %s is missing", key)
-			}
-			return def, nil
-		}
-		if v > maxDim {
-			return 0, fmt.Errorf("metadata %s = %d is out of range", key, v)
-		}
-		return int(v), nil
-	}
-	getF := func(suffix string, def float32, required bool) (float32, error) {
-		key := arch + "." + suffix
-		v, ok := md.Get(key)
-		if !ok {
-			if required {
-				return 0, fmt.Errorf("metadata %s is missing", key)
-			}
-			return def, nil
-		}
-		f, ok := v.Float()
-		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("metadata %s is not a finite number", key)
-		}
-		return float32(f), nil
-	}
-	var c Config
+	k := keys{md, arch}
+	c := Config{Arch: arch, fam: fam}
 	var err error
 	steps := []struct {
 		dst      *int
 		key      string
-		def      int
 		required bool
 	}{
-		{&c.Embd, "embedding_length", 0, true},
-		{&c.Layers, "block_count", 0, true},
-		{&c.Heads, "attention.head_count", 0, true},
-		{&c.FF, "feed_forward_length", 0, true},
-		{&c.ContextLength, "context_length", 0, true},
-		{&c.Experts, "expert_count", 0, false},
-		{&c.ExpertsUsed, "expert_used_count", 0, false},
+		{&c.Embd, "embedding_length", true},
+		{&c.Layers, "block_count", true},
+		{&c.Heads, "attention.head_count", true},
+		{&c.FF, "feed_forward_length", true},
+		{&c.ContextLength, "context_length", true},
+		{&c.Experts, "expert_count", false},
+		{&c.ExpertsUsed, "expert_used_count", false},
+		{&c.Routing.Groups, "expert_group_count", false},
+		{&c.Routing.GroupsUsed, "expert_group_used_count", false},
 	}
 	for _, s := range steps {
-		if *s.dst, err = get(s.key, s.def, s.required); err != nil {
+		if *s.dst, err = k.uint(s.key, 0, s.required); err != nil {
 			return c, err
 		}
 	}
 	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 || c.FF == 0 {
 		return c, fmt.Errorf("embedding_length, block_count, head_count and feed_forward_length must be positive")
 	}
-	if c.KVHeads, err = get("attention.head_count_kv", c.Heads, false); err != nil {
+	if c.KVHeads, err = k.uint("attention.head_count_kv", c.Heads, false); err != nil {
 		return c, err
 	}
 	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
 		return c, fmt.Errorf("head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
 	}
-	if c.HeadDim, err = get("attention.key_length", c.Embd/c.Heads, false); err != nil {
+	if c.HeadDim, err = k.uint("attention.key_length", c.Embd/c.Heads, false); err != nil {
 		return c, err
 	}
-	vdim, err := get("attention.value_length", c.HeadDim, false)
+	vdim, err := k.uint("attention.value_length", c.HeadDim, false)
 	if err != nil {
 		return c, err
 	}
 	if vdim != c.HeadDim || c.HeadDim == 0 || c.HeadDim%2 != 0 {
-		return c, fmt.Errorf("head dimensions key %d / value %d are not supported (equal and even)", c.HeadDim, vdim)
+		return c, fmt.Errorf("metadata %s.attention.key_length %d / value_length %d is not supported (equal and even)", arch, c.HeadDim, vdim)
 	}
-	if c.RopeDims, err = get("rope.dimension_count", c.HeadDim, false); err != nil {
+	if c.RopeDims, err = k.uint("rope.dimension_count", c.HeadDim, false); err != nil {
 		return c, err
 	}
-	if c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 {
-		return c, fmt.Errorf("rope.dimension_count %d must be even and at most the head dimension %d", c.RopeDims, c.HeadDim)
+	if c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 || c.RopeDims == 0 {
+		return c, fmt.Errorf("rope.dimension_count %d must be even, positive and at most the head dimension %d", c.RopeDims, c.HeadDim)
 	}
-	if c.RopeBase, err = getF("rope.freq_base", 10000, false); err != nil {
+	if c.RopeBase, err = k.float("rope.freq_base", 10000, false); err != nil {
 		return c, err
 	}
-	if c.RMSEps, err = getF("attention.layer_norm_rms_epsilon", 0, true); err != nil {
+	if c.RMSEps, err = k.float("attention.layer_norm_rms_epsilon", 0, true); err != nil {
 		return c, err
 	}
 	c.RopeFreqScale = 1
 	switch typ := md.String(arch + ".rope.scaling.type"); typ {
 	case "", "none":
 	case "linear":
-		f, err := getF("rope.scaling.factor", 1, false)
+		f, err := k.float("rope.scaling.factor", 1, false)
 		if err != nil {
 			return c, err
 		}
@@ -141,8 +198,31 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	default:
 		return c, fmt.Errorf("rope scaling %q is not supported", typ)
 	}
+	if fam.moe == moeRequired && c.Experts == 0 {
+		return c, fmt.Errorf("metadata %s.expert_count is missing or 0: the %s architecture has experts", arch, arch)
+	}
+	if fam.moe == moeNone && c.Experts > 0 {
+		return c, fmt.Errorf("metadata %s.expert_count is %d but the %s architecture has no experts", arch, c.Experts, arch)
+	}
 	if c.Experts > 0 && (c.ExpertsUsed == 0 || c.ExpertsUsed > c.Experts) {
 		return c, fmt.Errorf("expert_used_count %d must be in 1..expert_count %d", c.ExpertsUsed, c.Experts)
+	}
+	c.ExpertFF = c.FF
+	if c.Experts > 0 {
+		c.Routing.Gating, c.Routing.Norm = GatingSoftmax, true
+	}
+	if fam.hparams != nil {
+		if err := fam.hparams(k, &c); err != nil {
+			return c, err
+		}
+	}
+	if c.Experts > 0 {
+		if err := c.Routing.check(arch, c.Experts, c.ExpertsUsed); err != nil {
+			return c, err
+		}
+	}
+	if c.DenseLead > c.Layers {
+		return c, fmt.Errorf("metadata %s.leading_dense_block_count %d exceeds the %d layers", arch, c.DenseLead, c.Layers)
 	}
 	return c, nil
 }

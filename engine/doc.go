@@ -1,4 +1,5 @@
-// Package engine runs llama-family GGUF models in pure Go: no cgo, one static
+// Package engine runs GGUF models of the llama, qwen2, qwen3, qwen3moe,
+// olmoe, bailingmoe2 and gemma3 architectures in pure Go: no cgo, one static
 // binary that cross-compiles to the devices the toolkit targets (linux/arm64,
 // linux/arm, darwin/arm64) as well as amd64.
 //
@@ -7,10 +8,15 @@
 // experts), generate text, and score it with perplexity.
 //
 // Loading maps the file (or each split) into memory and uses the weights in
-// place. The forward pass follows llama.cpp's graph for LLM_ARCH_LLAMA and
-// its operation order (RMSNorm, RoPE in NORM mode, softmax with max
-// subtraction, SiLU-gated FFN, softmax top-k routing), so logits agree with
-// llama.cpp's to float32 rounding.
+// place. The forward pass follows llama.cpp's graph for each architecture
+// and its operation order (RMSNorm, RoPE in NORM or NEOX mode, softmax with
+// max subtraction, SiLU- or GELU-gated FFN, expert routing), so logits
+// agree with llama.cpp's to float32 rounding. What sets one architecture
+// apart from another is data in one table (family.go: biases, q/k norms,
+// fused QKV, post-norms, sliding windows, which keys it reads), and every
+// MoE layer routes through one function (Routing.route: softmax or sigmoid
+// gating, selection bias, group limit, renormalization, scale), so an
+// expert pager has one place to hook.
 //
 // Kernels: every matrix multiplication goes through a per-type dot product
 // of one weight row with one activation row. For the types ggml has integer

@@ -5,6 +5,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,4 +26,23 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 		return readAll(f, size)
 	}
 	return b, func() error { return unix.Munmap(b) }, nil
+}
+
+// adviseRandom tells the kernel that b, part of a mapping, is read at
+// random places: a fault then reads only its page, not the 128 KB around
+// it. The embedding of a model whose head is another tensor is read one
+// row per token, so a device that runs a pruned head reads only the rows
+// of the tokens it sees. Advice is best effort: errors are ignored.
+func adviseRandom(b []byte) {
+	page := uintptr(os.Getpagesize())
+	if len(b) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(&b[0]))
+	lo := int((page - start%page) % page)
+	hi := len(b) - int((start+uintptr(len(b)))%page)
+	if hi-lo <= 0 {
+		return
+	}
+	_ = unix.Madvise(b[lo:hi], unix.MADV_RANDOM)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
@@ -34,19 +36,34 @@ func (m *Matrix) slice(lo, hi int) *Matrix {
 	return &s
 }
 
+// FFN is a SiLU-gated feed-forward network: down(silu(gate x) * up x),
+// each product with its optional bias.
+type FFN struct {
+	Gate, Up, Down    *Matrix
+	BGate, BUp, BDown []float32
+}
+
 // Layer holds one transformer block's weights. Optional tensors are nil.
 type Layer struct {
 	AttnNorm, FFNNorm []float32
 	Q, K, V, O        *Matrix
 	BQ, BK, BV, BO    []float32
-	Gate, Up, Down    *Matrix // dense FFN
-	BGate, BUp, BDown []float32
-	Router            *Matrix   // ffn_gate_inp (MoE)
-	GateExps, UpExps  []*Matrix // one matrix per expert
-	DownExps          []*Matrix
+	// QNorm, KNorm are the RMS norm weights of q and k (per head or of the
+	// whole projection, as the family says), or nil.
+	QNorm, KNorm []float32
+	// PostAttnNorm, PostFFNNorm normalize the attention and FFN outputs
+	// before the residual adds (gemma3), or are nil.
+	PostAttnNorm, PostFFNNorm []float32
+	FFN                       FFN       // dense FFN (FFN.Gate nil in a MoE layer)
+	Router                    *Matrix   // ffn_gate_inp (MoE)
+	ExpBias                   []float32 // exp_probs_b: expert selection bias, or nil
+	GateExps                  []*Matrix // one matrix per expert
+	UpExps                    []*Matrix
+	DownExps                  []*Matrix
+	Shared                    FFN // shared experts (*_shexp), or Gate nil
 }
 
-// Model is a loaded llama-family model.
+// Model is a loaded model of one of the supported families.
 type Model struct {
 	Config   Config
 	Metadata *gguf.Metadata
@@ -285,10 +302,17 @@ func (m *Model) build(ts *tensorSet) error {
 		return err
 	}
 	if m.Output == nil {
+		if !c.fam.tiedHead {
+			return fmt.Errorf("tensor \"output.weight\" is missing (the %s architecture has no tied head)", c.Arch)
+		}
 		m.Output = m.Embed // tied head, as llama.cpp falls back to token_embd
 	}
 	if err := m.loadHeadIDs(ts, c.Vocab); err != nil {
 		return err
+	}
+	if m.Output != m.Embed {
+		// only the rows of the tokens evaluated are read
+		adviseRandom(ts.data["token_embd.weight"])
 	}
 	if m.RopeFactors, err = ts.vector("rope_freqs.weight", c.RopeDims/2, true); err != nil {
 		return err
@@ -300,8 +324,8 @@ func (m *Model) build(ts *tensorSet) error {
 		}
 	}
 	for name := range ts.info {
-		if !ts.used[name] {
-			return fmt.Errorf("tensor %q is not used by the llama architecture (wrong file or unsupported variant)", name)
+		if !ts.used[name] && !c.skipped(name) {
+			return fmt.Errorf("tensor %q is not used by the %s architecture (wrong file or unsupported variant)", name, c.Arch)
 		}
 	}
 	m.Config = c
@@ -335,6 +359,7 @@ func (m *Model) loadHeadIDs(ts *tensorSet, vocab int) error {
 
 func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	l := &m.Layers[i]
+	f := c.fam
 	p := fmt.Sprintf("blk.%d.", i)
 	var err error
 	vec := func(dst *[]float32, name string, n int, optional bool) {
@@ -349,38 +374,111 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	}
 	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
 	vec(&l.FFNNorm, "ffn_norm.weight", c.Embd, false)
-	mat(&l.Q, "attn_q.weight", c.Embd, c.QDim())
-	mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
-	mat(&l.V, "attn_v.weight", c.Embd, c.KVDim())
+	if f.fusedQKV {
+		var qkv *Matrix
+		mat(&qkv, "attn_qkv.weight", c.Embd, c.QDim()+2*c.KVDim())
+		if err != nil {
+			return err
+		}
+		q, kv := c.QDim(), c.KVDim()
+		l.Q, l.K, l.V = qkv.slice(0, q), qkv.slice(q, q+kv), qkv.slice(q+kv, q+2*kv)
+	} else {
+		mat(&l.Q, "attn_q.weight", c.Embd, c.QDim())
+		mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
+		mat(&l.V, "attn_v.weight", c.Embd, c.KVDim())
+	}
 	mat(&l.O, "attn_output.weight", c.QDim(), c.Embd)
-	vec(&l.BQ, "attn_q.bias", c.QDim(), true)
-	vec(&l.BK, "attn_k.bias", c.KVDim(), true)
-	vec(&l.BV, "attn_v.bias", c.KVDim(), true)
-	vec(&l.BO, "attn_output.bias", c.Embd, true)
+	if f.biases != biasNone {
+		optional := f.biases == biasOptional
+		vec(&l.BQ, "attn_q.bias", c.QDim(), optional)
+		vec(&l.BK, "attn_k.bias", c.KVDim(), optional)
+		vec(&l.BV, "attn_v.bias", c.KVDim(), optional)
+	}
+	if f.biases == biasOptional {
+		vec(&l.BO, "attn_output.bias", c.Embd, true)
+	}
+	switch f.qkNorm {
+	case qkNormHead:
+		vec(&l.QNorm, "attn_q_norm.weight", c.HeadDim, false)
+		vec(&l.KNorm, "attn_k_norm.weight", c.HeadDim, false)
+	case qkNormWhole:
+		vec(&l.QNorm, "attn_q_norm.weight", c.QDim(), false)
+		vec(&l.KNorm, "attn_k_norm.weight", c.KVDim(), false)
+	}
+	if f.postNorms {
+		vec(&l.PostAttnNorm, "post_attention_norm.weight", c.Embd, false)
+		vec(&l.PostFFNNorm, "post_ffw_norm.weight", c.Embd, false)
+	}
 	if err != nil {
 		return err
 	}
-	if c.Experts == 0 {
-		mat(&l.Gate, "ffn_gate.weight", c.Embd, c.FF)
-		mat(&l.Up, "ffn_up.weight", c.Embd, c.FF)
-		mat(&l.Down, "ffn_down.weight", c.FF, c.Embd)
-		vec(&l.BGate, "ffn_gate.bias", c.FF, true)
-		vec(&l.BUp, "ffn_up.bias", c.FF, true)
-		vec(&l.BDown, "ffn_down.bias", c.Embd, true)
-		return err
+	if !c.moeLayer(i) {
+		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)
 	}
 	mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
+	if f.expBias {
+		vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
+	}
 	if err != nil {
 		return err
 	}
-	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.FF, c.Experts); err != nil {
+	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
 		return err
 	}
-	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.FF, c.Experts); err != nil {
+	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
 		return err
 	}
-	l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.FF, c.Embd, c.Experts)
-	return err
+	if l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts); err != nil {
+		return err
+	}
+	if c.SharedFF > 0 {
+		return ts.ffn(&l.Shared, p, "_shexp", c.Embd, c.SharedFF, false)
+	}
+	return nil
+}
+
+// ffn loads the FFN p+ffn_{gate,up,down}+suffix.weight of width ff, with
+// their optional biases if the family has them.
+func (ts *tensorSet) ffn(f *FFN, p, suffix string, embd, ff int, biases bool) error {
+	var err error
+	for _, s := range []struct {
+		dst        **Matrix
+		name       string
+		cols, rows int
+	}{{&f.Gate, "ffn_gate", embd, ff}, {&f.Up, "ffn_up", embd, ff}, {&f.Down, "ffn_down", ff, embd}} {
+		if *s.dst, err = ts.matrix(p+s.name+suffix+".weight", s.cols, s.rows, false); err != nil {
+			return err
+		}
+	}
+	if !biases {
+		return nil
+	}
+	for _, s := range []struct {
+		dst  *[]float32
+		name string
+		n    int
+	}{{&f.BGate, "ffn_gate", ff}, {&f.BUp, "ffn_up", ff}, {&f.BDown, "ffn_down", embd}} {
+		if *s.dst, err = ts.vector(p+s.name+suffix+".bias", s.n, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipped reports whether tensor name belongs to a block past Layers (the
+// NextN/MTP blocks llama.cpp loads with TENSOR_SKIP): such tensors are
+// neither required nor checked.
+func (c *Config) skipped(name string) bool {
+	rest, ok := strings.CutPrefix(name, "blk.")
+	if !ok {
+		return false
+	}
+	n, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return false
+	}
+	l, err := strconv.Atoi(n)
+	return err == nil && l >= c.Layers && l < c.Layers+c.NextN
 }
 
 // KVCacheBytes returns the size of an F32 KV cache for ctx positions.

@@ -1,6 +1,6 @@
 package engine
 
-// moeBuffers holds what the Mixtral-style FFN needs per batch.
+// moeBuffers holds what a MoE FFN needs per batch.
 type moeBuffers struct {
 	router []float32 // [batch][experts]
 	sel    []int     // [batch][used] selected experts
@@ -10,11 +10,12 @@ type moeBuffers struct {
 	tok    []int     // [batch] token index of each gathered row
 	slot   []int     // [batch] selection slot of each gathered row
 	res    []float32 // [batch][embd] one expert's outputs
-	order  []int     // expert indices, for sorting
+	shared []float32 // [batch][embd] the shared experts' output, or nil
+	route  *routeScratch
 }
 
 func newMoEBuffers(c *Config, b int) *moeBuffers {
-	return &moeBuffers{
+	mb := &moeBuffers{
 		router: make([]float32, b*c.Experts),
 		sel:    make([]int, b*c.ExpertsUsed),
 		weight: make([]float32, b*c.ExpertsUsed),
@@ -23,40 +24,33 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 		tok:    make([]int, b),
 		slot:   make([]int, b),
 		res:    make([]float32, b*c.Embd),
-		order:  make([]int, c.Experts),
+		route:  newRouteScratch(c.Experts, max(c.Routing.Groups, 1)),
 	}
+	if c.SharedFF > 0 {
+		mb.shared = make([]float32, b*c.Embd)
+	}
+	return mb
 }
 
-// moeFFN is llama.cpp's build_moe_ffn for the llama architecture: router
-// logits, softmax over all experts, the top expert_used_count by
-// probability, their probabilities renormalized to sum 1, and the weighted
-// sum (in selection order) of each chosen expert's SiLU-gated FFN.
+// moeBufferFloats is the float32s of moeBuffers per batch token.
+func moeBufferFloats(c *Config) int {
+	n := c.Experts + c.ExpertsUsed*(c.Embd+1) + 2*c.Embd
+	if c.SharedFF > 0 {
+		n += c.Embd
+	}
+	return n
+}
+
+// moeFFN is llama.cpp's build_moe_ffn: router logits, the family's
+// routing (Routing.route), the weighted sum (in selection order) of each
+// chosen expert's SiLU-gated FFN, and the shared experts' FFN added to it
+// where the family has them (bailingmoe2).
 func (s *State) moeFFN(L *Layer, nb int) {
 	c, mb := s.c, s.moe
-	E, X, K, F := c.Embd, c.Experts, c.ExpertsUsed, c.FF
+	E, X, K, F := c.Embd, c.Experts, c.ExpertsUsed, c.ExpertFF
 	s.matmul(L.Router, s.xb, mb.router, nb)
 	for i := 0; i < nb; i++ {
-		p := mb.router[i*X : (i+1)*X]
-		softmaxInPlace(p)
-		// ggml_argsort descending (ties keep the lower index first), as an
-		// insertion sort: expert counts are small and it allocates nothing.
-		for e := range mb.order {
-			j := e
-			for ; j > 0 && p[mb.order[j-1]] < p[e]; j-- {
-				mb.order[j] = mb.order[j-1]
-			}
-			mb.order[j] = e
-		}
-		var sum float32
-		for k := 0; k < K; k++ {
-			mb.sel[i*K+k] = mb.order[k]
-			mb.weight[i*K+k] = p[mb.order[k]]
-			sum += p[mb.order[k]]
-		}
-		sum = max(sum, 6.103515625e-5)
-		for k := 0; k < K; k++ {
-			mb.weight[i*K+k] /= sum
-		}
+		c.Routing.route(mb.router[i*X:(i+1)*X], L.ExpBias, mb.sel[i*K:(i+1)*K], mb.weight[i*K:(i+1)*K], mb.route)
 	}
 	for e := 0; e < X; e++ {
 		n := 0
@@ -95,6 +89,12 @@ func (s *State) moeFFN(L *Layer, nb int) {
 			for d := range o {
 				o[d] += src[d]
 			}
+		}
+	}
+	if L.Shared.Gate != nil {
+		s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
+		for i, v := range mb.shared[:nb*E] {
+			s.xb2[i] += v
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The element-wise operations, in llama.cpp's (ggml-cpu's) operation order
 // and precision, so that activations match llama.cpp's bit for bit as often
@@ -86,6 +89,39 @@ func swigluGo(g, u []float32) {
 	}
 }
 
+// geglu is ggml_vec_geglu_f32 as ggml-cpu builds it (GGML_GELU_FP16):
+// g[i] = gelu(g[i]) * u[i], the GELU of g rounded to half and looked up in
+// a table of half-float results; 0 below -10 and g itself from 10.
+func geglu(g, u []float32) {
+	t := geluTable()
+	u = u[:len(g)]
+	for i, v := range g {
+		switch {
+		case v <= -10:
+			g[i] = 0
+		case v >= 10:
+			g[i] = v * u[i]
+		default:
+			g[i] = f16tab[t[f32ToF16(v)]] * u[i]
+		}
+	}
+}
+
+// geluTable is ggml_table_gelu_f16: for every half h, the half of
+// ggml_gelu_f32(h), 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))) in
+// float32 (no fused multiply-adds, as ggml's C).
+var geluTable = sync.OnceValue(func() *[1 << 16]uint16 {
+	const a, c = float32(0.044715), float32(0.79788456080286535587989211986876)
+	var t [1 << 16]uint16
+	for i := range t {
+		x := f16tab[i]
+		in := float32(c*x) * (1 + float32(float32(a*x)*x))
+		th := float32(math.Tanh(float64(in)))
+		t[i] = f32ToF16(float32(0.5*x) * (1 + th))
+	}
+	return &t
+})
+
 // ropeCache fills cs with (cos, sin) pairs for one position as ggml's
 // ggml_rope_cache_init does for rope type NORM without YaRN: theta starts
 // at the position and is multiplied by base^(-2/n_dims) per pair, in
@@ -116,6 +152,32 @@ func rope(x []float32, heads, headDim int, cs []float32) {
 			v[i] = x0*c - x1*s
 			v[i+1] = x0*s + x1*c
 		}
+	}
+}
+
+// ropeNeox rotates (x[i], x[i+n/2]) for i < n/2 of each head, n the
+// rotated dimensions (len(cs)); the rest of the head is left as it is
+// (partial RoPE), as ggml's rope in NEOX mode.
+func ropeNeox(x []float32, heads, headDim int, cs []float32) {
+	n := len(cs)
+	half := n / 2
+	for h := 0; h < heads; h++ {
+		v := x[h*headDim : h*headDim+n]
+		for i := 0; i < half; i++ {
+			c, s := cs[2*i], cs[2*i+1]
+			x0, x1 := v[i], v[i+half]
+			v[i] = float32(x0*c) - float32(x1*s)
+			v[i+half] = float32(x0*s) + float32(x1*c)
+		}
+	}
+}
+
+// rmsNormChunks RMS-normalizes x in place chunk by chunk of len(w) (each
+// head for a per-head q/k norm, or all of x), multiplying by w.
+func rmsNormChunks(x, w []float32, eps float32) {
+	n := len(w)
+	for o := 0; o+n <= len(x); o += n {
+		rmsNorm(x[o:o+n], x[o:o+n], w, eps)
 	}
 }
 

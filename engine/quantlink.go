@@ -17,6 +17,9 @@ var f16tab = func() (t [1 << 16]float32) {
 	return
 }()
 
+// f32ToF16 rounds f to the nearest half float (ggml's FP32_TO_FP16).
+func f32ToF16(f float32) uint16 { return quant.FP32ToFP16(f) }
+
 // quantizeAct converts an activation row to the vec_dot_type t with ggml's
 // reference quantizers, which ggml-cpu's from_float equals for these types
 // (refdata/quant/README.txt).

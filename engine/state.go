@@ -29,10 +29,10 @@ const batchBuffers = 4 << 20
 
 // tokenBufferBytes returns the bytes of State buffers per batch token.
 func tokenBufferBytes(c *Config) int {
-	maxCols := max(c.Embd, c.QDim(), c.FF)
-	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.FF
+	maxCols := max(c.Embd, c.QDim(), c.maxFF())
+	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.maxFF()
 	if c.Experts > 0 {
-		floats += c.Experts + c.ExpertsUsed*(c.Embd+1) + 2*c.Embd
+		floats += moeBufferFloats(c)
 	}
 	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
@@ -88,7 +88,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.kc = make([]float32, kv)
 	s.vc = make([]float32, kv)
 	b := o.Batch
-	maxCols := max(c.Embd, c.QDim(), c.FF)
+	maxCols := max(c.Embd, c.QDim(), c.maxFF())
 	s.x = make([]float32, b*c.Embd)
 	s.xb = make([]float32, b*maxCols)
 	s.xb2 = make([]float32, b*c.Embd)
@@ -96,8 +96,8 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.k = make([]float32, b*c.KVDim())
 	s.v = make([]float32, b*c.KVDim())
 	s.ao = make([]float32, b*c.QDim())
-	s.hb = make([]float32, b*c.FF)
-	s.hb2 = make([]float32, b*c.FF)
+	s.hb = make([]float32, b*c.maxFF())
+	s.hb2 = make([]float32, b*c.maxFF())
 	s.rope = make([]float32, c.RopeDims)
 	// Logits are computed for a few rows at a time so that a large
 	// vocabulary does not need batch x vocab floats (1 MB at most).
@@ -221,20 +221,29 @@ func (t *attnTask) run(lo, hi, w int) {
 	hd, kvd := c.HeadDim, c.KVDim()
 	group := c.Heads / c.KVHeads
 	scale := 1 / sqrtf(float32(hd))
+	if c.QScale != 0 {
+		scale = 1 // q is scaled already
+	}
+	local := c.localLayer(t.layer)
 	base := t.layer * s.ctx * kvd
 	for item := lo; item < hi; item++ {
 		i, h := item/c.Heads, item%c.Heads
 		p := t.pos0 + i
+		// keys [from, p]: all before, or the sliding window ending at p
+		from := 0
+		if local {
+			from = max(0, p-c.SlidingWindow+1)
+		}
 		q := s.q[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		kvo := (h / group) * hd
-		sc := t.scores[w][:p+1]
-		kb := base + kvo
+		sc := t.scores[w][:p+1-from]
+		kb := base + from*kvd + kvo
 		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		vb := t.layer*kvd*s.ctx + kvo*s.ctx
+		vb := t.layer*kvd*s.ctx + kvo*s.ctx + from
 		for d := range out {
-			out[d] = dotF32(p+1, bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+p+1]), bytesOf(sc))
+			out[d] = dotF32(len(sc), bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+len(sc)]), bytesOf(sc))
 		}
 	}
 }
@@ -275,8 +284,15 @@ func (s *State) forward(tokens []int32) error {
 	nb := len(tokens)
 	E := c.Embd
 	for i, t := range tokens {
-		if err := dequantizeRow(m.Embed.Type, s.x[i*E:(i+1)*E], m.Embed.Row(int(t))); err != nil {
+		x := s.x[i*E : (i+1)*E]
+		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
+		}
+		if c.fam.embedScale {
+			sc := sqrtf(float32(E))
+			for j := range x {
+				x[j] *= sc
+			}
 		}
 	}
 	kvd := c.KVDim()
@@ -295,9 +311,27 @@ func (s *State) forward(tokens []int32) error {
 			addBias(q, L.BQ)
 			addBias(k, L.BK)
 			addBias(v, L.BV)
-			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
-			rope(q, c.Heads, c.HeadDim, s.rope)
-			rope(k, c.KVHeads, c.HeadDim, s.rope)
+			if L.QNorm != nil {
+				rmsNormChunks(q, L.QNorm, c.RMSEps)
+				rmsNormChunks(k, L.KNorm, c.RMSEps)
+			}
+			if c.localLayer(l) {
+				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
+			} else {
+				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+			}
+			if c.fam.ropeNeox {
+				ropeNeox(q, c.Heads, c.HeadDim, s.rope)
+				ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
+			} else {
+				rope(q, c.Heads, c.HeadDim, s.rope)
+				rope(k, c.KVHeads, c.HeadDim, s.rope)
+			}
+			if c.QScale != 0 {
+				for j := range q {
+					q[j] *= c.QScale
+				}
+			}
 			off := (l*s.ctx + s.pos + i) * kvd
 			copy(s.kc[off:off+kvd], k)
 			for d, x := range v {
@@ -311,16 +345,25 @@ func (s *State) forward(tokens []int32) error {
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
 			addBias(o, L.BO)
+			if L.PostAttnNorm != nil {
+				rmsNorm(o, o, L.PostAttnNorm, c.RMSEps)
+			}
 			x := s.x[i*E : (i+1)*E]
 			for j := range x {
 				x[j] += o[j]
 			}
 			rmsNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
 		}
-		if c.Experts > 0 {
+		if c.moeLayer(l) {
 			s.moeFFN(L, nb)
 		} else {
-			s.denseFFN(L, nb)
+			s.ffn(&L.FFN, c.FF, s.xb2, nb)
+		}
+		if L.PostFFNNorm != nil {
+			for i := 0; i < nb; i++ {
+				o := s.xb2[i*E : (i+1)*E]
+				rmsNorm(o, o, L.PostFFNNorm, c.RMSEps)
+			}
 		}
 		for i := 0; i < nb*E; i++ {
 			s.x[i] += s.xb2[i]
@@ -329,20 +372,23 @@ func (s *State) forward(tokens []int32) error {
 	return nil
 }
 
-// denseFFN computes down(silu(gate x) * up x) of s.xb into s.xb2.
-func (s *State) denseFFN(L *Layer, nb int) {
-	F := s.c.FF
-	s.matmul(L.Gate, s.xb, s.hb, nb)
-	s.matmul(L.Up, s.xb, s.hb2, nb)
+// ffn computes down(silu(gate x) * up x) of s.xb (FFN width ff) into out.
+func (s *State) ffn(f *FFN, ff int, out []float32, nb int) {
+	s.matmul(f.Gate, s.xb, s.hb, nb)
+	s.matmul(f.Up, s.xb, s.hb2, nb)
 	for i := 0; i < nb; i++ {
-		g, u := s.hb[i*F:(i+1)*F], s.hb2[i*F:(i+1)*F]
-		addBias(g, L.BGate)
-		addBias(u, L.BUp)
-		swiglu(g, u)
+		g, u := s.hb[i*ff:(i+1)*ff], s.hb2[i*ff:(i+1)*ff]
+		addBias(g, f.BGate)
+		addBias(u, f.BUp)
+		if s.c.fam.gelu {
+			geglu(g, u)
+		} else {
+			swiglu(g, u)
+		}
 	}
-	s.matmul(L.Down, s.hb, s.xb2, nb)
+	s.matmul(f.Down, s.hb, out, nb)
 	for i := 0; i < nb; i++ {
-		addBias(s.xb2[i*s.c.Embd:(i+1)*s.c.Embd], L.BDown)
+		addBias(out[i*s.c.Embd:(i+1)*s.c.Embd], f.BDown)
 	}
 }
 

@@ -44,7 +44,40 @@ var Shapes = map[string]Shape{
 	// take ~1 s per million weights: one layer, 590k weights.
 	"small": {"small", fixture.Model{Name: "xcheck-small", Layers: 1, Embd: 256, FF: 512, Heads: 8, KVHeads: 4,
 		Vocab: 512, Seed: 104}},
+	// The other families (FamilyShapes), each with what sets it apart.
+	"qwen2": {"qwen2", fixture.Model{Arch: "qwen2", Name: "xcheck-qwen2", Layers: 2, Embd: 256, FF: 768, Heads: 8,
+		KVHeads: 4, Vocab: 512, Seed: 111}},
+	// head_dim 64: q is twice the embedding wide (key_length), head tied
+	"qwen3": {"qwen3", fixture.Model{Arch: "qwen3", Name: "xcheck-qwen3", Layers: 2, Embd: 256, FF: 768, Heads: 8,
+		KVHeads: 4, HeadDim: 64, Vocab: 512, Tied: true, Seed: 112}},
+	"qwen3moe": {"qwen3moe", fixture.Model{Arch: "qwen3moe", Name: "xcheck-qwen3moe", Layers: 2, Embd: 256, FF: 768,
+		Heads: 8, KVHeads: 4, Vocab: 512, Experts: 8, ExpertsUsed: 3, ExpertFF: 256, Seed: 113}},
+	// olmoe's k norm is as wide as q's: as many KV heads as heads
+	"olmoe": {"olmoe", fixture.Model{Arch: "olmoe", Name: "xcheck-olmoe", Layers: 2, Embd: 256, FF: 256, Heads: 8,
+		KVHeads: 8, Vocab: 512, Experts: 16, ExpertsUsed: 4, Seed: 114}},
+	// one dense layer, then MoE layers: sigmoid gating with selection
+	// bias, 4 groups of 2 experts of which the best 2 groups compete,
+	// weights renormalized and scaled by 2.5, one shared expert; RoPE on
+	// half of each head
+	"bailingmoe2": {"bailingmoe2", fixture.Model{Arch: "bailingmoe2", Name: "xcheck-bailingmoe2", Layers: 3, Embd: 256,
+		FF: 512, Heads: 8, KVHeads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 256,
+		SharedExperts: 1, DenseLead: 1, Groups: 4, GroupsUsed: 2, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true,
+		Seed: 115}},
+	// seven layers: six local ones (window 4, RoPE base 10000) around one
+	// global (layer 5, base 1e6), one KV head of 128 like Gemma 3 270M,
+	// embedding 512 (scaled by sqrt(512), not a power of two); the head is
+	// output.weight (tied, the scaled embedding that dominates the
+	// residual stream makes every prediction the input token)
+	"gemma3": {"gemma3", fixture.Model{Arch: "gemma3", Name: "xcheck-gemma3", Layers: 7, Embd: 512, FF: 512, Heads: 4,
+		KVHeads: 1, HeadDim: 128, Vocab: 512, SlidingWindow: 4, RopeBase: 1e6, Seed: 116}},
 }
+
+// FamilyShapes are the shapes of the architectures other than llama.
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3"}
+
+// FamilyTypes are the types every family is checked in; Q4_K_M is
+// llama-quantize's mix (not --pure).
+var FamilyTypes = []string{"F32", "Q8_0", "Q4_K_M"}
 
 // Case is one model file: a shape quantized (--pure) to a type.
 type Case struct {
@@ -66,6 +99,8 @@ const ImatrixFile = "imatrix.dat"
 // MXFP4_MOE (MXFP4); 0 for an unknown name.
 func (c Case) WeightType() gguf.Type {
 	switch c.Type {
+	case "Q4_K_M":
+		return gguf.TypeQ4_K
 	case "IQ2_M":
 		return gguf.TypeIQ2_S
 	case "MXFP4_MOE":
@@ -77,6 +112,10 @@ func (c Case) WeightType() gguf.Type {
 	}
 	return t
 }
+
+// Mix reports whether the case is quantized with llama-quantize's
+// per-tensor mix of its file type instead of --pure.
+func (c Case) Mix() bool { return c.Type == "Q4_K_M" }
 
 // Tag names the case's files: SHAPE-TYPE, with "-imat" for an imatrix.
 func (c Case) Tag() string {
@@ -116,7 +155,20 @@ func Cases() []Case {
 			out = append(out, Case{Shape: s, Type: t})
 		}
 	}
-	return out
+	return append(out, FamilyCases()...)
+}
+
+// FamilyCases returns the cases of the other families: each of
+// FamilyShapes in each of FamilyTypes, and qwen3 in Q1_0 and Q2_0 (--pure),
+// the types of the Bonsai models built on it.
+func FamilyCases() []Case {
+	var out []Case
+	for _, s := range FamilyShapes {
+		for _, t := range FamilyTypes {
+			out = append(out, Case{Shape: s, Type: t})
+		}
+	}
+	return append(out, Case{Shape: "qwen3", Type: "Q1_0"}, Case{Shape: "qwen3", Type: "Q2_0"})
 }
 
 // Prompt is the text both sides evaluate: BOS plus seven one-token words
@@ -238,6 +290,13 @@ func Build(c Case) ([]byte, error) {
 	// Rules.Default reads a type name as llama-quantize's TYPE does (IQ2_S
 	// is IQ2_M, MXFP4 MXFP4_MOE), which the cases' types are.
 	q := &ops.Quantize{Rules: &quant.Rules{Default: wt, Pure: true}, Threads: 2}
+	if c.Mix() {
+		ft, err := quant.ParseFileType(c.Type)
+		if err != nil {
+			return nil, err
+		}
+		q.Rules = &quant.Rules{FileType: ft}
+	}
 	if c.Imatrix {
 		im := Imatrix(s)
 		if q.Rules.Imatrix, err = quant.ReadImatrix(bytes.NewReader(im), int64(len(im))); err != nil {

@@ -10,15 +10,18 @@
 //
 //	enginelogits -list
 //
-// prints the case tags, one per line.
+// prints the case tags, one per line (-list-families: only the cases of
+// the families other than llama, crosscheck.FamilyCases).
 //
-//	enginelogits -m MODEL [-ids "1 21 ..."] [-ref LLAMA.f32] [-o OURS.f32] [-t THREADS]
+//	enginelogits -m MODEL [-ids "1 21 ..."] [-ref LLAMA.f32] [-o OURS.f32] [-t THREADS] [-greedy N]
 //
 // evaluates the ids (default crosscheck.PromptIDs; llama-logits prints a
 // prompt's ids) as one batch (n_ctx 512), writes the
 // logits of every position (float32 little-endian, position-major) to -o
 // and, with -ref, prints per position the max |ours - llama.cpp| and
-// whether the argmax agrees, then one summary line:
+// whether the argmax agrees; with -greedy, the prompt's greedy
+// continuation of N tokens ("greedy: ID ...", as llama-logits -g prints
+// it); then one summary line:
 //
 //	max=D argmax=A/N worst_pos=P
 //
@@ -49,7 +52,9 @@ func main() {
 	out := flag.String("o", "", "write our logits here")
 	threads := flag.Int("t", 2, "threads")
 	list := flag.Bool("list", false, "print the case tags and exit")
+	listFam := flag.Bool("list-families", false, "print the tags of the other families' cases and exit")
 	printPrompt := flag.Bool("print-prompt", false, "print the crosscheck prompt text and exit")
+	greedy := flag.Int("greedy", 0, "also print the prompt's greedy continuation of this many tokens")
 	idList := flag.String("ids", "", "space-separated token ids to evaluate (default: the crosscheck prompt)")
 	flag.Parse()
 	ids := crosscheck.PromptIDs
@@ -62,6 +67,10 @@ func main() {
 		}
 	}
 	switch {
+	case *listFam:
+		for _, c := range crosscheck.FamilyCases() {
+			fmt.Println(c.Tag())
+		}
 	case *list:
 		for _, c := range crosscheck.Cases() {
 			fmt.Println(c.Tag())
@@ -71,7 +80,7 @@ func main() {
 	case *gen != "":
 		check(generate(*gen, *words))
 	case *model != "":
-		check(compare(*model, ids, *ref, *out, *threads))
+		check(compare(*model, ids, *ref, *out, *threads, *greedy))
 	default:
 		fmt.Fprintln(os.Stderr, "usage: enginelogits -gen DIR | -m MODEL [-ref F] [-o F] [-t N]")
 		os.Exit(2)
@@ -106,7 +115,7 @@ func generate(dir string, words int) error {
 	return os.WriteFile(filepath.Join(dir, "eval.txt"), []byte(crosscheck.Text(words)), 0o644)
 }
 
-func compare(path string, ids []int32, ref, out string, threads int) error {
+func compare(path string, ids []int32, ref, out string, threads, greedy int) error {
 	m, err := engine.Open(path)
 	if err != nil {
 		return err
@@ -120,6 +129,19 @@ func compare(path string, ids []int32, ref, out string, threads int) error {
 	var got []float32
 	if err := s.Eval(ids, 0, func(_ int, l []float32) { got = append(got, l...) }); err != nil {
 		return err
+	}
+	if greedy > 0 {
+		s.Reset()
+		sm := engine.NewSampler(engine.SamplerOptions{Temp: 0, RepeatPenalty: 1}, m.Config.Vocab)
+		fmt.Print("greedy:")
+		_, err := engine.Generate(s, sm, ids, greedy, func(int32) bool { return false }, func(id int32) error {
+			fmt.Printf(" %d", id)
+			return nil
+		})
+		fmt.Println()
+		if err != nil {
+			return err
+		}
 	}
 	if out != "" {
 		b := make([]byte, 4*len(got))

@@ -19,10 +19,16 @@ func main() {
 	tied := flag.Bool("tied", true, "tie the output head to token_embd (no output.weight)")
 	wtype := flag.String("type", "Q8_0", "type of the layer matrices")
 	htype := flag.String("head-type", "F16", "type of token_embd / output")
-	nexp := flag.Int("experts", 0, "experts per layer (0: dense FFN; FF is then per expert)")
-	seed := flag.Uint64("seed", 42, "seed of the generated weights")
+	seed := flag.Uint64("seed", 42, "seed of the generated weights (two sources of one shape for gguf assemble)")
 	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
 	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
+	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3)")
+	heads := flag.Int("heads", 16, "attention heads")
+	kvHeads := flag.Int("kv-heads", 8, "KV heads")
+	headDim := flag.Int("head-dim", 0, "head width (attention.key_length; 0: embd/heads)")
+	experts := flag.Int("experts", 0, "experts per layer (0: dense)")
+	used := flag.Int("experts-used", 0, "experts used per token")
+	expertFF := flag.Int("expert-ff", 0, "expert FFN width (expert_feed_forward_length; 0: ff)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -32,8 +38,9 @@ func main() {
 	check(err)
 	ht, err := gguf.ParseType(*htype)
 	check(err)
-	m := fixture.Model{Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: 16, KVHeads: 8,
-		Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht, Seed: *seed, Experts: *nexp, ExpertsUsed: min(*nexp, 2)}
+	m := fixture.Model{Arch: *arch, Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: *heads,
+		KVHeads: *kvHeads, HeadDim: *headDim, Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht,
+		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, Seed: *seed}
 	if *named != "" {
 		var ok bool
 		if m, ok = fixture.Named[*named]; !ok {

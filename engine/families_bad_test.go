@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// mutated writes the shape's F32 model after edit has changed its
+// metadata and tensor table (a tensor whose Dims edit changed gets zero
+// data of its new size; one edit removed is dropped).
+func mutated(t *testing.T, shape string, edit func(md *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo) string {
+	t.Helper()
+	src := crosscheck.F32(crosscheck.Shapes[shape])
+	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string][]byte{}
+	for i, ti := range r.Tensors {
+		if data[ti.Name], err = io.ReadAll(r.TensorData(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := r.Metadata.Clone()
+	infos := edit(md, append([]gguf.TensorInfo(nil), r.Tensors...))
+	var datas [][]byte
+	for i := range infos {
+		infos[i].Offset = 0
+		d := data[infos[i].Name]
+		if int64(len(d)) != infos[i].Size() {
+			d = make([]byte, infos[i].Size())
+		}
+		datas = append(datas, d)
+	}
+	path := filepath.Join(t.TempDir(), shape+"-bad.gguf")
+	writeGGUF(t, path, md, infos, datas)
+	return path
+}
+
+func dropTensor(name string) func(*gguf.Metadata, []gguf.TensorInfo) []gguf.TensorInfo {
+	return func(_ *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo {
+		for i := range infos {
+			if infos[i].Name == name {
+				return append(infos[:i], infos[i+1:]...)
+			}
+		}
+		panic("no tensor " + name)
+	}
+}
+
+func reshape(name string, dims ...uint64) func(*gguf.Metadata, []gguf.TensorInfo) []gguf.TensorInfo {
+	return func(_ *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo {
+		for i := range infos {
+			if infos[i].Name == name {
+				infos[i].Dims = dims
+				return infos
+			}
+		}
+		panic("no tensor " + name)
+	}
+}
+
+func setKey(key string, v gguf.Value) func(*gguf.Metadata, []gguf.TensorInfo) []gguf.TensorInfo {
+	return func(md *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo {
+		if v.Type() == 0 && !v.IsArray() && v.Interface() == nil {
+			if !md.Delete(key) {
+				panic("no key " + key)
+			}
+		} else {
+			md.Set(key, v)
+		}
+		return infos
+	}
+}
+
+// TestFamilyBadFiles opens, for every family, files missing a required
+// tensor or key or with shapes that do not fit the metadata: each must
+// fail at load with one line naming the tensor or key.
+func TestFamilyBadFiles(t *testing.T) {
+	del := gguf.Value{}
+	for _, c := range []struct {
+		shape, name string
+		edit        func(*gguf.Metadata, []gguf.TensorInfo) []gguf.TensorInfo
+		want        string
+	}{
+		{"qwen2", "no q bias", dropTensor("blk.0.attn_q.bias"), `"blk.0.attn_q.bias" is missing`},
+		{"qwen2", "short v bias", reshape("blk.1.attn_v.bias", 64), `"blk.1.attn_v.bias" has shape`},
+		{"qwen2", "no rms eps", setKey("qwen2.attention.layer_norm_rms_epsilon", del), "qwen2.attention.layer_norm_rms_epsilon is missing"},
+		{"qwen3", "no k norm", dropTensor("blk.1.attn_k_norm.weight"), `"blk.1.attn_k_norm.weight" is missing`},
+		{"qwen3", "q norm of the embedding width", reshape("blk.0.attn_q_norm.weight", 256), `"blk.0.attn_q_norm.weight" has shape`},
+		{"qwen3", "key_length off", setKey("qwen3.attention.key_length", gguf.Uint32(32)), "qwen3.attention.key_length"},
+		{"qwen3", "no block count", setKey("qwen3.block_count", del), "qwen3.block_count is missing"},
+		{"qwen3moe", "no expert count", setKey("qwen3moe.expert_count", del), "qwen3moe.expert_count is missing"},
+		{"qwen3moe", "no gate experts", dropTensor("blk.1.ffn_gate_exps.weight"), `"blk.1.ffn_gate_exps.weight" is missing`},
+		{"qwen3moe", "expert width off", setKey("qwen3moe.expert_feed_forward_length", gguf.Uint32(128)), `"blk.0.ffn_gate_exps.weight" has shape`},
+		{"qwen3moe", "used above count", setKey("qwen3moe.expert_used_count", gguf.Uint32(9)), "expert_used_count 9"},
+		{"olmoe", "no output head", dropTensor("output.weight"), `"output.weight" is missing`},
+		{"olmoe", "per-head k norm", reshape("blk.0.attn_k_norm.weight", 32), `"blk.0.attn_k_norm.weight" has shape`},
+		{"olmoe", "router of 8", reshape("blk.1.ffn_gate_inp.weight", 256, 8), `"blk.1.ffn_gate_inp.weight" has shape`},
+		{"bailingmoe2", "no fused qkv", dropTensor("blk.2.attn_qkv.weight"), `"blk.2.attn_qkv.weight" is missing`},
+		{"bailingmoe2", "no shared up", dropTensor("blk.1.ffn_up_shexp.weight"), `"blk.1.ffn_up_shexp.weight" is missing`},
+		{"bailingmoe2", "qkv without v", reshape("blk.0.attn_qkv.weight", 256, 384), `"blk.0.attn_qkv.weight" has shape`},
+		{"bailingmoe2", "no gating", setKey("bailingmoe2.expert_gating_func", del), "bailingmoe2.expert_gating_func is missing"},
+		{"bailingmoe2", "gating 3", setKey("bailingmoe2.expert_gating_func", gguf.Uint32(3)), "bailingmoe2.expert_gating_func = 3"},
+		{"bailingmoe2", "no shared count", setKey("bailingmoe2.expert_shared_count", del), "bailingmoe2.expert_shared_count is missing"},
+		{"bailingmoe2", "3 groups of 8", setKey("bailingmoe2.expert_group_count", gguf.Uint32(3)), "bailingmoe2.expert_group_count 3"},
+		{"bailingmoe2", "dense lead as MoE", setKey("bailingmoe2.leading_dense_block_count", gguf.Uint32(0)), `"blk.0.ffn_gate_inp.weight" is missing`},
+		{"bailingmoe2", "all dense", setKey("bailingmoe2.leading_dense_block_count", gguf.Uint32(4)), "leading_dense_block_count 4"},
+		{"bailingmoe2", "nextn past the blocks", setKey("bailingmoe2.nextn_predict_layers", gguf.Uint32(3)), "bailingmoe2.nextn_predict_layers 3"},
+		{"qwen3", "unknown architecture", setKey("general.architecture", gguf.String("gemma2")),
+			`architecture "gemma2" is not supported (supported: bailingmoe2, gemma3, llama, olmoe, qwen2, qwen3, qwen3moe)`},
+		{"gemma3", "no post-attention norm", dropTensor("blk.3.post_attention_norm.weight"), `"blk.3.post_attention_norm.weight" is missing`},
+		{"gemma3", "no post-FFN norm", dropTensor("blk.6.post_ffw_norm.weight"), `"blk.6.post_ffw_norm.weight" is missing`},
+		{"gemma3", "no sliding window", setKey("gemma3.attention.sliding_window", del), "gemma3.attention.sliding_window is missing"},
+		{"gemma3", "k norm of the KV width", reshape("blk.0.attn_k_norm.weight", 64), `"blk.0.attn_k_norm.weight" has shape`},
+	} {
+		t.Run(c.shape+"/"+c.name, func(t *testing.T) {
+			path := mutated(t, c.shape, c.edit)
+			m, err := Open(path)
+			if err == nil {
+				m.Close()
+				t.Fatalf("opened without error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q, want one line with %q", msg, c.want)
+			}
+		})
+	}
+}

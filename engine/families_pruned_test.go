@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/ops"
+	"github.com/ggufkit/gguf/plan"
+)
+
+// buildPruned cuts a head out of the model file src as `gguf build
+// --head-ids` does (package ops, rows padded to a multiple of 8, specials
+// kept) and writes it to dir.
+func buildPruned(t *testing.T, src []byte, ranked []int32, dir string) string {
+	t.Helper()
+	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := ops.Plan(&plan.Input{Name: "src.gguf", File: r.File, ReaderAt: bytes.NewReader(src)},
+		ops.Options{HeadIDs: ranked, Head: headprune.Options{Pad: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pruned.gguf")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestFamilyPrunedHead checks pruned heads of a tied (qwen3) and an untied
+// (bailingmoe2) family, F32 and quantized: the head keeps the ids of every
+// third word; at those ids the prompt's logits equal the full model's bit
+// for bit (the rows are the same bytes, multiplied by the same kernel),
+// every other id is -inf, and perplexity counts the targets outside the
+// head as misses and scores the others.
+func TestFamilyPrunedHead(t *testing.T) {
+	var ranked []int32
+	for id := int32(17); id < 512; id += 3 {
+		ranked = append(ranked, id)
+	}
+	text := crosscheck.TextIDs(1200)
+	for _, c := range []crosscheck.Case{{Shape: "qwen3", Type: "F32"}, {Shape: "qwen3", Type: "Q4_K_M"},
+		{Shape: "bailingmoe2", Type: "F32"}, {Shape: "bailingmoe2", Type: "Q8_0"}} {
+		t.Run(c.Tag(), func(t *testing.T) {
+			fullPath := crossModel(t, c)
+			src, err := os.ReadFile(fullPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fm := openModel(t, fullPath)
+			pm := openModel(t, buildPruned(t, src, ranked, t.TempDir()))
+			if pm.OutputIDs == nil || pm.Output.Rows%8 != 0 || pm.Output == pm.Embed {
+				t.Fatalf("pruned head: %d rows, ids %v", pm.Output.Rows, pm.OutputIDs != nil)
+			}
+			kept := map[int32]bool{}
+			for _, id := range pm.OutputIDs {
+				kept[id] = true
+			}
+			ids := crosscheck.PromptIDs
+			want := sequenceLogits(t, newState(t, fm, Options{Ctx: 512}), ids, len(ids))
+			got := sequenceLogits(t, newState(t, pm, Options{Ctx: 512}), ids, len(ids))
+			for i := range got {
+				id := int32(i % 512)
+				if kept[id] && got[i] != want[i] {
+					t.Fatalf("pos %d id %d: %g, full model %g", i/512, id, got[i], want[i])
+				}
+				if !kept[id] && !math.IsInf(float64(got[i]), -1) {
+					t.Fatalf("pos %d id %d outside the head has logit %g", i/512, id, got[i])
+				}
+			}
+			misses := 0
+			for ch := 0; ch < 9; ch++ {
+				for j := 64; j < 127; j++ {
+					if !kept[text[ch*128+j+1]] {
+						misses++
+					}
+				}
+			}
+			r, err := Perplexity(newState(t, pm, Options{Ctx: 128, Batch: 128}), SliceTokens(text), PerplexityOptions{Ctx: 128, BOS: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Misses != misses || r.Scored+r.Misses != 567 || misses == 0 {
+				t.Fatalf("pruned: %d scored, %d misses; expected %d misses of 567", r.Scored, r.Misses, misses)
+			}
+			t.Logf("%d head rows; PPL %.4f over %d scored, %d misses", pm.Output.Rows, r.PPL, r.Scored, r.Misses)
+		})
+	}
+}
