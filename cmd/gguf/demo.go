@@ -343,7 +343,7 @@ func runDemo(ctx context.Context, dir string) error {
 	}
 	fmt.Fprintf(w, "   %d tokens at %.0f tok/s, all inside the %d-row head; the story is llama2.c's reference story (sha256 %s…): ok\n",
 		gs.Generated, tokPerSec(gs.Generated, gs.GenTime), len(head), demoStorySHA256[:12])
-	fmt.Fprintf(w, "   summary: fetched %d of %d bytes, device file %d bytes (%.0f%% of the imported model), %.0f tok/s\n",
+	fmt.Fprintf(w, "   summary: %d bytes of tensors fetched by range from the %d-byte file on the Hub, device file %d bytes (%.0f%% of it), %.0f tok/s\n",
 		srr.Read["model"], len(storiesData), srr.Sums.Size, 100*float64(srr.Sums.Size)/float64(len(storiesData)), tokPerSec(gs.Generated, gs.GenTime))
 	demoCmd(w, "gguf", "run", device, "-p", demoPrompt, "-n", fmt.Sprint(demoStoryTokens), "--temp", "0")
 
