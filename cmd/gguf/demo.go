@@ -61,9 +61,9 @@ const (
 const demoStorySHA256 = "e0c267ef267cb50130db210849536569e50920fbfdf130bc9784d6d5ae66aaad"
 
 // demoCorpusPrompts start the greedy stories the stories260K head is chosen
-// over: text from the model itself. demoPrompt is among them: a head chosen
-// over the other prompts' stories only misses a token of its story, and the
-// story changes (at byte 460, measured when the recipe was pinned).
+// over: text from the model itself. demoPrompt is among them: a 192-row
+// head chosen over the other four stories misses 3 token ids of its story,
+// which then changes at byte 460 (measured when the recipe was pinned).
 var demoCorpusPrompts = []string{"Lily", "Tom", "The dog", "One day", demoPrompt}
 
 // newDemoCmd runs the toolkit's main job end to end, from a loopback Hub to
@@ -318,7 +318,8 @@ func runDemo(ctx context.Context, dir string) error {
 	fmt.Fprintf(w, "   chosen: a head of the %d rows most frequent in the model's own stories (%d bytes of F32 head -> %d of F16), every weight F16.\n",
 		len(srr.Build.Report.Head.IDs), 512*64*4, len(srr.Build.Report.Head.IDs)*64*2)
 	fmt.Fprintln(w, "   why: Q8_0 changes this greedy story (at byte 297, as llama.cpp's Q8_0 file does: measured), F16 keeps it;")
-	fmt.Fprintln(w, "   the corpus holds this prompt's own story: a head chosen over the other stories only misses one of its tokens and the story changes.")
+	fmt.Fprintln(w, "   the corpus holds this prompt's own story: a 192-row head over the other four stories misses 3 of its token ids (\" so\", \"f\", \"A\")")
+	fmt.Fprintln(w, "   and the greedy story changes at byte 460 (measured), so the head is chosen over text that includes it.")
 
 	head := map[int32]bool{}
 	for _, id := range srr.Build.Report.Head.IDs {
