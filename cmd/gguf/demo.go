@@ -206,38 +206,46 @@ func demoGreedy(path, prompt string, n int, each func(int32)) (string, engine.Ge
 }
 
 // demoRecipe runs a bundled recipe from the Hub at hub into out, then
-// verifies out against the recipe, and reports what it fetched.
-func demoRecipe(ctx context.Context, w io.Writer, dir, name string, text []byte, hub, out string) (*recipes.RunResult, error) {
+// verifies out against the recipe, and reports what it fetched; it
+// returns the bytes fetched of the model file.
+func demoRecipe(ctx context.Context, w io.Writer, dir, name string, text []byte, hub, out string) (*recipes.RunResult, int64, error) {
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, text, 0o644); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r, err := recipes.Parse(path, text)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var stats hfremote.Stats
 	t0 := time.Now()
 	res, err := recipes.Open(ctx, r, recipes.Options{Endpoint: hub, Stats: &stats, Pinned: true, Threads: 2})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer res.Close()
 	rr, err := res.Run(ctx, out, recipes.RunOptions{})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	model := res.Inputs[r.Build.From]
 	sn := stats.Snapshot()
-	fmt.Fprintf(w, "   %s from %s: fetched %d bytes in %d requests (the %d-byte model file: its header, then %d bytes of tensor ranges; the pinned corpus whole); wrote %d bytes in %s\n",
-		r.Name, model.Input.Source, sn.Bytes, sn.Requests, model.Size, rr.Read[r.Build.From], rr.Sums.Size, time.Since(t0).Round(time.Millisecond))
+	var data int64 // the other inputs, fetched whole
+	for _, in := range res.Inputs {
+		if in != model {
+			data += in.Size
+		}
+	}
+	fetched := sn.Bytes - data
+	fmt.Fprintf(w, "   %s from %s: fetched %d bytes of the %d-byte model file (%d at open, the header prefetch; then the tensor ranges the build reads beyond it; %d read and discarded) and the %d-byte pinned corpus, in %d requests; wrote %d bytes in %s\n",
+		r.Name, model.Input.Source, fetched, model.Size, model.Spent.Bytes, sn.WastedBytes, data, sn.Requests, rr.Sums.Size, time.Since(t0).Round(time.Millisecond))
 	sums, err := r.Verify(out)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	fmt.Fprintf(w, "   sha256 %s, as the recipe pins: ok\n", sums.SHA256)
 	demoCmd(w, "gguf", "recipe", "verify", path, out)
-	return rr, nil
+	return rr, fetched, nil
 }
 
 func runDemo(ctx context.Context, dir string) error {
@@ -311,7 +319,7 @@ func runDemo(ctx context.Context, dir string) error {
 
 	device := filepath.Join(dir, "stories260K-h192-f16.gguf")
 	fmt.Fprintln(w, "\n4. gguf recipe run stories260k-demo.yaml: head chosen by frequency, F16, from the Hub")
-	srr, err := demoRecipe(ctx, w, dir, "stories260k-demo.yaml", demoStoriesRecipe, hub.URL(), device)
+	srr, fetched, err := demoRecipe(ctx, w, dir, "stories260k-demo.yaml", demoStoriesRecipe, hub.URL(), device)
 	if err != nil {
 		return err
 	}
@@ -344,8 +352,8 @@ func runDemo(ctx context.Context, dir string) error {
 	}
 	fmt.Fprintf(w, "   %d tokens at %.0f tok/s, all inside the %d-row head; the story is llama2.c's reference story (sha256 %s…): ok\n",
 		gs.Generated, tokPerSec(gs.Generated, gs.GenTime), len(head), demoStorySHA256[:12])
-	fmt.Fprintf(w, "   summary: %d bytes of tensors fetched by range from the %d-byte file on the Hub, device file %d bytes (%.0f%% of it), %.0f tok/s\n",
-		srr.Read["model"], len(storiesData), srr.Sums.Size, 100*float64(srr.Sums.Size)/float64(len(storiesData)), tokPerSec(gs.Generated, gs.GenTime))
+	fmt.Fprintf(w, "   summary: fetched %d bytes of the %d-byte file on the Hub (a file this small is nearly all header prefetch and needed tensors), device file %d bytes (%.0f%% of it), %.0f tok/s\n",
+		fetched, len(storiesData), srr.Sums.Size, 100*float64(srr.Sums.Size)/float64(len(storiesData)), tokPerSec(gs.Generated, gs.GenTime))
 	demoCmd(w, "gguf", "run", device, "-p", demoPrompt, "-n", fmt.Sprint(demoStoryTokens), "--temp", "0")
 
 	counts, err := tok.Count(ctx, strings.NewReader(text), vocabselect.CountOptions{})
@@ -363,7 +371,7 @@ func runDemo(ctx context.Context, dir string) error {
 	}
 	built := filepath.Join(dir, "demo-moe-h120-q8_0-el.gguf")
 	fmt.Fprintln(w, "\n6. gguf recipe run moe-demo.yaml: head chosen by frequency, Q8_0, experts last, from the Hub")
-	mrr, err := demoRecipe(ctx, w, dir, "moe-demo.yaml", demoMoERecipe, hub.URL(), built)
+	mrr, _, err := demoRecipe(ctx, w, dir, "moe-demo.yaml", demoMoERecipe, hub.URL(), built)
 	if err != nil {
 		return err
 	}
