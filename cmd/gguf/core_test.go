@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -257,15 +258,30 @@ func TestInfoText(t *testing.T) {
 	}
 }
 
-// TestDemo: README's first command runs every step and its checks pass;
-// --dir keeps every file it names, and the commands it prints, run as
-// printed, write the same files (the ids files: the same ids).
+// TestDemo: README's first command runs every step and its checks pass:
+// both recipes' outputs are verified against their pinned sha256 and the
+// device file's greedy story is llama2.c's and llama.cpp's reference
+// story; --dir keeps every file it names, and the commands it prints, run
+// as printed, write the same files (the ids files: the same ids) and tell
+// the same story.
 func TestDemo(t *testing.T) {
 	t.Parallel()
+	completion, err := os.ReadFile(shared.Path(t, "refdata", "llama-cpp", "generation", "llama-completion-f32-n341.stdout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "demo dir") // a space: the commands must quote it
 	r := mustRun(t, nil, "demo", "--dir", dir)
-	for _, want := range []string{"2. gguf info", "3. gguf vocab select", "byte-identical to a direct build", "none outside the", "all checks passed"} {
-		if !strings.Contains(string(r.stdout), want) {
+	out := string(r.stdout)
+	// llama-completion's stdout is the story with one more newline.
+	if !strings.Contains(out, "\n\n"+string(completion)) {
+		t.Errorf("the demo's story is not llama-completion's greedy story:\n%s", out)
+	}
+	for _, want := range []string{"1. import-llama2c", "loopback Hub at http://", "fetched", "requests",
+		"sha256 9500698b368edaf601f3b516618213bf1d44fb99262cb2afc5560d101fd9f091, as the recipe pins: ok",
+		"sha256 8436a1c16c426b6e60440ed6933396af58d7f890b6858600ada3504a0aab5cf3, as the recipe pins: ok",
+		"the story is llama2.c's reference story", "tok/s", "byte-identical to a direct build", "none outside the", "all checks passed"} {
+		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
@@ -294,8 +310,12 @@ func TestDemo(t *testing.T) {
 		switch args[0] {
 		case "gguf":
 			// diff exits 1 when the files differ, as they do here.
-			if r := runGGUF(t, nil, args[1:]...); r.code != 0 && !(args[1] == "diff" && r.code == exitFound) {
+			r := runGGUF(t, nil, args[1:]...)
+			if r.code != 0 && !(args[1] == "diff" && r.code == exitFound) {
 				t.Errorf("%s: exit %d: %s", cmdline, r.code, r.stderr)
+			}
+			if args[1] == "run" && slices.Contains(args, "--temp") && args[slices.Index(args, "--temp")+1] == "0" && string(r.stdout)+"\n" != string(completion) {
+				t.Errorf("%s: not the reference story: %q", cmdline, r.stdout)
 			}
 		case "cmp":
 			a, _ := os.ReadFile(args[1])
@@ -325,6 +345,31 @@ func TestDemo(t *testing.T) {
 			}
 		} else if !bytes.Equal(old, now) {
 			t.Errorf("%s: the printed command wrote other bytes than the demo", name)
+		}
+	}
+}
+
+// TestDemoData: the files embedded for gguf demo are the shared models,
+// as demodata/README.md says (their sha256s b0a507e7…2696, 037cb335…c312).
+func TestDemoData(t *testing.T) {
+	t.Parallel()
+	for name, b := range map[string][]byte{"stories260K.bin": demoStoriesBin, "tok512.bin": demoTok512} {
+		want, err := os.ReadFile(shared.Path(t, "models", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ref := sha256.Sum256(b), sha256.Sum256(want)
+		if got != ref {
+			t.Errorf("%s: embedded sha256 %x, ../shared's %x", name, got, ref)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("demodata", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sum := range []string{"b0a507e7ad0f626624f17112325e66691f9076d622e1d3274d103d00299f2696", "037cb335abb25d1fa9e8ecae30ed2a3a8ace9302862ebcdc05d51a6bbb10c312"} {
+		if !strings.Contains(string(readme), sum) {
+			t.Errorf("demodata/README.md lacks %s", sum)
 		}
 	}
 }
