@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
-	"github.com/ggufkit/gguf/quant"
 )
 
 func init() { rootCmd.AddCommand(newQuantizeCmd()) }
@@ -63,18 +61,11 @@ func (q *quantFlags) options() (*ops.Quantize, error) {
 	spec := ops.QuantizeSpec{Type: q.typ, Pure: q.pure, TensorTypes: q.tensorTypes, OutputType: q.outputType,
 		EmbdType: q.embdType, AllowRequantize: q.allowRequantize, Keep: q.keep, LeaveOutput: q.leaveOutput, ImatrixFile: q.imatrix, Threads: q.threads}
 	if q.imatrix != "" {
-		f, err := os.Open(q.imatrix)
-		if err != nil {
-			return nil, usageError("--imatrix: %v", err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
+		m, err := readImatrix(q.imatrix)
 		if err != nil {
 			return nil, err
 		}
-		if spec.Imatrix, err = quant.ReadImatrix(f, st.Size()); err != nil {
-			return nil, usageError("--imatrix %s: %v", q.imatrix, err)
-		}
+		spec.Imatrix = m
 	}
 	qz, err := spec.Quantize()
 	if err != nil {
