@@ -157,18 +157,14 @@ q4done:
 // Q4K_NIBBLES decodes quarter j of a Q4_K block: its two scales
 // broadcast as int16 in Y10 and Y11, its 32 low nibbles in Y3 and 32 high
 // nibbles in Y2 (Y8 holds the 0x0f mask).
-#define Q4K_NIBBLES(j) KNIBBLES(j, 16)
-
-// KNIBBLES is Q4K_NIBBLES for nibbles at byte qs of the block (Q4_K: 16,
-// Q5_K: 48).
-#define KNIBBLES(j, qs) \
+#define Q4K_NIBBLES(j) \
 	MOVBLZX (2*j)(SP), AX \
 	VMOVD AX, X10 \
 	VPBROADCASTW X10, Y10 \
 	MOVBLZX (2*j+1)(SP), AX \
 	VMOVD AX, X11 \
 	VPBROADCASTW X11, Y11 \
-	VMOVDQU (qs+32*j)(SI), Y2 \
+	VMOVDQU (16+32*j)(SI), Y2 \
 	VPAND Y8, Y2, Y3 \
 	VPSRLW $4, Y2, Y2 \
 	VPAND Y8, Y2, Y2
@@ -178,11 +174,6 @@ q4done:
 // the int32 lanes of Y9 (ggml's AVX2 q4_K_q8_K inner loop).
 #define Q4K_QUARTER(j) \
 	Q4K_NIBBLES(j) \
-	KQMUL(j)
-
-// KQMUL is the arithmetic of Q4K_QUARTER on decoded weights (Y3 low, Y2
-// high), shared with Q5_K.
-#define KQMUL(j) \
 	VMOVDQU (4+64*j)(DI), Y4 \
 	VPMADDUBSW Y4, Y3, Y3 \
 	VPMADDWD Y10, Y3, Y3 \
@@ -1403,151 +1394,6 @@ q3kdone:
 	HSUM_Y0
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
-	RET
-
-// mask01<>: 0x01 bytes, the mask of one hmask/qh bit per value.
-DATA mask01<>+0(SB)/8, $0x0101010101010101
-DATA mask01<>+8(SB)/8, $0x0101010101010101
-DATA mask01<>+16(SB)/8, $0x0101010101010101
-DATA mask01<>+24(SB)/8, $0x0101010101010101
-GLOBL mask01<>(SB), RODATA|NOPTR, $32
-
-// Q5K_HIGH puts the fifth bits of quarter j of a Q5_K block (bits 2j and
-// 2j+1 of the 32 qh bytes, loaded into Y14) over the nibbles KNIBBLES left
-// in Y3 (low) and Y2 (high), through register t. (The shifts take a
-// register: their memory form exists only EVEX-encoded, AVX-512.)
-#define Q5K_HIGH(j, t) \
-	VPSRLW $(2*j), Y14, t \
-	VPAND mask01<>(SB), t, t \
-	VPSLLW $4, t, t \
-	VPOR t, Y3, Y3 \
-	VPSRLW $(2*j+1), Y14, t \
-	VPAND mask01<>(SB), t, t \
-	VPSLLW $4, t, t \
-	VPOR t, Y2, Y2
-
-#define Q5K_QUARTER(j) \
-	KNIBBLES(j, 48) \
-	Q5K_HIGH(j, Y1) \
-	KQMUL(j)
-
-// The mins term of one Q5_K row: bsums at 260(reg) against the mins in
-// X3, summed to one integer (ggml's two hadds), then
-// macc -= (row d * dmin (X14)) * sum in one scalar FMA.
-#define Q5KMINS(reg, macc) \
-	VMOVSS (reg), X15 \
-	VMULSS X14, X15, X15 \
-	VMOVDQU 260(reg), Y4 \
-	VEXTRACTI128 $1, Y4, X5 \
-	VPHADDW X5, X4, X4 \
-	VPMADDWD X4, X3, X4 \
-	VPHADDD X4, X4, X4 \
-	VPHADDD X4, X4, X4 \
-	VCVTDQ2PS X4, X4 \
-	VFNMADD231SS X4, X15, macc
-
-// Q5KD loads the Q5_K super-block scales at SI: d into X13, dmin into X14.
-#define Q5KD \
-	MOVWLZX (SI), AX \
-	VMOVD AX, X13 \
-	VCVTPH2PS X13, X13 \
-	MOVWLZX 2(SI), AX \
-	VMOVD AX, X14 \
-	VCVTPH2PS X14, X14
-
-// func dotQ5_KAVX2(x, y *byte, nb int) float32
-// ggml's AVX2 q5_K_q8_K: Q4_K's arithmetic with a fifth bit per value,
-// except that the mins term is summed to one integer per super-block and
-// accumulated in a scalar, summs += -(y.d * x.dmin) * sum, one FMA (what
-// gcc makes of ggml's C), added after the 8 float lanes are reduced.
-TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $16-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ nb+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS X12, X12, X12
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8
-q5kloop:
-	TESTQ CX, CX
-	JEQ  q5kdone
-	Q5KD
-	Q4K_UNPACK
-	Q5KMINS(DI, X12)
-	VMOVDQU 16(SI), Y14
-	VPXOR Y9, Y9, Y9
-	Q5K_QUARTER(0)
-	Q5K_QUARTER(1)
-	Q5K_QUARTER(2)
-	Q5K_QUARTER(3)
-	Q4K2SUM(DI, Y9, Y0)
-	ADDQ $176, SI
-	ADDQ $292, DI
-	DECQ CX
-	JMP  q5kloop
-q5kdone:
-	HSUM_Y0
-	VADDSS X12, X0, X0
-	VZEROUPPER
-	MOVSS X0, ret+24(FP)
-	RET
-
-// A Q5_K quarter for both rows: scales and weights decoded once.
-#define Q5K2_QUARTER(j) \
-	KNIBBLES(j, 48) \
-	Q5K_HIGH(j, Y4) \
-	Q4K2ROW(j, DI, Y9) \
-	Q4K2ROW(j, BX, Y1)
-
-// func dotQ5_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
-// Two dotQ5_KAVX2 products of one weight row with the activation rows at
-// a and a+astride (bytes), each weight super-block decoded once; each
-// row's arithmetic is the single-row kernel's, bit for bit.
-TEXT ·dotQ5_Kx2AVX2(SB), NOSPLIT, $16-40
-	MOVQ w+0(FP), SI
-	MOVQ a+8(FP), DI
-	MOVQ astride+16(FP), BX
-	ADDQ DI, BX
-	MOVQ nb+24(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y6, Y6, Y6
-	VXORPS X12, X12, X12
-	VXORPS X7, X7, X7
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8
-q5k2loop:
-	TESTQ CX, CX
-	JEQ  q5k2done
-	Q5KD
-	Q4K_UNPACK
-	Q5KMINS(DI, X12)
-	Q5KMINS(BX, X7)
-	VMOVDQU 16(SI), Y14
-	VPXOR Y9, Y9, Y9
-	VPXOR Y1, Y1, Y1
-	Q5K2_QUARTER(0)
-	Q5K2_QUARTER(1)
-	Q5K2_QUARTER(2)
-	Q5K2_QUARTER(3)
-	Q4K2SUM(DI, Y9, Y0)
-	Q4K2SUM(BX, Y1, Y6)
-	ADDQ $176, SI
-	ADDQ $292, DI
-	ADDQ $292, BX
-	DECQ CX
-	JMP  q5k2loop
-q5k2done:
-	MOVQ out+32(FP), DX
-	HSUM_Y0
-	VADDSS X12, X0, X0
-	VMOVSS X0, (DX)
-	VMOVAPS Y6, Y0
-	HSUM_Y0
-	VADDSS X7, X0, X0
-	VMOVSS X0, 4(DX)
-	VZEROUPPER
 	RET
 
 // One Q3_K group for both rows: low bits in Y14, subtracted 4s in Y13,

@@ -66,17 +66,6 @@ const genericFlips = 1
 // (0.014-0.018), every earlier position within 4e-6 as with AVX2.
 var portableFlips = map[string]int{"dense-Q4_0": 1, "olmoe-Q4_K_M": 7, "bailingmoe2-Q8_0": 7, "gemma3-Q8_0": 4}
 
-// avx2Flips lists, like portableFlips, the files whose logits show a q8
-// rounding-boundary flip from the given position on with the AVX2 kernels,
-// although the Q3_K/Q5_K ones multiply bit for bit as
-// libggml-cpu-haswell's vec_dot (TestKQuantAgainstHaswell): the engine's
-// other ops still differ from llama.cpp's by ~1e-6, enough to move an
-// activation across a step. With the portable Go kernels (another float
-// order) both files are within 1.9e-6 everywhere. dense-Q5_K: positions
-// 0-6 <= 1.9e-6, position 7 0.030. qwen3moe-Q4_K_M (two Q5_K tensors):
-// 0.064-0.097 at every position.
-var avx2Flips = map[string]int{"dense-Q5_K": 7, "qwen3moe-Q4_K_M": 0}
-
 // crossModels caches the built model files by tag: both tests use them,
 // and the IQ files take up to a second each to quantize.
 var crossModels sync.Map
@@ -161,11 +150,6 @@ func TestLlamaCppCrossCheck(t *testing.T) {
 		t.Run(c.Tag(), func(t *testing.T) {
 			got, want := crossRun(t, c, func(p string) *Model { return openModel(t, p) })
 			if from, ok := portableFlips[c.Tag()]; ok && !useAVX2 {
-				n := len(crosscheck.PromptIDs)
-				checkCross(t, got, want, crossTolerance(c), n-from, 0.25)
-				return
-			}
-			if from, ok := avx2Flips[c.Tag()]; ok && useAVX2 {
 				n := len(crosscheck.PromptIDs)
 				checkCross(t, got, want, crossTolerance(c), n-from, 0.25)
 				return
