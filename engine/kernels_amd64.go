@@ -46,6 +46,12 @@ func dotQ4_KAVX2(x, y *byte, nb int) float32
 func dotQ6_KAVX2(x, y *byte, nb int) float32
 
 //go:noescape
+func dotQ3_KAVX2(x, y *byte, nb int) float32
+
+//go:noescape
+func dotQ3_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+
+//go:noescape
 func dotQ2_KAVX2(x, y *byte, nb int) float32
 
 //go:noescape
@@ -153,6 +159,11 @@ func dotQ6_KAsm(n int, w, a []byte) float32 {
 	return dotQ6_KAVX2(&w[:nb*q6_KBytes][0], &a[:nb*q8_KBytes][0], nb)
 }
 
+func dotQ3_KAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotQ3_KAVX2(&w[:nb*q3_KBytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
 func dotQ2_KAsm(n int, w, a []byte) float32 {
 	nb := n / 256
 	return dotQ2_KAVX2(&w[:nb*q2_KBytes][0], &a[:nb*q8_KBytes][0], nb)
@@ -181,6 +192,8 @@ func init() {
 		kernels[gguf.TypeQ6_K].dot = dotQ6_KAsm
 		kernels[gguf.TypeQ6_K].dot4 = x4of(dotQ6_Kx2AVX2, 256, q6_KBytes, q8_KBytes)
 		kernels[gguf.TypeQ2_K].dot = dotQ2_KAsm
+		kernels[gguf.TypeQ3_K].dot = dotQ3_KAsm
+		kernels[gguf.TypeQ3_K].dot4 = x4of(dotQ3_Kx2AVX2, 256, q3_KBytes, q8_KBytes)
 		kernels[gguf.TypeQ1_0].dot = dotQ1_0Asm
 		kernels[gguf.TypeQ1_0].dot4 = x4of(dotQ1_0x2AVX2, 128, q1_0Bytes, 4*q8_0Bytes)
 		kernels[gguf.TypeQ2_0].dot = dotQ2_0Asm

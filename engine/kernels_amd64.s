@@ -311,9 +311,13 @@ GLOBL scaleShuf<>(SB), RODATA|NOPTR, $128
 
 // The same for Q6_K: the weights are stored plus 32, so 32 times the
 // activations (VPMADDUBSW with Y6 = 32s) is subtracted before scaling.
-#define Q6GROUP(w, off, k) \
+#define Q6GROUP(w, off, k) KSGROUP(w, Y6, off, k)
+
+// KSGROUP is Q6GROUP with the subtracted weights in Y(sub): Q6_K's
+// constant 32s, Q3_K's 4 where the high bit is clear.
+#define KSGROUP(w, sub, off, k) \
 	VMOVDQU off(DI), Y4 \
-	VPMADDUBSW Y4, Y6, Y5 \
+	VPMADDUBSW Y4, sub, Y5 \
 	VPMADDUBSW Y4, w, w \
 	VPSUBW Y5, w, w \
 	VPSHUFB scaleShuf<>+(16*(k))(SB), X11, X12 \
@@ -814,8 +818,12 @@ q4k2done:
 // One Q6_K group for one row of the two-row kernel: weights (plus 32) in
 // Y14, scales in Y12, activations read from memory at off(reg), int32
 // sums into acc; tmp is clobbered (Q6GROUP's arithmetic).
-#define Q6ROW(off, reg, tmp, acc) \
-	VPMADDUBSW off(reg), Y6, Y5 \
+#define Q6ROW(off, reg, tmp, acc) KSROW(Y6, off, reg, tmp, acc)
+
+// KSROW is Q6ROW with the subtracted weights in sub (KSGROUP's
+// arithmetic).
+#define KSROW(sub, off, reg, tmp, acc) \
+	VPMADDUBSW off(reg), sub, Y5 \
 	VPMADDUBSW off(reg), Y14, tmp \
 	VPSUBW Y5, tmp, tmp \
 	VPMADDWD Y12, tmp, tmp \
@@ -1262,5 +1270,184 @@ q2x2done:
 	VADDPS Y13, Y12, Y0
 	HSUM_Y0
 	MOVSS X0, 4(R9)
+	VZEROUPPER
+	RET
+
+// Q3K_SCALES unpacks the 16 6-bit scales of the Q3_K super-block at SI
+// (12 bytes at 96, ggml's aux shuffle: low nibbles from bytes 0-7, two
+// high bits from bytes 8-11), minus 32, as int8 into X11 (X6 holds 32s).
+// Clobbers R8-R13.
+#define Q3K_SCALES \
+	MOVL 96(SI), R8 \
+	MOVL 100(SI), R9 \
+	MOVL 104(SI), R10 \
+	MOVL R8, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	MOVL R10, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL  R12, R11 \
+	MOVL R9, R13 \
+	ANDL $0x0f0f0f0f, R13 \
+	MOVL R10, R12 \
+	SHRL $2, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL  R12, R13 \
+	SHLQ $32, R13 \
+	ORQ  R13, R11 \
+	SHRL $4, R8 \
+	ANDL $0x0f0f0f0f, R8 \
+	MOVL R10, R12 \
+	SHRL $4, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	ORL  R12, R8 \
+	SHRL $4, R9 \
+	ANDL $0x0f0f0f0f, R9 \
+	SHRL $6, R10 \
+	ANDL $0x03030303, R10 \
+	SHLL $4, R10 \
+	ORL  R10, R9 \
+	SHLQ $32, R9 \
+	ORQ  R9, R8 \
+	VMOVQ R11, X11 \
+	VPINSRQ $1, R8, X11, X11 \
+	VPSUBB X6, X11, X11
+
+// Q3HIGH leaves in Y13 4 for each value whose hmask bit (bit b of the
+// hmask in Y3) is clear, else 0: what ggml subtracts (Y8 holds 0x01
+// bytes).
+#define Q3HIGH(b) \
+	VPSRLW $(b), Y3, Y13 \
+	VPANDN Y8, Y13, Y13 \
+	VPSLLW $2, Y13, Y13
+
+// One Q3_K group of the single-row kernel: low bits in Y14, the
+// subtracted 4s in Y13.
+#define Q3GROUP(off, k) KSGROUP(Y14, Y13, off, k)
+
+// One 128-value half h of a Q3_K block: 32 bytes of 2-bit values at
+// 32+32h, four groups by shift (low 2 bits into Y14, Y7 holds 0x03
+// bytes), groups 4h..4h+3, each multiplied by G (Q3GROUP or Q3GROUP2).
+#define Q3HALF(h, G) \
+	VMOVDQU (32+32*h)(SI), Y1 \
+	VPAND Y7, Y1, Y14 \
+	Q3HIGH(4*h) \
+	G(4+128*h, 4*h) \
+	VPSRLW $2, Y1, Y14 \
+	VPAND Y7, Y14, Y14 \
+	Q3HIGH(4*h+1) \
+	G(36+128*h, 4*h+1) \
+	VPSRLW $4, Y1, Y14 \
+	VPAND Y7, Y14, Y14 \
+	Q3HIGH(4*h+2) \
+	G(68+128*h, 4*h+2) \
+	VPSRLW $6, Y1, Y14 \
+	VPAND Y7, Y14, Y14 \
+	Q3HIGH(4*h+3) \
+	G(100+128*h, 4*h+3)
+
+// The scaled super-block sum of one row: acc += float(iacc) * (d * row d).
+#define Q3SUM(reg, iacc, acc) \
+	MOVWLZX 108(SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMULSS (reg), X1, X1 \
+	VBROADCASTSS X1, Y1 \
+	VCVTDQ2PS iacc, iacc \
+	VFMADD231PS iacc, Y1, acc
+
+// func dotQ3_KAVX2(x, y *byte, nb int) float32
+// ggml's AVX2 q3_K_q8_K: the low 2 bits times the activations minus 4
+// times the activations where the high bit is clear, scaled per 16 values,
+// in 8 int32 lanes per super-block; converted and accumulated with one FMA
+// by d = y.d * x.d into 8 float lanes, reduced at the end.
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x03030303, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x20202020, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+q3kloop:
+	TESTQ CX, CX
+	JEQ  q3kdone
+	Q3K_SCALES
+	VMOVDQU (SI), Y3
+	VPXOR Y9, Y9, Y9
+	Q3HALF(0, Q3GROUP)
+	Q3HALF(1, Q3GROUP)
+	Q3SUM(DI, Y9, Y0)
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JMP  q3kloop
+q3kdone:
+	HSUM_Y0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// One Q3_K group for both rows: low bits in Y14, subtracted 4s in Y13,
+// the group's scales built once.
+#define Q3GROUP2(off, k) \
+	VPSHUFB scaleShuf<>+(16*(k))(SB), X11, X12 \
+	VPMOVSXBW X12, Y12 \
+	KSROW(Y13, off, DI, Y2, Y9) \
+	KSROW(Y13, off, BX, Y15, Y4)
+
+// func dotQ3_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
+// Two dotQ3_KAVX2 products of one weight row with the activation rows at
+// a and a+astride (bytes): each group's weights and scales are built once
+// for both; each row's arithmetic is the single-row kernel's, bit for
+// bit.
+TEXT ·dotQ3_Kx2AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), BX
+	ADDQ DI, BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y10, Y10, Y10
+	MOVL $0x03030303, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x01010101, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	MOVL $0x20202020, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+q3k2loop:
+	TESTQ CX, CX
+	JEQ  q3k2done
+	Q3K_SCALES
+	VMOVDQU (SI), Y3
+	VPXOR Y9, Y9, Y9
+	VPXOR Y4, Y4, Y4
+	Q3HALF(0, Q3GROUP2)
+	Q3HALF(1, Q3GROUP2)
+	Q3SUM(DI, Y9, Y0)
+	Q3SUM(BX, Y4, Y10)
+	ADDQ $110, SI
+	ADDQ $292, DI
+	ADDQ $292, BX
+	DECQ CX
+	JMP  q3k2loop
+q3k2done:
+	MOVQ out+32(FP), DX
+	HSUM_Y0
+	VMOVSS X0, (DX)
+	VMOVAPS Y10, Y0
+	HSUM_Y0
+	VMOVSS X0, 4(DX)
 	VZEROUPPER
 	RET
