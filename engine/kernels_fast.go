@@ -85,9 +85,17 @@ func dotQ8_0Go(n int, w, a []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
 		x, y := w[ib*q8_0Bytes:(ib+1)*q8_0Bytes], a[ib*q8_0Bytes:(ib+1)*q8_0Bytes]
-		sumf += float32(sum32(i8s(x[2:]), i8s(y[2:]))) * (f16tab[le16(x)] * f16tab[le16(y)])
+		sumf = q8_0Add(sumf, sum32(i8s(x[2:]), i8s(y[2:])), x, y)
 	}
 	return sumf
+}
+
+// q8_0Add adds one block's integer sum sumi, scaled by its weight block
+// x's and activation block y's scales, to sumf: the float step of every
+// q8_0 kernel, unfused (float32() stops Go's arm64 FMA contraction), so all
+// architectures round alike.
+func q8_0Add(sumf float32, sumi int32, x, y []byte) float32 {
+	return sumf + float32(float32(sumi)*(f16tab[le16(x)]*f16tab[le16(y)]))
 }
 
 func dotQ4_0Go(n int, w, a []byte) float32 {
@@ -177,10 +185,18 @@ func dotQ4_KGo(n int, w, a []byte) float32 {
 			}
 			isum += int32(sc[2*j])*(s0+s1) + int32(sc[2*j+1])*(s2+s3)
 		}
-		yd := lef32(y)
-		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+		sumf = q4_KAdd(sumf, isum, summ, x, y)
 	}
 	return sumf
+}
+
+// q4_KAdd adds one Q4_K super-block to sumf: isum, its scaled integer sum,
+// times the super-block scale, less summ (its mins term) times the min
+// scale, each product rounded before the subtraction (no FMA on any
+// architecture).
+func q4_KAdd(sumf float32, isum, summ int32, x, y []byte) float32 {
+	yd := lef32(y)
+	return sumf + float32(float32(f16tab[le16(x)]*yd*float32(isum))-float32(f16tab[le16(x[2:])]*yd*float32(summ)))
 }
 
 func dotQ6_KGo(n int, w, a []byte) float32 {

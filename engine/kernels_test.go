@@ -310,3 +310,23 @@ func TestScores(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectKernels runs the fast-versus-reference check with every kernel
+// set this CPU offers installed (so "portable" is tested beside the
+// assembly in one binary), and checks that an unknown set is refused.
+func TestSelectKernels(t *testing.T) {
+	defer SelectKernels("")
+	for _, name := range KernelSets() {
+		if err := SelectKernels(name); err != nil {
+			t.Fatal(err)
+		}
+		if KernelSet() != name {
+			t.Fatalf("KernelSet() = %q after selecting %q", KernelSet(), name)
+		}
+		t.Logf("kernel set %s", name)
+		fastMatchesReference(t, rand.New(rand.NewPCG(3, 4)), 1024)
+	}
+	if err := SelectKernels("sse9"); err == nil {
+		t.Error("unknown kernel set accepted")
+	}
+}
