@@ -29,15 +29,41 @@ func q4_KSumsNEON(w, a *byte, nb int, out *int32)
 //go:noescape
 func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
 
+//go:noescape
+func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+
 // armSet is one variant of the assembly kernels.
 type armSet struct {
-	name       string
-	q8_0, q4_K sumsFunc
+	name                               string
+	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
 }
 
 var (
-	neonSet    = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON}
-	dotprodSet = armSet{name: "dotprod", q8_0: q8_0SumsSDOT, q4_K: q4_KSumsSDOT}
+	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON, q6_K: q6_KSumsNEON,
+		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
+	dotprodSet = armSet{name: "dotprod", q8_0: q8_0SumsSDOT, q4_K: q4_KSumsSDOT, q6_K: q6_KSumsSDOT,
+		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
 )
 
 // arm is the variant the arm64 kernels call (set by selectKernels).
@@ -65,28 +91,64 @@ func dotQ8_0Arm(n int, w, a []byte) float32 {
 	return sumf
 }
 
-func dotQ4_KArm(n int, w, a []byte) float32 {
-	const per = sumsChunk / 8
-	nb := n / 256
-	w, a = w[:nb*q4_KBytes], a[:nb*q8_KBytes]
-	var sums [sumsChunk]int32
+// armDot runs sums over the nb weight blocks of w (wBytes each, per sums
+// per block; aBytes of activations each), a chunk at a time, and folds
+// each block's sums into the float result with add.
+func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(sumf float32, g []int32, x, y []byte) float32) float32 {
+	w, a = w[:nb*wBytes], a[:nb*aBytes]
+	var buf [sumsChunk]int32
 	var sumf float32
-	for b := 0; b < nb; b += per {
-		m := min(per, nb-b)
-		arm.q4_K(&w[b*q4_KBytes], &a[b*q8_KBytes], m, &sums[0])
+	for b := 0; b < nb; b += sumsChunk / per {
+		m := min(sumsChunk/per, nb-b)
+		sums(&w[b*wBytes], &a[b*aBytes], m, &buf[0])
 		for i := 0; i < m; i++ {
-			x := w[(b+i)*q4_KBytes : (b+i+1)*q4_KBytes]
-			y := a[(b+i)*q8_KBytes : (b+i+1)*q8_KBytes]
-			sc, mn := kScales(x[4:16])
-			g := sums[8*i : 8*i+8 : 8*i+8]
-			isum := int32(0)
-			for j := range g {
-				isum += int32(sc[j]) * g[j]
-			}
-			sumf = q4_KAdd(sumf, isum, kMinsSum(y[260:292:292], &mn), x, y)
+			x := w[(b+i)*wBytes : (b+i+1)*wBytes]
+			y := a[(b+i)*aBytes : (b+i+1)*aBytes]
+			sumf = add(sumf, buf[per*i:per*i+per:per*i+per], x, y)
 		}
 	}
 	return sumf
+}
+
+func dotQ4_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc, mn := kScales(x[4:16])
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(sc[j]) * s
+		}
+		return q4_KAdd(sumf, isum, kMinsSum(y[260:292:292], &mn), x, y)
+	})
+}
+
+func dotQ6_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q6_K, n/256, q6_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc := x[192:208:208]
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(int8(sc[j])) * s
+		}
+		return kAdd(sumf, isum, x[208:], y)
+	})
+}
+
+func dotQ2_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q2_K, n/256, q2_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc := x[:16:16]
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(sc[j]&0xF) * s
+		}
+		return q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
+	})
+}
+
+func dotQ1_0Arm(n int, w, a []byte) float32 {
+	return armDot(arm.q1_0, n/128, q1_0Bytes, 4*q8_0Bytes, 4, w, a, lowBitAdd)
+}
+
+func dotQ2_0Arm(n int, w, a []byte) float32 {
+	return armDot(arm.q2_0, n/64, q2_0Bytes, 2*q8_0Bytes, 2, w, a, lowBitAdd)
 }
 
 // armKernels installs variant s.
@@ -94,6 +156,10 @@ func armKernels(s *armSet) {
 	arm = s
 	kernels[gguf.TypeQ8_0].dot = dotQ8_0Arm
 	kernels[gguf.TypeQ4_K].dot = dotQ4_KArm
+	kernels[gguf.TypeQ6_K].dot = dotQ6_KArm
+	kernels[gguf.TypeQ2_K].dot = dotQ2_KArm
+	kernels[gguf.TypeQ1_0].dot = dotQ1_0Arm
+	kernels[gguf.TypeQ2_0].dot = dotQ2_0Arm
 }
 
 // kernelSets lists the kernel sets this build can select, best first.

@@ -181,3 +181,275 @@ TEXT ·q4_KSumsNEON(SB), NOSPLIT, $0-32
 // func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
 TEXT ·q4_KSumsSDOT(SB), NOSPLIT, $0-32
 	Q4K_BODY(MAC_SDOT)
+
+// ---- Q6_K: out[16i+g] = sum over the 16 values of group g of super-block
+// i of (q - 32) * activation (the int8 scales applied in Go). Weight blocks
+// are 210 bytes (ql[128], qh[64], ...).
+
+// One group's 16 values into V24: 4 bits of V(ql) (low: AND V29; high:
+// USHR 4, selected by LOW), 2 bits of V(qh) moved to bits 4-5 by HI, minus
+// 32 (V31); V30 holds 0x30 bytes.
+#define Q6_LOW(ql) VAND V29.B16, ql.B16, V24.B16
+#define Q6_HIGH(ql) VUSHR $4, ql.B16, V24.B16
+#define Q6_SHL(qh, n) VSHL $n, qh.B16, V28.B16
+#define Q6_SHR(qh, n) VUSHR $n, qh.B16, V28.B16
+#define Q6_MOV(qh) VORR qh.B16, qh.B16, V28.B16
+#define Q6_GROUP(MAC, LOW, HI, acc, y) \
+	LOW \
+	HI \
+	VAND V30.B16, V28.B16, V28.B16 \
+	VORR V28.B16, V24.B16, V24.B16 \
+	VSUB V31.B16, V24.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// One half (128 values) of a super-block: ql at R0, qh at R4, activations
+// at R1, all post-incremented; group g of the half is position 16g.
+#define Q6_HALF(MAC) \
+	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16] \
+	VLD1.P 32(R4), [V4.B16, V5.B16] \
+	VLD1.P 64(R1), [V6.B16, V7.B16, V8.B16, V9.B16] \
+	VLD1.P 64(R1), [V10.B16, V11.B16, V12.B16, V13.B16] \
+	ZERO8 \
+	Q6_GROUP(MAC, Q6_LOW(V0), Q6_SHL(V4, 4), 16, 6) \
+	Q6_GROUP(MAC, Q6_LOW(V1), Q6_SHL(V5, 4), 17, 7) \
+	Q6_GROUP(MAC, Q6_LOW(V2), Q6_SHL(V4, 2), 18, 8) \
+	Q6_GROUP(MAC, Q6_LOW(V3), Q6_SHL(V5, 2), 19, 9) \
+	Q6_GROUP(MAC, Q6_HIGH(V0), Q6_MOV(V4), 20, 10) \
+	Q6_GROUP(MAC, Q6_HIGH(V1), Q6_MOV(V5), 21, 11) \
+	Q6_GROUP(MAC, Q6_HIGH(V2), Q6_SHR(V4, 2), 22, 12) \
+	Q6_GROUP(MAC, Q6_HIGH(V3), Q6_SHR(V5, 2), 23, 13) \
+	STORE8
+
+#define Q6K_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	VMOVI $15, V29.B16 \
+	VMOVI $48, V30.B16 \
+	VMOVI $32, V31.B16 \
+	ADD $4, R1 \
+loop: \
+	ADD $128, R0, R4 \
+	Q6_HALF(MAC) \
+	Q6_HALF(MAC) \
+	ADD $82, R0 \
+	ADD $36, R1 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q6_KSumsNEON(SB), NOSPLIT, $0-32
+	Q6K_BODY(MAC_NEON)
+
+// func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q6_KSumsSDOT(SB), NOSPLIT, $0-32
+	Q6K_BODY(MAC_SDOT)
+
+// ---- Q2_K: out[16i+g] = sum over the 16 values of group g of super-block
+// i of q * activation, q the 2-bit fields (scales and mins applied in Go).
+// Weight blocks are 84 bytes (scales[16], qs[64] at 16, ...).
+
+#define Q2_GROUP(MAC, q, n, acc, y) \
+	VUSHR $n, q.B16, V24.B16 \
+	VAND V29.B16, V24.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// Q2_GROUP with no shift (USHR takes 1 to 8).
+#define Q2_GROUP0(MAC, q, acc, y) \
+	VAND V29.B16, q.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// 128 values: 32 bytes of fields at R0, activations at R1 (post-incremented);
+// shift 2j of byte l is position 32j+l.
+#define Q2_HALF(MAC) \
+	VLD1.P 32(R0), [V0.B16, V1.B16] \
+	VLD1.P 64(R1), [V6.B16, V7.B16, V8.B16, V9.B16] \
+	VLD1.P 64(R1), [V10.B16, V11.B16, V12.B16, V13.B16] \
+	ZERO8 \
+	Q2_GROUP0(MAC, V0, 16, 6) \
+	Q2_GROUP0(MAC, V1, 17, 7) \
+	Q2_GROUP(MAC, V0, 2, 18, 8) \
+	Q2_GROUP(MAC, V1, 2, 19, 9) \
+	Q2_GROUP(MAC, V0, 4, 20, 10) \
+	Q2_GROUP(MAC, V1, 4, 21, 11) \
+	Q2_GROUP(MAC, V0, 6, 22, 12) \
+	Q2_GROUP(MAC, V1, 6, 23, 13) \
+	STORE8
+
+#define Q2K_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	VMOVI $3, V29.B16 \
+	ADD $16, R0 \
+	ADD $4, R1 \
+loop: \
+	Q2_HALF(MAC) \
+	Q2_HALF(MAC) \
+	ADD $20, R0 \
+	ADD $36, R1 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q2_KSumsNEON(SB), NOSPLIT, $0-32
+	Q2K_BODY(MAC_NEON)
+
+// func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q2_KSumsSDOT(SB), NOSPLIT, $0-32
+	Q2K_BODY(MAC_SDOT)
+
+// ---- Q1_0 and Q2_0: out[k*i+j] = integer sum of q8_0 block j of weight
+// block i (k = 4 or 2 per 18-byte block). The weight bytes are spread to
+// one byte per value with TBL (indexes in V26, V27, stepped by V28 per q8
+// block) and tested bit by bit with CMTST (masks in V29, V30).
+
+// q1idx: value byte j of a 16-value half reads bit byte j/8; then the bit
+// masks 1<<(j%8).
+DATA q1const<>+0(SB)/8, $0x0000000000000000
+DATA q1const<>+8(SB)/8, $0x0101010101010101
+DATA q1const<>+16(SB)/8, $0x0202020202020202
+DATA q1const<>+24(SB)/8, $0x0303030303030303
+DATA q1const<>+32(SB)/8, $0x0404040404040404
+DATA q1const<>+40(SB)/8, $0x0404040404040404
+DATA q1const<>+48(SB)/8, $0x8040201008040201
+DATA q1const<>+56(SB)/8, $0x8040201008040201
+GLOBL q1const<>(SB), RODATA|NOPTR, $64
+
+// q2idx: value byte j reads field byte j/4; then the masks of the fields'
+// low bits (1<<2(j%4)) and high bits (2<<2(j%4)).
+DATA q2const<>+0(SB)/8, $0x0101010100000000
+DATA q2const<>+8(SB)/8, $0x0303030302020202
+DATA q2const<>+16(SB)/8, $0x0505050504040404
+DATA q2const<>+24(SB)/8, $0x0707070706060606
+DATA q2const<>+32(SB)/8, $0x0808080808080808
+DATA q2const<>+40(SB)/8, $0x0808080808080808
+DATA q2const<>+48(SB)/8, $0x4010040140100401
+DATA q2const<>+56(SB)/8, $0x4010040140100401
+DATA q2const<>+64(SB)/8, $0x8020080280200802
+DATA q2const<>+72(SB)/8, $0x8020080280200802
+GLOBL q2const<>(SB), RODATA|NOPTR, $80
+
+// One q8_0 block of Q1_0 into V(acc): weights -1 where the bit is set, +1
+// where clear (CMTST's -1 or 0, OR 1; the sign is undone at the store).
+#define Q1_BLOCK(MAC, acc) \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	VTBL V24.B16, [V0.B16], V4.B16 \
+	VTBL V25.B16, [V0.B16], V5.B16 \
+	VADD V28.B16, V24.B16, V24.B16 \
+	VADD V28.B16, V25.B16, V25.B16 \
+	VCMTST V29.B16, V4.B16, V4.B16 \
+	VCMTST V29.B16, V5.B16, V5.B16 \
+	VORR V30.B16, V4.B16, V4.B16 \
+	VORR V30.B16, V5.B16, V5.B16 \
+	MAC(acc, 4, 2) \
+	MAC(acc, 5, 3)
+
+#define Q1_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	MOVD $q1const<>(SB), R5 \
+	VLD1 (R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
+	VMOVI $1, V30.B16 \
+	VEOR V31.B16, V31.B16, V31.B16 \
+	ADD $2, R0 \
+	ADD $2, R1 \
+loop: \
+	VLD1 (R0), [V0.B16] \
+	ADD $18, R0 \
+	VORR V26.B16, V26.B16, V24.B16 \
+	VORR V27.B16, V27.B16, V25.B16 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	VEOR V19.B16, V19.B16, V19.B16 \
+	Q1_BLOCK(MAC, 16) \
+	Q1_BLOCK(MAC, 17) \
+	Q1_BLOCK(MAC, 18) \
+	Q1_BLOCK(MAC, 19) \
+	PACK4(V16, V17, V18, V19, V20, V21) \
+	VSUB V21.S4, V31.S4, V21.S4 \
+	VST1.P [V21.S4], 16(R2) \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q1_0SumsNEON(SB), NOSPLIT, $0-32
+	Q1_BODY(MAC_NEON)
+
+// func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q1_0SumsSDOT(SB), NOSPLIT, $0-32
+	Q1_BODY(MAC_SDOT)
+
+// Weights q-1 of 16 values from the index in V(idx) into V(d): with l and
+// h CMTST's -1 where the low or high bit is set, t = l+2h = -q and q-1 =
+// NOT t (EOR with V31's ones). Clobbers V6, V7.
+#define Q2_WEIGHTS(idx, d) \
+	VTBL idx.B16, [V0.B16], d.B16 \
+	VCMTST V29.B16, d.B16, V6.B16 \
+	VCMTST V30.B16, d.B16, V7.B16 \
+	VADD V7.B16, V6.B16, V6.B16 \
+	VADD V7.B16, V6.B16, V6.B16 \
+	VEOR V31.B16, V6.B16, d.B16
+
+#define Q2_BLOCK(MAC, acc) \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	Q2_WEIGHTS(V24, V4) \
+	Q2_WEIGHTS(V25, V5) \
+	VADD V28.B16, V24.B16, V24.B16 \
+	VADD V28.B16, V25.B16, V25.B16 \
+	MAC(acc, 4, 2) \
+	MAC(acc, 5, 3)
+
+#define Q2_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	MOVD $q2const<>(SB), R5 \
+	VLD1.P 64(R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
+	VLD1 (R5), [V30.B16] \
+	VMOVI $255, V31.B16 \
+	ADD $2, R0 \
+	ADD $2, R1 \
+loop: \
+	VLD1 (R0), [V0.B16] \
+	ADD $18, R0 \
+	VORR V26.B16, V26.B16, V24.B16 \
+	VORR V27.B16, V27.B16, V25.B16 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	Q2_BLOCK(MAC, 16) \
+	Q2_BLOCK(MAC, 17) \
+	VADDP V17.S4, V16.S4, V20.S4 \
+	VADDP V20.S4, V20.S4, V21.S4 \
+	FMOVD F21, (R2) \
+	ADD $8, R2 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q2_0SumsNEON(SB), NOSPLIT, $0-32
+	Q2_BODY(MAC_NEON)
+
+// func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q2_0SumsSDOT(SB), NOSPLIT, $0-32
+	Q2_BODY(MAC_SDOT)

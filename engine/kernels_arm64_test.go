@@ -54,6 +54,68 @@ var armCases = []armCase{
 			}
 			return
 		}},
+	{gguf.TypeQ6_K, func(s *armSet) sumsFunc { return s.q6_K }, q6_KBytes, q8_KBytes, 16, []int{208},
+		func(w, a []byte, nb int) (out []int32) {
+			for i := 0; i < nb; i++ {
+				var v [256]int8
+				q6Unpack(w[i*q6_KBytes:], &v)
+				out = append(out, groupSums(v[:], a[i*q8_KBytes+4:], 16)...)
+			}
+			return
+		}},
+	{gguf.TypeQ2_K, func(s *armSet) sumsFunc { return s.q2_K }, q2_KBytes, q8_KBytes, 16, []int{80, 82},
+		func(w, a []byte, nb int) (out []int32) {
+			for i := 0; i < nb; i++ {
+				qs := w[i*q2_KBytes+16:]
+				var v [256]int8
+				for p := range v {
+					v[p] = int8(qs[32*(p/128)+p%32]>>(2*(p%128/32))) & 3
+				}
+				out = append(out, groupSums(v[:], a[i*q8_KBytes+4:], 16)...)
+			}
+			return
+		}},
+	{gguf.TypeQ1_0, func(s *armSet) sumsFunc { return s.q1_0 }, q1_0Bytes, 4 * q8_0Bytes, 4, []int{0},
+		func(w, a []byte, nb int) (out []int32) {
+			for i := 0; i < nb; i++ {
+				for k := 0; k < 4; k++ {
+					var v [32]int8
+					for j := range v {
+						v[j] = -1
+						if w[i*q1_0Bytes+2+4*k+j/8]>>(j%8)&1 != 0 {
+							v[j] = 1
+						}
+					}
+					out = append(out, groupSums(v[:], a[(4*i+k)*q8_0Bytes+2:], 32)...)
+				}
+			}
+			return
+		}},
+	{gguf.TypeQ2_0, func(s *armSet) sumsFunc { return s.q2_0 }, q2_0Bytes, 2 * q8_0Bytes, 2, []int{0},
+		func(w, a []byte, nb int) (out []int32) {
+			for i := 0; i < nb; i++ {
+				for k := 0; k < 2; k++ {
+					var v [32]int8
+					for j := range v {
+						v[j] = int8(w[i*q2_0Bytes+2+8*k+j/4]>>(2*(j%4)))&3 - 1
+					}
+					out = append(out, groupSums(v[:], a[(2*i+k)*q8_0Bytes+2:], 32)...)
+				}
+			}
+			return
+		}},
+}
+
+// groupSums returns the sums of v[i]*y[i] over each size values of v.
+func groupSums(v []int8, y []byte, size int) (out []int32) {
+	for g := 0; g < len(v); g += size {
+		s := int32(0)
+		for l := g; l < g+size; l++ {
+			s += int32(v[l]) * int32(int8(y[l]))
+		}
+		out = append(out, s)
+	}
+	return
 }
 
 // armVariants returns the assembly variants this CPU runs, logging which.

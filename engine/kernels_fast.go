@@ -125,11 +125,6 @@ func dotQ2_KGo(n int, w, a []byte) float32 {
 		sc := x[:16:16]
 		q2 := x[16:80:80]
 		q8 := i8s(y[4:260:260])
-		bs := y[260:292:292]
-		summs := int32(0)
-		for j := 0; j < 16; j++ {
-			summs += int32(int16(uint16(bs[2*j])|uint16(bs[2*j+1])<<8)) * int32(sc[j]>>4)
-		}
 		isum := int32(0)
 		for k := 0; k < 2; k++ {
 			q := q2[k*32 : k*32+32 : k*32+32]
@@ -144,10 +139,27 @@ func dotQ2_KGo(n int, w, a []byte) float32 {
 				isum += int32(sc[k*8+2*j]&0xF)*s0 + int32(sc[k*8+2*j+1]&0xF)*s1
 			}
 		}
-		yd := lef32(y)
-		sumf += yd*f16tab[le16(x[80:])]*float32(isum) - yd*f16tab[le16(x[82:])]*float32(summs)
+		sumf = q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
 	}
 	return sumf
+}
+
+// q2_KMins is the mins term of a Q2_K super-block: each 16-value group's
+// activation sum times its 4-bit min.
+func q2_KMins(x, y []byte) int32 {
+	sc, bs := x[:16:16], y[260:292:292]
+	summs := int32(0)
+	for j := 0; j < 16; j++ {
+		summs += int32(int16(uint16(bs[2*j])|uint16(bs[2*j+1])<<8)) * int32(sc[j]>>4)
+	}
+	return summs
+}
+
+// q2_KAdd adds a Q2_K super-block to sumf as q4_KAdd does (ggml's order:
+// activation scale first).
+func q2_KAdd(sumf float32, isum, summs int32, x, y []byte) float32 {
+	yd := lef32(y)
+	return sumf + float32(float32(yd*f16tab[le16(x[80:])]*float32(isum))-float32(yd*f16tab[le16(x[82:])]*float32(summs)))
 }
 
 // kMinsSum is the mins term of a Q4_K/Q5_K super-block: each 32-value
@@ -226,9 +238,16 @@ func dotQ6_KGo(n int, w, a []byte) float32 {
 			isum += int32(s[0])*a0 + int32(s[1])*b0 + int32(s[2])*a1 + int32(s[3])*b1 +
 				int32(s[4])*a2 + int32(s[5])*b2 + int32(s[6])*a3 + int32(s[7])*b3
 		}
-		sumf += f16tab[le16(x[208:])] * lef32(y) * float32(isum)
+		sumf = kAdd(sumf, isum, x[208:], y)
 	}
 	return sumf
+}
+
+// kAdd adds a k-quant super-block without mins (Q3_K, Q6_K) to sumf: isum,
+// its scaled integer sum, times its f16 scale d and the activations' yd,
+// rounded before the addition.
+func kAdd(sumf float32, isum int32, d, y []byte) float32 {
+	return sumf + float32(f16tab[le16(d)]*lef32(y)*float32(isum))
 }
 
 func dotQ3_KGo(n int, w, a []byte) float32 {
@@ -255,7 +274,7 @@ func dotQ3_KGo(n int, w, a []byte) float32 {
 				isum += int32(sc[8*j+2*s])*s0 + int32(sc[8*j+2*s+1])*s1
 			}
 		}
-		sumf += f16tab[le16(x[108:])] * lef32(y) * float32(isum)
+		sumf = kAdd(sumf, isum, x[108:], y)
 	}
 	return sumf
 }
