@@ -53,6 +53,36 @@ func q2_0SumsNEON(w, a *byte, nb int, out *int32)
 //go:noescape
 func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
 
+//go:noescape
+func dotF32NEON(x, y *float32, n int) float32
+
+// useNEON selects the assembly F32 dot (any set but "portable").
+var useNEON bool
+
+// useAVX2 is false: the AVX2 kernels are amd64's.
+const useAVX2 = false
+
+// dotF32 is the F32 dot: NEON for the multiple of 16 leading elements,
+// Go for the rest. It sums in another order than refDotF32 (16 lanes,
+// fused multiply-adds), so the two agree to float32 rounding only.
+func dotF32(n int, w, a []byte) float32 {
+	x, y := f32s(w)[:n], f32s(a)[:n]
+	if !useNEON || n < 16 {
+		return dotF32Go(x, y)
+	}
+	m := n &^ 15
+	s := dotF32NEON(&x[0], &y[0], m)
+	if m < n {
+		s += dotF32Go(x[m:], y[m:])
+	}
+	return s
+}
+
+// scores computes attention scores one key at a time (scoresGo).
+func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
+	return scoresGo(q, k, kstride, scale, sc)
+}
+
 // armSet is one variant of the assembly kernels.
 type armSet struct {
 	name                               string
@@ -173,6 +203,7 @@ func kernelSets() []string {
 // installKernels switches to the named set, one of kernelSets().
 func installKernels(name string) {
 	restorePortable()
+	useNEON = name != "portable"
 	switch name {
 	case "dotprod":
 		armKernels(&dotprodSet)

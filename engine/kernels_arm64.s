@@ -453,3 +453,41 @@ TEXT ·q2_0SumsNEON(SB), NOSPLIT, $0-32
 // func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
 TEXT ·q2_0SumsSDOT(SB), NOSPLIT, $0-32
 	Q2_BODY(MAC_SDOT)
+
+// ---- F32: the dot of n floats (n a multiple of 16), four FMLA
+// accumulators of four lanes, added (0+1)+(2+3), then lanes pairwise.
+
+// FADD Vd.4S, Vn.4S, Vm.4S
+#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
+// FADDP Vd.4S, Vn.4S, Vm.4S
+#define FADDP4(d, n, m) WORD $(0x6E20D400 | (m<<16) | (n<<5) | d)
+// FADDP Sd, Vn.2S
+#define FADDP2S(d, n) WORD $(0x7E30D800 | (n<<5) | d)
+
+// func dotF32NEON(x, y *float32, n int) float32
+TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD n+16(FP), R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R3, sum
+loop:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V1.S4, V17.S4
+	VFMLA V6.S4, V2.S4, V18.S4
+	VFMLA V7.S4, V3.S4, V19.S4
+	SUBS $16, R3
+	BNE loop
+sum:
+	FADD4(16, 16, 17)
+	FADD4(18, 18, 19)
+	FADD4(16, 16, 18)
+	FADDP4(16, 16, 16)
+	FADDP2S(16, 16)
+	FMOVS F16, ret+24(FP)
+	RET

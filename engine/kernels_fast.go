@@ -112,7 +112,7 @@ func dotQ4_0Go(n int, w, a []byte) float32 {
 			s0 += (int32(qs[j]&0xF)-8)*int32(y[j]) + (int32(qs[j+1]&0xF)-8)*int32(y[j+1])
 			s1 += (int32(qs[j]>>4)-8)*int32(y[j+16]) + (int32(qs[j+1]>>4)-8)*int32(y[j+17])
 		}
-		sumf += float32(s0+s1) * f16tab[le16(x)] * f16tab[le16(a[ib*q8_0Bytes:])]
+		sumf += float32(float32(s0+s1) * f16tab[le16(x)] * f16tab[le16(a[ib*q8_0Bytes:])])
 	}
 	return sumf
 }
@@ -202,7 +202,7 @@ func dotQ4_KGo(n int, w, a []byte) float32 {
 	return sumf
 }
 
-// q4_KAdd adds one Q4_K super-block to sumf: isum, its scaled integer sum,
+// q4_KAdd adds one Q4_K (or Q5_K: same scale fields) super-block to sumf: isum, its scaled integer sum,
 // times the super-block scale, less summ (its mins term) times the min
 // scale, each product rounded before the subtraction (no FMA on any
 // architecture).
@@ -304,8 +304,7 @@ func dotQ5_KGo(n int, w, a []byte) float32 {
 			}
 			isum += int32(sc[2*j])*s0 + int32(sc[2*j+1])*s1
 		}
-		yd := lef32(y)
-		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+		sumf = q4_KAdd(sumf, isum, summ, x, y)
 	}
 	return sumf
 }

@@ -77,5 +77,6 @@ skipped, not scored.`,
 	cmd.Flags().IntVarP(&ctx, "ctx", "c", 512, "tokens per chunk")
 	cmd.Flags().IntVar(&chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	cmd.Flags().IntVarP(&th, "threads", "t", defaultThreads(), "worker threads")
+	kernelsFlag(cmd)
 	return cmd
 }
