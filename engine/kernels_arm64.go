@@ -8,14 +8,8 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 )
 
-// The arm64 kernels: assembly computes each group's exact int32 sum
-// (kernels_arm64.s), Go scales and adds them in the portable kernels'
-// float order, without fused multiply-adds, so a dot equals the portable
-// kernel's (and the amd64 portable build's) bit for bit.
-
-// sumsFunc writes the integer group sums of nb weight blocks at w with
-// their activation blocks at a to out.
-type sumsFunc func(w, a *byte, nb int, out *int32)
+// The arm64 kernels (see kernels_armsums.go): NEON and dotprod variants
+// of every integer kernel, and a NEON F32 dot.
 
 //go:noescape
 func q8_0SumsNEON(w, a *byte, nb int, out *int32)
@@ -83,12 +77,6 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 	return scoresGo(q, k, kstride, scale, sc)
 }
 
-// armSet is one variant of the assembly kernels.
-type armSet struct {
-	name                               string
-	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
-}
-
 var (
 	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON, q6_K: q6_KSumsNEON,
 		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
@@ -96,30 +84,8 @@ var (
 		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
 )
 
-// arm is the variant the arm64 kernels call (set by selectKernels).
-var arm = &neonSet
-
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
 var hasDotprod = cpu.ARM64.HasASIMDDP
-
-// sumsChunk is how many int32 sums a kernel collects on the stack before
-// Go scales them: a multiple of every type's sums per block.
-const sumsChunk = 64
-
-func dotQ8_0Arm(n int, w, a []byte) float32 {
-	nb := n / 32
-	w, a = w[:nb*q8_0Bytes], a[:nb*q8_0Bytes]
-	var sums [sumsChunk]int32
-	var sumf float32
-	for b := 0; b < nb; b += sumsChunk {
-		m := min(sumsChunk, nb-b)
-		arm.q8_0(&w[b*q8_0Bytes], &a[b*q8_0Bytes], m, &sums[0])
-		for i, s := range sums[:m] {
-			sumf = q8_0Add(sumf, s, w[(b+i)*q8_0Bytes:], a[(b+i)*q8_0Bytes:])
-		}
-	}
-	return sumf
-}
 
 // armDot runs sums over the nb weight blocks of w (wBytes each, per sums
 // per block; aBytes of activations each), a chunk at a time, and folds
