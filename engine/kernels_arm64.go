@@ -87,36 +87,6 @@ var (
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
 var hasDotprod = cpu.ARM64.HasASIMDDP
 
-// armDot runs sums over the nb weight blocks of w (wBytes each, per sums
-// per block; aBytes of activations each), a chunk at a time, and folds
-// each block's sums into the float result with add.
-func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(sumf float32, g []int32, x, y []byte) float32) float32 {
-	w, a = w[:nb*wBytes], a[:nb*aBytes]
-	var buf [sumsChunk]int32
-	var sumf float32
-	for b := 0; b < nb; b += sumsChunk / per {
-		m := min(sumsChunk/per, nb-b)
-		sums(&w[b*wBytes], &a[b*aBytes], m, &buf[0])
-		for i := 0; i < m; i++ {
-			x := w[(b+i)*wBytes : (b+i+1)*wBytes]
-			y := a[(b+i)*aBytes : (b+i+1)*aBytes]
-			sumf = add(sumf, buf[per*i:per*i+per:per*i+per], x, y)
-		}
-	}
-	return sumf
-}
-
-func dotQ4_KArm(n int, w, a []byte) float32 {
-	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
-		sc, mn := kScales(x[4:16])
-		isum := int32(0)
-		for j, s := range g {
-			isum += int32(sc[j]) * s
-		}
-		return q4_KAdd(sumf, isum, kMinsSum(y[260:292:292], &mn), x, y)
-	})
-}
-
 func dotQ6_KArm(n int, w, a []byte) float32 {
 	return armDot(arm.q6_K, n/256, q6_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
 		sc := x[192:208:208]

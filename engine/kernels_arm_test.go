@@ -15,6 +15,6 @@ func armVariants(t *testing.T) []*armSet {
 		t.Logf("arm kernels: none run (cpu.ARM.HasNEON false)")
 		return nil
 	}
-	t.Logf("arm kernels: armv7 neon runs (Q8_0)")
+	t.Logf("arm kernels: armv7 neon runs (Q8_0, Q4_K)")
 	return []*armSet{&neonSet}
 }
