@@ -226,6 +226,7 @@ func TestRuntimeBadInput(t *testing.T) {
 	checkOneLineError(t, runGGUF(t, nil, "run", filepath.Join(dir, "missing.gguf"), "-p", "x"), exitUsage, "missing")
 	checkOneLineError(t, runGGUF(t, nil, "run", model, "-p", "x", "--threads", "0"), exitUsage, "threads")
 	checkOneLineError(t, runGGUF(t, nil, "perplexity", model), exitUsage, "-f")
+	checkOneLineError(t, runGGUF(t, nil, "run", model, "-p", "x", "--kernels", "sse9"), exitUsage, "--kernels")
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
 	checkOneLineError(t, runGGUF(t, nil, "run", shared.Path(t, "models", "vocab", "ggml-vocab-llama-spm.gguf"), "-p", "x"), exitUsage, "")
 }
