@@ -77,6 +77,8 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 	return scoresGo(q, k, kstride, scale, sc)
 }
 
+// The two arm64 variants: ARMv8.0 NEON (every arm64 CPU, the A7 included)
+// and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
 	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON, q6_K: q6_KSumsNEON,
 		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}

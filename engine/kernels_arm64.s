@@ -5,7 +5,7 @@
 // Integer parts of the arm64 dot products. Each kernel writes the exact
 // int32 sums of one group of weights times its activations (a q8_0 block,
 // a 32- or 16-value group of a k-quant super-block) to out, in the order
-// the Go side (kernels_arm64.go) scales and adds them: the float
+// the Go side (kernels_armsums.go) scales and adds them: the float
 // arithmetic stays in Go, so the results equal the portable kernels' bit
 // for bit.
 //
