@@ -3,6 +3,9 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -149,4 +152,60 @@ func scoresGo(q, k []float32, kstride int, scale float32, sc []float32) float32 
 		}
 	}
 	return mx
+}
+
+// portableKernels is the kernel table as declared, before any
+// architecture's assembly replaces entries: SelectKernels("portable")
+// restores it.
+var portableKernels = func() map[gguf.Type]kernel {
+	m := make(map[gguf.Type]kernel, len(kernels))
+	for t, k := range kernels {
+		m[t] = *k
+	}
+	return m
+}()
+
+// restorePortable reinstalls the portable Go kernels.
+func restorePortable() {
+	for t, k := range portableKernels {
+		*kernels[t] = k
+	}
+	genericKernel.dot4 = nil
+}
+
+// kernelSet is the name of the installed kernel set.
+var kernelSet = "portable"
+
+// KernelSets lists the kernel sets this build and CPU can run, best (the
+// default) first: "avx2" on amd64, "dotprod" (ARMv8.2 SDOT) and "neon"
+// (ARMv8.0) on arm64, and "portable" (Go only) everywhere.
+func KernelSets() []string { return kernelSets() }
+
+// KernelSet returns the name of the kernel set in use.
+func KernelSet() string { return kernelSet }
+
+// SelectKernels installs the named kernel set ("" or "auto": the best the
+// CPU runs) for every model; it is not safe while a model computes.
+func SelectKernels(name string) error {
+	sets := kernelSets()
+	if name == "" || name == "auto" {
+		name = sets[0]
+	}
+	if !slices.Contains(sets, name) {
+		return fmt.Errorf("kernel set %q is not available here (have %s)", name, strings.Join(sets, ", "))
+	}
+	installKernels(name)
+	kernelSet = name
+	return nil
+}
+
+// kernelsEnv names the environment variable that forces a kernel set
+// (as SelectKernels), for programs without a --kernels flag.
+const kernelsEnv = "GGUF_KERNELS"
+
+func init() {
+	if err := SelectKernels(os.Getenv(kernelsEnv)); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v; using %s\n", kernelsEnv, err, kernelSets()[0])
+		_ = SelectKernels("")
+	}
 }

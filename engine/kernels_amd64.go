@@ -179,8 +179,22 @@ func dotQ2_0Asm(n int, w, a []byte) float32 {
 	return dotQ2_0AVX2(&w[:nb*q2_0Bytes][0], &a[:2*nb*q8_0Bytes][0], nb)
 }
 
-func init() {
-	if useAVX2 && cpu.X86.HasAVX {
+// hasAVX2 is what the CPU offers; useAVX2 what is installed (SelectKernels).
+var hasAVX2 = useAVX2
+
+// kernelSets lists the kernel sets this build can select, best first.
+func kernelSets() []string {
+	if hasAVX2 && cpu.X86.HasAVX {
+		return []string{"avx2", "portable"}
+	}
+	return []string{"portable"}
+}
+
+// installKernels switches to the named set, one of kernelSets().
+func installKernels(name string) {
+	restorePortable()
+	useAVX2 = name == "avx2"
+	if useAVX2 {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
 		genericKernel.dot4 = dotF32x4
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm

@@ -85,9 +85,17 @@ func dotQ8_0Go(n int, w, a []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
 		x, y := w[ib*q8_0Bytes:(ib+1)*q8_0Bytes], a[ib*q8_0Bytes:(ib+1)*q8_0Bytes]
-		sumf += float32(sum32(i8s(x[2:]), i8s(y[2:]))) * (f16tab[le16(x)] * f16tab[le16(y)])
+		sumf = q8_0Add(sumf, sum32(i8s(x[2:]), i8s(y[2:])), x, y)
 	}
 	return sumf
+}
+
+// q8_0Add adds one block's integer sum sumi, scaled by its weight block
+// x's and activation block y's scales, to sumf: the float step of every
+// q8_0 kernel, unfused (float32() stops Go's arm64 FMA contraction), so all
+// architectures round alike.
+func q8_0Add(sumf float32, sumi int32, x, y []byte) float32 {
+	return sumf + float32(float32(sumi)*(f16tab[le16(x)]*f16tab[le16(y)]))
 }
 
 func dotQ4_0Go(n int, w, a []byte) float32 {
@@ -104,7 +112,7 @@ func dotQ4_0Go(n int, w, a []byte) float32 {
 			s0 += (int32(qs[j]&0xF)-8)*int32(y[j]) + (int32(qs[j+1]&0xF)-8)*int32(y[j+1])
 			s1 += (int32(qs[j]>>4)-8)*int32(y[j+16]) + (int32(qs[j+1]>>4)-8)*int32(y[j+17])
 		}
-		sumf += float32(s0+s1) * f16tab[le16(x)] * f16tab[le16(a[ib*q8_0Bytes:])]
+		sumf += float32(float32(s0+s1) * f16tab[le16(x)] * f16tab[le16(a[ib*q8_0Bytes:])])
 	}
 	return sumf
 }
@@ -117,11 +125,6 @@ func dotQ2_KGo(n int, w, a []byte) float32 {
 		sc := x[:16:16]
 		q2 := x[16:80:80]
 		q8 := i8s(y[4:260:260])
-		bs := y[260:292:292]
-		summs := int32(0)
-		for j := 0; j < 16; j++ {
-			summs += int32(int16(uint16(bs[2*j])|uint16(bs[2*j+1])<<8)) * int32(sc[j]>>4)
-		}
 		isum := int32(0)
 		for k := 0; k < 2; k++ {
 			q := q2[k*32 : k*32+32 : k*32+32]
@@ -136,10 +139,27 @@ func dotQ2_KGo(n int, w, a []byte) float32 {
 				isum += int32(sc[k*8+2*j]&0xF)*s0 + int32(sc[k*8+2*j+1]&0xF)*s1
 			}
 		}
-		yd := lef32(y)
-		sumf += yd*f16tab[le16(x[80:])]*float32(isum) - yd*f16tab[le16(x[82:])]*float32(summs)
+		sumf = q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
 	}
 	return sumf
+}
+
+// q2_KMins is the mins term of a Q2_K super-block: each 16-value group's
+// activation sum times its 4-bit min.
+func q2_KMins(x, y []byte) int32 {
+	sc, bs := x[:16:16], y[260:292:292]
+	summs := int32(0)
+	for j := 0; j < 16; j++ {
+		summs += int32(int16(uint16(bs[2*j])|uint16(bs[2*j+1])<<8)) * int32(sc[j]>>4)
+	}
+	return summs
+}
+
+// q2_KAdd adds a Q2_K super-block to sumf as q4_KAdd does (ggml's order:
+// activation scale first).
+func q2_KAdd(sumf float32, isum, summs int32, x, y []byte) float32 {
+	yd := lef32(y)
+	return sumf + float32(float32(yd*f16tab[le16(x[80:])]*float32(isum))-float32(yd*f16tab[le16(x[82:])]*float32(summs)))
 }
 
 // kMinsSum is the mins term of a Q4_K/Q5_K super-block: each 32-value
@@ -177,10 +197,18 @@ func dotQ4_KGo(n int, w, a []byte) float32 {
 			}
 			isum += int32(sc[2*j])*(s0+s1) + int32(sc[2*j+1])*(s2+s3)
 		}
-		yd := lef32(y)
-		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+		sumf = q4_KAdd(sumf, isum, summ, x, y)
 	}
 	return sumf
+}
+
+// q4_KAdd adds one Q4_K (or Q5_K: same scale fields) super-block to sumf: isum, its scaled integer sum,
+// times the super-block scale, less summ (its mins term) times the min
+// scale, each product rounded before the subtraction (no FMA on any
+// architecture).
+func q4_KAdd(sumf float32, isum, summ int32, x, y []byte) float32 {
+	yd := lef32(y)
+	return sumf + float32(float32(f16tab[le16(x)]*yd*float32(isum))-float32(f16tab[le16(x[2:])]*yd*float32(summ)))
 }
 
 func dotQ6_KGo(n int, w, a []byte) float32 {
@@ -210,9 +238,16 @@ func dotQ6_KGo(n int, w, a []byte) float32 {
 			isum += int32(s[0])*a0 + int32(s[1])*b0 + int32(s[2])*a1 + int32(s[3])*b1 +
 				int32(s[4])*a2 + int32(s[5])*b2 + int32(s[6])*a3 + int32(s[7])*b3
 		}
-		sumf += f16tab[le16(x[208:])] * lef32(y) * float32(isum)
+		sumf = kAdd(sumf, isum, x[208:], y)
 	}
 	return sumf
+}
+
+// kAdd adds a k-quant super-block without mins (Q3_K, Q6_K) to sumf: isum,
+// its scaled integer sum, times its f16 scale d and the activations' yd,
+// rounded before the addition.
+func kAdd(sumf float32, isum int32, d, y []byte) float32 {
+	return sumf + float32(f16tab[le16(d)]*lef32(y)*float32(isum))
 }
 
 func dotQ3_KGo(n int, w, a []byte) float32 {
@@ -239,7 +274,7 @@ func dotQ3_KGo(n int, w, a []byte) float32 {
 				isum += int32(sc[8*j+2*s])*s0 + int32(sc[8*j+2*s+1])*s1
 			}
 		}
-		sumf += f16tab[le16(x[108:])] * lef32(y) * float32(isum)
+		sumf = kAdd(sumf, isum, x[108:], y)
 	}
 	return sumf
 }
@@ -269,8 +304,7 @@ func dotQ5_KGo(n int, w, a []byte) float32 {
 			}
 			isum += int32(sc[2*j])*s0 + int32(sc[2*j+1])*s1
 		}
-		yd := lef32(y)
-		sumf += f16tab[le16(x)]*yd*float32(isum) - f16tab[le16(x[2:])]*yd*float32(summ)
+		sumf = q4_KAdd(sumf, isum, summ, x, y)
 	}
 	return sumf
 }

@@ -107,14 +107,25 @@ func dotQ1_0Go(n int, w, a []byte) float32 {
 	for i := 0; i < nb; i++ {
 		x := w[i*q1_0Bytes : (i+1)*q1_0Bytes]
 		y := a[4*i*q8_0Bytes : 4*(i+1)*q8_0Bytes]
-		var sumi float32
-		for k := 0; k < 4; k++ {
-			yb := y[k*q8_0Bytes : (k+1)*q8_0Bytes]
-			sumi += float32(f16tab[le16(yb)] * float32(q1Sum(x[2+4*k:], yb[2:])))
+		var sums [4]int32
+		for k := range sums {
+			sums[k] = q1Sum(x[2+4*k:], y[k*q8_0Bytes+2:])
 		}
-		sumf += float32(f16tab[le16(x)] * sumi)
+		sumf = lowBitAdd(sumf, sums[:], x, y)
 	}
 	return sumf
+}
+
+// lowBitAdd adds one Q1_0 or Q2_0 weight block x to sumf from the integer
+// sums of its q8_0 activation blocks y: ggml's generic order, each sum
+// times its block's scale added in float32, then that times the weight
+// scale, every product rounded (no FMA on any architecture).
+func lowBitAdd(sumf float32, sums []int32, x, y []byte) float32 {
+	var sumi float32
+	for k, s := range sums {
+		sumi += float32(f16tab[le16(y[k*q8_0Bytes:])] * float32(s))
+	}
+	return sumf + float32(f16tab[le16(x)]*sumi)
 }
 
 func dotQ2_0Go(n int, w, a []byte) float32 {
@@ -123,11 +134,9 @@ func dotQ2_0Go(n int, w, a []byte) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
 		x := w[i*q2_0Bytes : (i+1)*q2_0Bytes]
-		y0 := a[2*i*q8_0Bytes : (2*i+1)*q8_0Bytes]
-		y1 := a[(2*i+1)*q8_0Bytes : (2*i+2)*q8_0Bytes]
-		sumi := float32(f16tab[le16(y0)] * float32(q2Sum(x[2:], y0[2:])))
-		sumi += float32(f16tab[le16(y1)] * float32(q2Sum(x[10:], y1[2:])))
-		sumf += float32(f16tab[le16(x)] * sumi)
+		y := a[2*i*q8_0Bytes : (2*i+2)*q8_0Bytes]
+		sums := [2]int32{q2Sum(x[2:], y[2:]), q2Sum(x[10:], y[q8_0Bytes+2:])}
+		sumf = lowBitAdd(sumf, sums[:], x, y)
 	}
 	return sumf
 }

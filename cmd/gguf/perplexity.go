@@ -174,6 +174,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 	cmd.Flags().IntVarP(&th, "threads", "t", defaultThreads(), "worker threads")
 	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from, for the charged figure")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "machine-readable output")
+	kernelsFlag(cmd)
 	return cmd
 }
 

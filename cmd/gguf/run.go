@@ -114,7 +114,22 @@ KV cache is kept from turn to turn.`,
 	fl.StringVar(&f.chat.template, "chat-template", "", "chat template: a built-in name or Jinja text (default: the model's tokenizer.chat_template)")
 	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
 	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
+	kernelsFlag(cmd)
 	return cmd
+}
+
+// kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
+// installed before the command runs (engine.SelectKernels; the
+// GGUF_KERNELS environment variable does the same for any command).
+func kernelsFlag(cmd *cobra.Command) {
+	var name string
+	cmd.Flags().StringVar(&name, "kernels", "auto", "dot-product kernels: auto (the CPU's best), portable (Go), avx2 (amd64), neon or dotprod (arm64)")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if err := engine.SelectKernels(name); err != nil {
+			return usageError("--kernels: %v", err)
+		}
+		return nil
+	}
 }
 
 // loadModel opens a model, its tokenizer and an inference state; verb names

@@ -321,6 +321,7 @@ func TestRuntimeBadInput(t *testing.T) {
 	checkOneLineError(t, runGGUF(t, nil, "run", "-", "-p", "x"), exitUsage, "needs a local file, not stdin")
 	// --ctx 2 scores nothing: say so, not "all targets outside the head".
 	checkOneLineError(t, runGGUF(t, nil, "perplexity", model, "-f", model, "--ctx", "2"), exitUsage, "at least 3")
+	checkOneLineError(t, runGGUF(t, nil, "run", model, "-p", "x", "--kernels", "sse9"), exitUsage, "--kernels")
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
 	checkOneLineError(t, runGGUF(t, nil, "run", shared.Path(t, "models", "vocab", "ggml-vocab-llama-spm.gguf"), "-p", "x"), exitUsage, "")
 }

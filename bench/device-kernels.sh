@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the engine's kernel tests on the devices' architectures under qemu
+# user emulation: the arm64 test binary with a CPU that has the ARMv8.2 dot
+# product (-cpu max: the neon and dotprod assembly both run) and with one
+# that has not (-cpu cortex-a57: neon only, as on the iPad's A7), then the
+# armv7 (GOARM=7) binary (NEON Q8_0 assembly, the rest portable Go). Each
+# assembly kernel is checked bit for bit against plain Go integer sums
+# (TestArmSums) and its dot against the portable kernel's (TestArmDots);
+# the shared tests check every installed kernel against the references and
+# ggml's own results. Each line printed names the variants that ran.
+# Usage: bench/device-kernels.sh   (needs qemu-aarch64-static and qemu-arm-static)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels)$'
+CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
+CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
+cd engine   # the tests find ../shared relative to the package
+run() {
+  local label=$1; shift
+  if ! out=$("$@" -test.run "$tests" -test.v 2>&1); then
+    echo "$out"; echo "device-kernels: $label FAILED"; exit 1
+  fi
+  variants=$(echo "$out" | sed -n 's/.*arm kernels: \([^(]*[^ (]\).*/\1/p' | sort -u | paste -sd';')
+  echo "device-kernels: $label: $(echo "$out" | grep -c '^--- PASS') tests pass${variants:+ ($variants)}"
+}
+run "arm64 -cpu max" qemu-aarch64-static -cpu max "$T/engine-arm64.test"
+run "arm64 -cpu cortex-a57" qemu-aarch64-static -cpu cortex-a57 "$T/engine-arm64.test"
+run "armv7" qemu-arm-static "$T/engine-armv7.test"

@@ -1,0 +1,151 @@
+//go:build arm64 && !purego
+
+package engine
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// The arm64 kernels (see kernels_armsums.go): NEON and dotprod variants
+// of every integer kernel, and a NEON F32 dot.
+
+//go:noescape
+func q8_0SumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q8_0SumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q4_KSumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+
+//go:noescape
+func dotF32NEON(x, y *float32, n int) float32
+
+// useNEON selects the assembly F32 dot (any set but "portable").
+var useNEON bool
+
+// useAVX2 is false: the AVX2 kernels are amd64's.
+const useAVX2 = false
+
+// dotF32 is the F32 dot: NEON for the multiple of 16 leading elements,
+// Go for the rest. It sums in another order than refDotF32 (16 lanes,
+// fused multiply-adds), so the two agree to float32 rounding only.
+func dotF32(n int, w, a []byte) float32 {
+	x, y := f32s(w)[:n], f32s(a)[:n]
+	if !useNEON || n < 16 {
+		return dotF32Go(x, y)
+	}
+	m := n &^ 15
+	s := dotF32NEON(&x[0], &y[0], m)
+	if m < n {
+		s += dotF32Go(x[m:], y[m:])
+	}
+	return s
+}
+
+// scores computes attention scores one key at a time (scoresGo).
+func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
+	return scoresGo(q, k, kstride, scale, sc)
+}
+
+// The two arm64 variants: ARMv8.0 NEON (every arm64 CPU, the A7 included)
+// and ARMv8.2 dotprod (SDOT: the A55 and later).
+var (
+	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON, q6_K: q6_KSumsNEON,
+		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
+	dotprodSet = armSet{name: "dotprod", q8_0: q8_0SumsSDOT, q4_K: q4_KSumsSDOT, q6_K: q6_KSumsSDOT,
+		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
+)
+
+// hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
+var hasDotprod = cpu.ARM64.HasASIMDDP
+
+func dotQ6_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q6_K, n/256, q6_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc := x[192:208:208]
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(int8(sc[j])) * s
+		}
+		return kAdd(sumf, isum, x[208:], y)
+	})
+}
+
+func dotQ2_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q2_K, n/256, q2_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc := x[:16:16]
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(sc[j]&0xF) * s
+		}
+		return q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
+	})
+}
+
+func dotQ1_0Arm(n int, w, a []byte) float32 {
+	return armDot(arm.q1_0, n/128, q1_0Bytes, 4*q8_0Bytes, 4, w, a, lowBitAdd)
+}
+
+func dotQ2_0Arm(n int, w, a []byte) float32 {
+	return armDot(arm.q2_0, n/64, q2_0Bytes, 2*q8_0Bytes, 2, w, a, lowBitAdd)
+}
+
+// armKernels installs variant s.
+func armKernels(s *armSet) {
+	arm = s
+	kernels[gguf.TypeQ8_0].dot = dotQ8_0Arm
+	kernels[gguf.TypeQ4_K].dot = dotQ4_KArm
+	kernels[gguf.TypeQ6_K].dot = dotQ6_KArm
+	kernels[gguf.TypeQ2_K].dot = dotQ2_KArm
+	kernels[gguf.TypeQ1_0].dot = dotQ1_0Arm
+	kernels[gguf.TypeQ2_0].dot = dotQ2_0Arm
+}
+
+// kernelSets lists the kernel sets this build can select, best first.
+func kernelSets() []string {
+	if hasDotprod {
+		return []string{"dotprod", "neon", "portable"}
+	}
+	return []string{"neon", "portable"}
+}
+
+// installKernels switches to the named set, one of kernelSets().
+func installKernels(name string) {
+	restorePortable()
+	useNEON = name != "portable"
+	switch name {
+	case "dotprod":
+		armKernels(&dotprodSet)
+	case "neon":
+		armKernels(&neonSet)
+	}
+}

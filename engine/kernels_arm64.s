@@ -1,0 +1,493 @@
+//go:build arm64 && !purego
+
+#include "textflag.h"
+
+// Integer parts of the arm64 dot products. Each kernel writes the exact
+// int32 sums of one group of weights times its activations (a q8_0 block,
+// a 32- or 16-value group of a k-quant super-block) to out, in the order
+// the Go side (kernels_armsums.go) scales and adds them: the float
+// arithmetic stays in Go, so the results equal the portable kernels' bit
+// for bit.
+//
+// Two variants of each: NEON (ARMv8.0: SMULL/SMULL2 to int16 products,
+// SADALP into int32 lanes) and dotprod (ARMv8.2: SDOT, four int8 products
+// into each int32 lane). Go's assembler has neither SMULL, SADALP nor
+// SDOT, so they are encoded with WORD (Arm ARM C7.2); the operands are
+// register numbers.
+
+// SMULL Vd.8H, Vn.8B, Vm.8B
+#define SMULL(d, n, m) WORD $(0x0E20C000 | (m<<16) | (n<<5) | d)
+// SMULL2 Vd.8H, Vn.16B, Vm.16B
+#define SMULL2(d, n, m) WORD $(0x4E20C000 | (m<<16) | (n<<5) | d)
+// SADALP Vd.4S, Vn.8H
+#define SADALP(d, n) WORD $(0x4E606800 | (n<<5) | d)
+// SDOT Vd.4S, Vn.16B, Vm.16B
+#define SDOT(d, n, m) WORD $(0x4E809400 | (m<<16) | (n<<5) | d)
+
+// NEON: int32 lanes of V(acc) += products of the 16 int8 of V(x) and V(y);
+// V14 and V15 are scratch. The int16 products (at most 128*128) cannot
+// overflow; SADALP widens them before any addition.
+#define MAC_NEON(acc, x, y) \
+	SMULL(14, x, y) \
+	SMULL2(15, x, y) \
+	SADALP(acc, 14) \
+	SADALP(acc, 15)
+
+#define MAC_SDOT(acc, x, y) \
+	SDOT(acc, x, y)
+
+// Four accumulators V(a)..V(a+3) reduced to one vector of their four sums
+// in V(d): pairwise adds (exact in int32).
+#define PACK4(a0, a1, a2, a3, t, d) \
+	VADDP a1.S4, a0.S4, t.S4 \
+	VADDP a3.S4, a2.S4, d.S4 \
+	VADDP d.S4, t.S4, d.S4
+
+#define ZERO8 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	VEOR V19.B16, V19.B16, V19.B16 \
+	VEOR V20.B16, V20.B16, V20.B16 \
+	VEOR V21.B16, V21.B16, V21.B16 \
+	VEOR V22.B16, V22.B16, V22.B16 \
+	VEOR V23.B16, V23.B16, V23.B16
+
+// Store the sums of the eight accumulators V16..V23 to 32(R2), post-increment.
+#define STORE8 \
+	PACK4(V16, V17, V18, V19, V24, V26) \
+	PACK4(V20, V21, V22, V23, V25, V27) \
+	VST1.P [V26.S4, V27.S4], 32(R2)
+
+// ---- Q8_0: out[i] = sum of the 32 products of block i (34-byte blocks).
+
+#define Q8_0_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	ADD $2, R0 \
+	ADD $2, R1 \
+	CMP $4, R3 \
+	BLT tail \
+quad: \
+	ZERO8 \
+	VLD1 (R0), [V0.B16, V1.B16] \
+	ADD $34, R0 \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	VLD1 (R0), [V4.B16, V5.B16] \
+	ADD $34, R0 \
+	VLD1 (R1), [V6.B16, V7.B16] \
+	ADD $34, R1 \
+	MAC(16, 0, 2) \
+	MAC(17, 1, 3) \
+	MAC(18, 4, 6) \
+	MAC(19, 5, 7) \
+	VLD1 (R0), [V0.B16, V1.B16] \
+	ADD $34, R0 \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	VLD1 (R0), [V4.B16, V5.B16] \
+	ADD $34, R0 \
+	VLD1 (R1), [V6.B16, V7.B16] \
+	ADD $34, R1 \
+	MAC(20, 0, 2) \
+	MAC(21, 1, 3) \
+	MAC(22, 4, 6) \
+	MAC(23, 5, 7) \
+	VADD V17.S4, V16.S4, V16.S4 \
+	VADD V19.S4, V18.S4, V17.S4 \
+	VADD V21.S4, V20.S4, V18.S4 \
+	VADD V23.S4, V22.S4, V19.S4 \
+	PACK4(V16, V17, V18, V19, V24, V26) \
+	VST1.P [V26.S4], 16(R2) \
+	SUB $4, R3 \
+	CMP $4, R3 \
+	BGE quad \
+tail: \
+	CBZ R3, done \
+one: \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VLD1 (R0), [V0.B16, V1.B16] \
+	ADD $34, R0 \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	MAC(16, 0, 2) \
+	MAC(16, 1, 3) \
+	VADDV V16.S4, V16 \
+	FMOVS F16, (R2) \
+	ADD $4, R2 \
+	SUBS $1, R3 \
+	BNE one \
+done: \
+	RET
+
+// func q8_0SumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q8_0SumsNEON(SB), NOSPLIT, $0-32
+	Q8_0_BODY(MAC_NEON)
+
+// func q8_0SumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q8_0SumsSDOT(SB), NOSPLIT, $0-32
+	Q8_0_BODY(MAC_SDOT)
+
+// ---- Q4_K: out[8i+g] = sum over the 32 values of group g of super-block
+// i of nibble * activation (before the 6-bit scales and mins, applied in
+// Go). Weight blocks are 144 bytes (qs at 16), activations q8_K blocks of
+// 292 (qs at 4).
+
+// One quarter: 32 bytes of nibbles, low ones for activation values
+// 0..31 of the quarter (group 2j, accumulator V(lo)), high ones for 32..63
+// (group 2j+1, V(hi)). V31 holds 0x0F bytes.
+#define Q4K_QUARTER(MAC, lo, hi) \
+	VLD1.P 32(R0), [V0.B16, V1.B16] \
+	VLD1.P 64(R1), [V2.B16, V3.B16, V4.B16, V5.B16] \
+	VAND V31.B16, V0.B16, V6.B16 \
+	VAND V31.B16, V1.B16, V7.B16 \
+	VUSHR $4, V0.B16, V8.B16 \
+	VUSHR $4, V1.B16, V9.B16 \
+	MAC(lo, 6, 2) \
+	MAC(lo, 7, 3) \
+	MAC(hi, 8, 4) \
+	MAC(hi, 9, 5)
+
+#define Q4K_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	VMOVI $15, V31.B16 \
+	ADD $16, R0 \
+	ADD $4, R1 \
+loop: \
+	ZERO8 \
+	Q4K_QUARTER(MAC, 16, 17) \
+	Q4K_QUARTER(MAC, 18, 19) \
+	Q4K_QUARTER(MAC, 20, 21) \
+	Q4K_QUARTER(MAC, 22, 23) \
+	STORE8 \
+	ADD $16, R0 \
+	ADD $36, R1 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q4_KSumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q4_KSumsNEON(SB), NOSPLIT, $0-32
+	Q4K_BODY(MAC_NEON)
+
+// func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q4_KSumsSDOT(SB), NOSPLIT, $0-32
+	Q4K_BODY(MAC_SDOT)
+
+// ---- Q6_K: out[16i+g] = sum over the 16 values of group g of super-block
+// i of (q - 32) * activation (the int8 scales applied in Go). Weight blocks
+// are 210 bytes (ql[128], qh[64], ...).
+
+// One group's 16 values into V24: 4 bits of V(ql) (low: AND V29; high:
+// USHR 4, selected by LOW), 2 bits of V(qh) moved to bits 4-5 by HI, minus
+// 32 (V31); V30 holds 0x30 bytes.
+#define Q6_LOW(ql) VAND V29.B16, ql.B16, V24.B16
+#define Q6_HIGH(ql) VUSHR $4, ql.B16, V24.B16
+#define Q6_SHL(qh, n) VSHL $n, qh.B16, V28.B16
+#define Q6_SHR(qh, n) VUSHR $n, qh.B16, V28.B16
+#define Q6_MOV(qh) VORR qh.B16, qh.B16, V28.B16
+#define Q6_GROUP(MAC, LOW, HI, acc, y) \
+	LOW \
+	HI \
+	VAND V30.B16, V28.B16, V28.B16 \
+	VORR V28.B16, V24.B16, V24.B16 \
+	VSUB V31.B16, V24.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// One half (128 values) of a super-block: ql at R0, qh at R4, activations
+// at R1, all post-incremented; group g of the half is position 16g.
+#define Q6_HALF(MAC) \
+	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16] \
+	VLD1.P 32(R4), [V4.B16, V5.B16] \
+	VLD1.P 64(R1), [V6.B16, V7.B16, V8.B16, V9.B16] \
+	VLD1.P 64(R1), [V10.B16, V11.B16, V12.B16, V13.B16] \
+	ZERO8 \
+	Q6_GROUP(MAC, Q6_LOW(V0), Q6_SHL(V4, 4), 16, 6) \
+	Q6_GROUP(MAC, Q6_LOW(V1), Q6_SHL(V5, 4), 17, 7) \
+	Q6_GROUP(MAC, Q6_LOW(V2), Q6_SHL(V4, 2), 18, 8) \
+	Q6_GROUP(MAC, Q6_LOW(V3), Q6_SHL(V5, 2), 19, 9) \
+	Q6_GROUP(MAC, Q6_HIGH(V0), Q6_MOV(V4), 20, 10) \
+	Q6_GROUP(MAC, Q6_HIGH(V1), Q6_MOV(V5), 21, 11) \
+	Q6_GROUP(MAC, Q6_HIGH(V2), Q6_SHR(V4, 2), 22, 12) \
+	Q6_GROUP(MAC, Q6_HIGH(V3), Q6_SHR(V5, 2), 23, 13) \
+	STORE8
+
+#define Q6K_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	VMOVI $15, V29.B16 \
+	VMOVI $48, V30.B16 \
+	VMOVI $32, V31.B16 \
+	ADD $4, R1 \
+loop: \
+	ADD $128, R0, R4 \
+	Q6_HALF(MAC) \
+	Q6_HALF(MAC) \
+	ADD $82, R0 \
+	ADD $36, R1 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q6_KSumsNEON(SB), NOSPLIT, $0-32
+	Q6K_BODY(MAC_NEON)
+
+// func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q6_KSumsSDOT(SB), NOSPLIT, $0-32
+	Q6K_BODY(MAC_SDOT)
+
+// ---- Q2_K: out[16i+g] = sum over the 16 values of group g of super-block
+// i of q * activation, q the 2-bit fields (scales and mins applied in Go).
+// Weight blocks are 84 bytes (scales[16], qs[64] at 16, ...).
+
+#define Q2_GROUP(MAC, q, n, acc, y) \
+	VUSHR $n, q.B16, V24.B16 \
+	VAND V29.B16, V24.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// Q2_GROUP with no shift (USHR takes 1 to 8).
+#define Q2_GROUP0(MAC, q, acc, y) \
+	VAND V29.B16, q.B16, V24.B16 \
+	MAC(acc, 24, y)
+
+// 128 values: 32 bytes of fields at R0, activations at R1 (post-incremented);
+// shift 2j of byte l is position 32j+l.
+#define Q2_HALF(MAC) \
+	VLD1.P 32(R0), [V0.B16, V1.B16] \
+	VLD1.P 64(R1), [V6.B16, V7.B16, V8.B16, V9.B16] \
+	VLD1.P 64(R1), [V10.B16, V11.B16, V12.B16, V13.B16] \
+	ZERO8 \
+	Q2_GROUP0(MAC, V0, 16, 6) \
+	Q2_GROUP0(MAC, V1, 17, 7) \
+	Q2_GROUP(MAC, V0, 2, 18, 8) \
+	Q2_GROUP(MAC, V1, 2, 19, 9) \
+	Q2_GROUP(MAC, V0, 4, 20, 10) \
+	Q2_GROUP(MAC, V1, 4, 21, 11) \
+	Q2_GROUP(MAC, V0, 6, 22, 12) \
+	Q2_GROUP(MAC, V1, 6, 23, 13) \
+	STORE8
+
+#define Q2K_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	VMOVI $3, V29.B16 \
+	ADD $16, R0 \
+	ADD $4, R1 \
+loop: \
+	Q2_HALF(MAC) \
+	Q2_HALF(MAC) \
+	ADD $20, R0 \
+	ADD $36, R1 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q2_KSumsNEON(SB), NOSPLIT, $0-32
+	Q2K_BODY(MAC_NEON)
+
+// func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q2_KSumsSDOT(SB), NOSPLIT, $0-32
+	Q2K_BODY(MAC_SDOT)
+
+// ---- Q1_0 and Q2_0: out[k*i+j] = integer sum of q8_0 block j of weight
+// block i (k = 4 or 2 per 18-byte block). The weight bytes are spread to
+// one byte per value with TBL (indexes in V26, V27, stepped by V28 per q8
+// block) and tested bit by bit with CMTST (masks in V29, V30).
+
+// q1idx: value byte j of a 16-value half reads bit byte j/8; then the bit
+// masks 1<<(j%8).
+DATA q1const<>+0(SB)/8, $0x0000000000000000
+DATA q1const<>+8(SB)/8, $0x0101010101010101
+DATA q1const<>+16(SB)/8, $0x0202020202020202
+DATA q1const<>+24(SB)/8, $0x0303030303030303
+DATA q1const<>+32(SB)/8, $0x0404040404040404
+DATA q1const<>+40(SB)/8, $0x0404040404040404
+DATA q1const<>+48(SB)/8, $0x8040201008040201
+DATA q1const<>+56(SB)/8, $0x8040201008040201
+GLOBL q1const<>(SB), RODATA|NOPTR, $64
+
+// q2idx: value byte j reads field byte j/4; then the masks of the fields'
+// low bits (1<<2(j%4)) and high bits (2<<2(j%4)).
+DATA q2const<>+0(SB)/8, $0x0101010100000000
+DATA q2const<>+8(SB)/8, $0x0303030302020202
+DATA q2const<>+16(SB)/8, $0x0505050504040404
+DATA q2const<>+24(SB)/8, $0x0707070706060606
+DATA q2const<>+32(SB)/8, $0x0808080808080808
+DATA q2const<>+40(SB)/8, $0x0808080808080808
+DATA q2const<>+48(SB)/8, $0x4010040140100401
+DATA q2const<>+56(SB)/8, $0x4010040140100401
+DATA q2const<>+64(SB)/8, $0x8020080280200802
+DATA q2const<>+72(SB)/8, $0x8020080280200802
+GLOBL q2const<>(SB), RODATA|NOPTR, $80
+
+// One q8_0 block of Q1_0 into V(acc): weights -1 where the bit is set, +1
+// where clear (CMTST's -1 or 0, OR 1; the sign is undone at the store).
+#define Q1_BLOCK(MAC, acc) \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	VTBL V24.B16, [V0.B16], V4.B16 \
+	VTBL V25.B16, [V0.B16], V5.B16 \
+	VADD V28.B16, V24.B16, V24.B16 \
+	VADD V28.B16, V25.B16, V25.B16 \
+	VCMTST V29.B16, V4.B16, V4.B16 \
+	VCMTST V29.B16, V5.B16, V5.B16 \
+	VORR V30.B16, V4.B16, V4.B16 \
+	VORR V30.B16, V5.B16, V5.B16 \
+	MAC(acc, 4, 2) \
+	MAC(acc, 5, 3)
+
+#define Q1_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	MOVD $q1const<>(SB), R5 \
+	VLD1 (R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
+	VMOVI $1, V30.B16 \
+	VEOR V31.B16, V31.B16, V31.B16 \
+	ADD $2, R0 \
+	ADD $2, R1 \
+loop: \
+	VLD1 (R0), [V0.B16] \
+	ADD $18, R0 \
+	VORR V26.B16, V26.B16, V24.B16 \
+	VORR V27.B16, V27.B16, V25.B16 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	VEOR V18.B16, V18.B16, V18.B16 \
+	VEOR V19.B16, V19.B16, V19.B16 \
+	Q1_BLOCK(MAC, 16) \
+	Q1_BLOCK(MAC, 17) \
+	Q1_BLOCK(MAC, 18) \
+	Q1_BLOCK(MAC, 19) \
+	PACK4(V16, V17, V18, V19, V20, V21) \
+	VSUB V21.S4, V31.S4, V21.S4 \
+	VST1.P [V21.S4], 16(R2) \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q1_0SumsNEON(SB), NOSPLIT, $0-32
+	Q1_BODY(MAC_NEON)
+
+// func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q1_0SumsSDOT(SB), NOSPLIT, $0-32
+	Q1_BODY(MAC_SDOT)
+
+// Weights q-1 of 16 values from the index in V(idx) into V(d): with l and
+// h CMTST's -1 where the low or high bit is set, t = l+2h = -q and q-1 =
+// NOT t (EOR with V31's ones). Clobbers V6, V7.
+#define Q2_WEIGHTS(idx, d) \
+	VTBL idx.B16, [V0.B16], d.B16 \
+	VCMTST V29.B16, d.B16, V6.B16 \
+	VCMTST V30.B16, d.B16, V7.B16 \
+	VADD V7.B16, V6.B16, V6.B16 \
+	VADD V7.B16, V6.B16, V6.B16 \
+	VEOR V31.B16, V6.B16, d.B16
+
+#define Q2_BLOCK(MAC, acc) \
+	VLD1 (R1), [V2.B16, V3.B16] \
+	ADD $34, R1 \
+	Q2_WEIGHTS(V24, V4) \
+	Q2_WEIGHTS(V25, V5) \
+	VADD V28.B16, V24.B16, V24.B16 \
+	VADD V28.B16, V25.B16, V25.B16 \
+	MAC(acc, 4, 2) \
+	MAC(acc, 5, 3)
+
+#define Q2_BODY(MAC) \
+	MOVD w+0(FP), R0 \
+	MOVD a+8(FP), R1 \
+	MOVD nb+16(FP), R3 \
+	MOVD out+24(FP), R2 \
+	CBZ R3, done \
+	MOVD $q2const<>(SB), R5 \
+	VLD1.P 64(R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
+	VLD1 (R5), [V30.B16] \
+	VMOVI $255, V31.B16 \
+	ADD $2, R0 \
+	ADD $2, R1 \
+loop: \
+	VLD1 (R0), [V0.B16] \
+	ADD $18, R0 \
+	VORR V26.B16, V26.B16, V24.B16 \
+	VORR V27.B16, V27.B16, V25.B16 \
+	VEOR V16.B16, V16.B16, V16.B16 \
+	VEOR V17.B16, V17.B16, V17.B16 \
+	Q2_BLOCK(MAC, 16) \
+	Q2_BLOCK(MAC, 17) \
+	VADDP V17.S4, V16.S4, V20.S4 \
+	VADDP V20.S4, V20.S4, V21.S4 \
+	FMOVD F21, (R2) \
+	ADD $8, R2 \
+	SUBS $1, R3 \
+	BNE loop \
+done: \
+	RET
+
+// func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+TEXT ·q2_0SumsNEON(SB), NOSPLIT, $0-32
+	Q2_BODY(MAC_NEON)
+
+// func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+TEXT ·q2_0SumsSDOT(SB), NOSPLIT, $0-32
+	Q2_BODY(MAC_SDOT)
+
+// ---- F32: the dot of n floats (n a multiple of 16), four FMLA
+// accumulators of four lanes, added (0+1)+(2+3), then lanes pairwise.
+
+// FADD Vd.4S, Vn.4S, Vm.4S
+#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
+// FADDP Vd.4S, Vn.4S, Vm.4S
+#define FADDP4(d, n, m) WORD $(0x6E20D400 | (m<<16) | (n<<5) | d)
+// FADDP Sd, Vn.2S
+#define FADDP2S(d, n) WORD $(0x7E30D800 | (n<<5) | d)
+
+// func dotF32NEON(x, y *float32, n int) float32
+TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD n+16(FP), R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R3, sum
+loop:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VFMLA V4.S4, V0.S4, V16.S4
+	VFMLA V5.S4, V1.S4, V17.S4
+	VFMLA V6.S4, V2.S4, V18.S4
+	VFMLA V7.S4, V3.S4, V19.S4
+	SUBS $16, R3
+	BNE loop
+sum:
+	FADD4(16, 16, 17)
+	FADD4(18, 18, 19)
+	FADD4(16, 16, 18)
+	FADDP4(16, 16, 16)
+	FADDP2S(16, 16)
+	FMOVS F16, ret+24(FP)
+	RET

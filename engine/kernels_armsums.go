@@ -1,0 +1,70 @@
+//go:build (arm64 || arm) && !purego
+
+package engine
+
+// The ARM kernels' shared Go side: assembly (kernels_arm64.s, kernels_arm.s)
+// computes each group's exact int32 sum, Go scales and adds them in the
+// portable kernels' float order, without fused multiply-adds, so a dot
+// equals the portable kernel's bit for bit.
+
+// sumsFunc writes the integer group sums of nb weight blocks at w with
+// their activation blocks at a to out.
+type sumsFunc func(w, a *byte, nb int, out *int32)
+
+// armSet is one variant of the assembly kernels.
+type armSet struct {
+	name                               string
+	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
+}
+
+// arm is the variant the kernels call (set by installKernels).
+var arm *armSet
+
+// sumsChunk is how many int32 sums a kernel collects on the stack before
+// Go scales them: a multiple of every type's sums per block.
+const sumsChunk = 64
+
+func dotQ8_0Arm(n int, w, a []byte) float32 {
+	nb := n / 32
+	w, a = w[:nb*q8_0Bytes], a[:nb*q8_0Bytes]
+	var sums [sumsChunk]int32
+	var sumf float32
+	for b := 0; b < nb; b += sumsChunk {
+		m := min(sumsChunk, nb-b)
+		arm.q8_0(&w[b*q8_0Bytes], &a[b*q8_0Bytes], m, &sums[0])
+		for i, s := range sums[:m] {
+			sumf = q8_0Add(sumf, s, w[(b+i)*q8_0Bytes:], a[(b+i)*q8_0Bytes:])
+		}
+	}
+	return sumf
+}
+
+// armDot runs sums over the nb weight blocks of w (wBytes each, per sums
+// per block; aBytes of activations each), a chunk at a time, and folds
+// each block's sums into the float result with add.
+func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(sumf float32, g []int32, x, y []byte) float32) float32 {
+	w, a = w[:nb*wBytes], a[:nb*aBytes]
+	var buf [sumsChunk]int32
+	var sumf float32
+	for b := 0; b < nb; b += sumsChunk / per {
+		m := min(sumsChunk/per, nb-b)
+		sums(&w[b*wBytes], &a[b*aBytes], m, &buf[0])
+		for i := 0; i < m; i++ {
+			x := w[(b+i)*wBytes : (b+i+1)*wBytes]
+			y := a[(b+i)*aBytes : (b+i+1)*aBytes]
+			sumf = add(sumf, buf[per*i:per*i+per:per*i+per], x, y)
+		}
+	}
+	return sumf
+}
+
+func dotQ4_KArm(n int, w, a []byte) float32 {
+	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		sc, mn := kScales(x[4:16])
+		isum := int32(0)
+		for j, s := range g {
+			isum += int32(sc[j]) * s
+		}
+		return q4_KAdd(sumf, isum, kMinsSum(y[260:292:292], &mn), x, y)
+	})
+}
