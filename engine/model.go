@@ -80,8 +80,13 @@ type Model struct {
 	Layers      []Layer
 	// WeightBytes is the total size of the tensors in the file(s).
 	WeightBytes int64
+	// FromCache counts the expert tensors read from OpenOptions.ExpertsFrom
+	// because the file's bytes of them are punched.
+	FromCache int
 
-	unmap []func() error
+	expertsFrom string
+	cache       *cacheFile
+	unmap       []func() error
 }
 
 // Close releases the mappings. The model must not be used afterwards.
@@ -104,8 +109,21 @@ type tensorSet struct {
 // Open loads the model in the GGUF file at path. Split models (llama.cpp's
 // gguf-split: NAME-00001-of-0000N.gguf) are opened from their first file,
 // the others are found next to it.
-func Open(path string) (*Model, error) {
-	m := &Model{}
+func Open(path string) (*Model, error) { return OpenWith(path, OpenOptions{}) }
+
+// OpenOptions are the choices of OpenWith.
+type OpenOptions struct {
+	// ExpertsFrom names the cache a punched file (gguf punch) was checked
+	// against: the expert tensors whose bytes in the file are holes are
+	// read from it instead, which must hold them under the same names,
+	// types and shapes. Without it a punched file is refused, since its
+	// experts read as zeros.
+	ExpertsFrom string
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, o OpenOptions) (*Model, error) {
+	m := &Model{expertsFrom: o.ExpertsFrom}
 	ts := &tensorSet{info: map[string]*gguf.TensorInfo{}, data: map[string][]byte{}, used: map[string]bool{}}
 	first, err := m.addFile(path, ts)
 	if err != nil {
@@ -168,14 +186,21 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if n, err := experts.Punched(f, r.File); err == nil && n > 0 {
-		return nil, fmt.Errorf("%s: %d bytes of its experts are punched out and read as zeros (gguf unpunch %s --from CACHE first)", path, n, path)
+	punched, err := experts.Punched(f, r.File)
+	if err == nil && punched > 0 && m.expertsFrom == "" {
+		return nil, fmt.Errorf("%s: %d bytes of its experts are punched out and read as zeros (run it with --experts-from CACHE, or gguf unpunch %s --from CACHE first)", path, punched, path)
 	}
 	data, unmap, err := mapFile(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.unmap = append(m.unmap, unmap)
+	var cache *cacheFile
+	if punched > 0 {
+		if cache, err = m.openCache(); err != nil {
+			return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.expertsFrom, err)
+		}
+	}
 	for i := range r.Tensors {
 		t := &r.Tensors[i]
 		if _, dup := ts.info[t.Name]; dup {
@@ -187,6 +212,16 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 			return nil, fmt.Errorf("%s: tensor %q [%d, %d) is past the end of the file (%d bytes)", path, t.Name, off, end, len(data))
 		}
 		b := data[off:end:end]
+		if cache != nil && experts.IsExpert(t.Name) {
+			if holes, err := experts.HoleBytes(f, off, end); err != nil {
+				return nil, fmt.Errorf("%s: tensor %q: %w", path, t.Name, err)
+			} else if holes > 0 {
+				if b, err = cache.tensor(t); err != nil {
+					return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.expertsFrom, err)
+				}
+				m.FromCache++
+			}
+		}
 		if off%4 != 0 {
 			// Only files with general.alignment < 4 get here; float32
 			// weights must be aligned to be used in place on every CPU.
@@ -197,6 +232,65 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 		m.WeightBytes += t.Size()
 	}
 	return r, nil
+}
+
+// cacheFile is the mapped --experts-from file of a punched model.
+type cacheFile struct {
+	r    *gguf.Reader
+	data []byte
+}
+
+// openCache maps the --experts-from file once per model.
+func (m *Model) openCache() (*cacheFile, error) {
+	if m.cache != nil {
+		return m.cache, nil
+	}
+	f, err := os.Open(m.expertsFrom)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r, err := gguf.NewReader(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if n, err := experts.Punched(f, r.File); err == nil && n > 0 {
+		return nil, fmt.Errorf("the cache is punched too (%d bytes of holes)", n)
+	}
+	data, unmap, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	m.unmap = append(m.unmap, unmap)
+	m.cache = &cacheFile{r: r, data: data}
+	return m.cache, nil
+}
+
+// tensor returns the cache's bytes of t, which it must hold with the same
+// type and shape.
+func (c *cacheFile) tensor(t *gguf.TensorInfo) ([]byte, error) {
+	i := c.r.TensorIndex(t.Name)
+	if i < 0 {
+		return nil, fmt.Errorf("the cache has no tensor %q", t.Name)
+	}
+	ct := &c.r.Tensors[i]
+	if ct.Type != t.Type || ct.Shape() != t.Shape() {
+		return nil, fmt.Errorf("tensor %q is %s %s in the cache, %s %s in the model", t.Name, ct.Type, ct.Shape(), t.Type, t.Shape())
+	}
+	off := c.r.TensorFileOffset(i)
+	end := off + ct.Size()
+	if end > int64(len(c.data)) {
+		return nil, fmt.Errorf("tensor %q is past the end of the cache", t.Name)
+	}
+	b := c.data[off:end:end]
+	if off%4 != 0 {
+		b = alignedCopy(b)
+	}
+	return b, nil
 }
 
 // alignedCopy copies b into an 8-byte aligned buffer.

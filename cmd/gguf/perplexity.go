@@ -49,9 +49,9 @@ type perplexityJSON struct {
 
 func newPerplexityCmd() *cobra.Command {
 	var (
-		file, full      string
-		jsonOut         bool
-		ctx, chunks, th int
+		file, full, expertsFrom string
+		jsonOut                 bool
+		ctx, chunks, th         int
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity MODEL -f TEXT",
@@ -93,7 +93,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				return usageError("%v", err)
 			}
 			defer text.Close()
-			m, tok, s, err := loadModel("perplexity", args[0], ctx, th)
+			m, tok, s, err := loadModel("perplexity", args[0], expertsFrom, ctx, th)
 			if err != nil {
 				return err
 			}
@@ -107,7 +107,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				o.BOS = tok.BOS()
 			}
 			if full != "" {
-				fm, _, fs, err := loadModel("perplexity --full", full, ctx, th)
+				fm, _, fs, err := loadModel("perplexity --full", full, "", ctx, th)
 				if err != nil {
 					return err
 				}
@@ -175,6 +175,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from, for the charged figure")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "machine-readable output")
 	kernelsFlag(cmd)
+	expertsFromFlag(cmd, &expertsFrom)
 	return cmd
 }
 

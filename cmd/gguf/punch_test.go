@@ -41,6 +41,31 @@ func TestPunchCLI(t *testing.T) {
 		t.Error("info --json has no punched_bytes")
 	}
 	checkOneLineError(t, runGGUF(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1"), 2, "punched out and read as zeros")
+	// With the cache the punched file computes what the whole file does:
+	// the same greedy text and the same perplexity, to the last digit.
+	text := p("text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("t1 t7 t3 t12 t5 t40 t2 t9 ", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", "-p", "t1 t2", "-n", "24", "--temp", "0", "-t", "1"},
+		{"perplexity", "-f", text, "--ctx", "32", "--json", "-t", "1"},
+	} {
+		want := mustRun(t, nil, append([]string{args[0], p("cache.gguf")}, args[1:]...)...).stdout
+		got := mustRun(t, nil, append([]string{args[0], p("el.gguf"), "--experts-from", p("cache.gguf")}, args[1:]...)...).stdout
+		// The JSON names the model file; the rest must be equal.
+		want = bytes.Replace(want, []byte("cache.gguf"), []byte("el.gguf"), 1)
+		if len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s --experts-from differs from the unpunched file:\n got  %q\n want %q", args[0], got, want)
+		}
+	}
+	// The original file holds the same experts (a valid cache); a dense
+	// model holds none.
+	mustRun(t, nil, "run", p("el.gguf"), "--experts-from", p("m.gguf"), "-p", "t1", "-n", "1")
+	if err := os.WriteFile(p("dense.gguf"), fixture.Dense().Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", p("el.gguf"), "--experts-from", p("dense.gguf"), "-p", "t1", "-n", "1"), 2, "the cache has no tensor")
 	mustRun(t, nil, "unpunch", p("el.gguf"), "--from", p("cache.gguf"))
 	mustRun(t, nil, "run", p("el.gguf"), "-p", "t1", "-n", "1")
 	if got, _ := os.ReadFile(p("el.gguf")); !bytes.Equal(got, orig) {

@@ -34,6 +34,7 @@ type runFlags struct {
 	chat          chatFlags
 	model         string // -m, llama-cli's spelling of the MODEL argument
 	promptFile    string // -f, the prompt read from a file
+	expertsFrom   string // the cache of a punched file's experts
 }
 
 // defaultThreads is every core, as llama.cpp's tools default to.
@@ -115,7 +116,14 @@ KV cache is kept from turn to turn.`,
 	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
 	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
 	kernelsFlag(cmd)
+	expertsFromFlag(cmd, &f.expertsFrom)
 	return cmd
+}
+
+// expertsFromFlag adds --experts-from, the cache a punched file's experts
+// are read from.
+func expertsFromFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "experts-from", "", "read the experts a punched file (gguf punch) lacks from this cache file")
 }
 
 // kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
@@ -134,7 +142,7 @@ func kernelsFlag(cmd *cobra.Command) {
 
 // loadModel opens a model, its tokenizer and an inference state; verb names
 // the command in the message for a model that is not a local file.
-func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
+func loadModel(verb, path, expertsFrom string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
 	if threads < 1 {
 		return nil, nil, nil, usageError("--threads must be at least 1")
 	}
@@ -148,7 +156,7 @@ func loadModel(verb, path string, ctx, threads int) (*engine.Model, *vocabselect
 	if hfremote.IsRemote(path) {
 		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
 	}
-	m, err := engine.Open(path)
+	m, err := engine.OpenWith(path, engine.OpenOptions{ExpertsFrom: expertsFrom})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -178,7 +186,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return usageError("%v", err)
 		}
 	}
-	m, tok, s, err := loadModel("run", path, f.ctx, f.threads)
+	m, tok, s, err := loadModel("run", path, f.expertsFrom, f.ctx, f.threads)
 	if err != nil {
 		return err
 	}
