@@ -171,26 +171,35 @@ func (m *Model) addSplits(path string, first *gguf.Reader, n int, ts *tensorSet)
 	return nil
 }
 
+// openReader opens path and reads its GGUF header; errors name the path.
+func openReader(path string) (*os.File, *gguf.Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var r *gguf.Reader
+		if r, err = gguf.NewReader(f, st.Size()); err == nil {
+			return f, r, nil
+		}
+	}
+	f.Close()
+	return nil, nil, fmt.Errorf("%s: %w", path, err)
+}
+
 // addFile maps one file and records its tensors.
 func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
-	f, err := os.Open(path)
+	f, r, err := openReader(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	punched, err := experts.Punched(f, r.File)
 	if err == nil && punched > 0 && m.expertsFrom == "" {
 		return nil, fmt.Errorf("%s: %d bytes of its experts are punched out and read as zeros (run it with --experts-from CACHE, or gguf unpunch %s --from CACHE first)", path, punched, path)
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mapFile(f, r.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -245,23 +254,15 @@ func (m *Model) openCache() (*cacheFile, error) {
 	if m.cache != nil {
 		return m.cache, nil
 	}
-	f, err := os.Open(m.expertsFrom)
+	f, r, err := openReader(m.expertsFrom)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	r, err := gguf.NewReader(f, st.Size())
-	if err != nil {
-		return nil, err
-	}
 	if n, err := experts.Punched(f, r.File); err == nil && n > 0 {
 		return nil, fmt.Errorf("the cache is punched too (%d bytes of holes)", n)
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mapFile(f, r.Size())
 	if err != nil {
 		return nil, err
 	}
