@@ -89,7 +89,8 @@ exits non-zero.`,
   gguf demo --dir /tmp/gguf-demo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
+			keep := dir != ""
+			if !keep {
 				d, err := os.MkdirTemp("", "gguf-demo-")
 				if err != nil {
 					return err
@@ -101,7 +102,7 @@ exits non-zero.`,
 			} else if dir, err = filepath.Abs(dir); err != nil {
 				return err
 			}
-			return runDemo(cmd.Context(), dir)
+			return runDemo(cmd.Context(), dir, keep)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "keep the demo files in this directory (default: a temporary one, removed)")
@@ -248,7 +249,9 @@ func demoRecipe(ctx context.Context, w io.Writer, dir, name string, text []byte,
 	return rr, fetched, nil
 }
 
-func runDemo(ctx context.Context, dir string) error {
+// runDemo runs the demo in dir; keep says whether dir outlives it (--dir),
+// so that the closing line says where the files are or that they are gone.
+func runDemo(ctx context.Context, dir string, keep bool) error {
 	w := stdout
 	stories, err := demoImport(dir)
 	if err != nil {
@@ -469,7 +472,7 @@ func runDemo(ctx context.Context, dir string) error {
 	if outside > 0 {
 		return demoFail("generated %d tokens outside the pruned head", outside)
 	}
-	fmt.Fprintf(w, "\n9. gguf run (MoE, experts paged from the end of the file): %d tokens at %.0f tok/s, none outside the %d-row head: ok\n",
+	fmt.Fprintf(w, "\n9. gguf run (MoE, experts last in the file): %d tokens at %.0f tok/s, none outside the %d-row head: ok\n",
 		mgs.Generated, tokPerSec(mgs.Generated, mgs.GenTime), len(rep.Head.IDs))
 	demoCmd(w, "gguf", "run", built, "-p", prompt, "-n", "48", "--ctx", "128", "-t", "2",
 		"--temp", "1", "--top-k", "40", "--top-p", "0.95", "--min-p", "0", "--repeat-penalty", "1", "--seed", "1")
@@ -492,7 +495,11 @@ func runDemo(ctx context.Context, dir string) error {
 	fmt.Fprintf(w, "\n10. gguf perplexity --ctx 64: head's tokens only PPL %.2f ± %.2f over %d scored tokens (%d misses skipped), misses charged ln(vocab) PPL %.2f; %.3f bits per byte head-only\n",
 		pr.PPL, pr.PPLErr, pr.Scored, pr.Misses, pr.ChargedPPL, engine.BitsPerByte(pr.PPL, len(ids), len(evalText)))
 	demoCmd(w, "gguf", "perplexity", built, "-f", evalFile, "--ctx", "64", "--chunks", "8", "-t", "2")
-	fmt.Fprintf(w, "\nevery file above is in %s\n", dir)
+	if keep {
+		fmt.Fprintf(w, "\nevery file above is in %s\n", dir)
+	} else {
+		fmt.Fprintf(w, "\nthe files above are removed on exit (gguf demo --dir DIR keeps them, and the commands then run as printed)\n")
+	}
 	fmt.Fprintln(w, "\nall checks passed (the MoE has random weights: its text means nothing, its bytes and counts are what is checked)")
 	return nil
 }
