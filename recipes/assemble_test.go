@@ -3,6 +3,7 @@ package recipes
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,34 @@ func TestAssembleRecipeEqualsCLI(t *testing.T) {
 				t.Fatalf("the recipe's output (%d bytes, sha256 %s) differs from gguf assemble's (%d bytes, sha256 %s)", len(got), sum(got), len(want), sum(want))
 			}
 			t.Logf("%s: %d bytes, sha256 %s, as gguf assemble writes", tc.name, len(got), sum(got))
+
+			// `gguf recipe plan` prints the same file's tensor table and
+			// what each input's tensors cost, from the locked recipe.
+			text, err := r.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, map[string][]byte{tc.name + ".yaml": text})
+			cmd = exec.Command(bin, "recipe", "plan", "--json", path)
+			var so bytes.Buffer
+			cmd.Stdout = &so
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("gguf recipe plan: %v", err)
+			}
+			var pr struct {
+				Tensors   []struct{ Name string }
+				FileBytes int64 `json:"file_bytes"`
+				Costs     []Cost
+			}
+			if err := json.Unmarshal(so.Bytes(), &pr); err != nil {
+				t.Fatal(err)
+			}
+			if pr.FileBytes != int64(len(got)) || len(pr.Tensors) != len(rr.Sums.Tensors) {
+				t.Errorf("recipe plan: %d tensors, %d bytes; the run wrote %d tensors, %d bytes", len(pr.Tensors), pr.FileBytes, len(rr.Sums.Tensors), len(got))
+			}
+			for _, c := range pr.Costs {
+				t.Logf("%s: input %s: build reads %d tensor bytes of its %d", tc.name, c.Name, c.Needed, *r.Inputs[c.Name].Size)
+			}
 		})
 	}
 }
