@@ -446,6 +446,7 @@ func TestSeedRecipesOnLookAlikes(t *testing.T) {
 			if _, err := r.Verify(out); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("%s: wrote %d bytes, sha256 %s; read %v tensor bytes by input", sc.recipe, rr.Sums.Size, rr.Sums.SHA256, rr.Read)
 			if r.Build.Head != nil && b.Report.Head == nil {
 				t.Error("the head was not pruned")
 			}
