@@ -28,6 +28,8 @@ import (
 //	  from: model
 //	  head: {ids: ids, rows: 65668}
 //	  quantize: {type: Q4_K, pure: true, imatrix: imatrix}
+//	# or, instead of build, gguf assemble's options over model inputs:
+//	# assemble: {base: model, experts: other, experts_type: Q2_K, imatrix: imatrix, experts_layout: q2lut}
 //	output:
 //	  name: smollm2-360m-q4k.gguf
 //	  sha256: ...
