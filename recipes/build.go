@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
@@ -17,9 +18,11 @@ import (
 // Planned is a recipe's build planned: the options `gguf build` would be
 // given, the plan they make and the report of what it does.
 type Planned struct {
-	Options ops.Options
-	Plan    *plan.Plan
-	Report  *ops.Report
+	// Options are a build's; Assemble an assemble's.
+	Options  ops.Options
+	Assemble ops.AssembleOptions
+	Plan     *plan.Plan
+	Report   *ops.Report
 	// Selection is the head's vocab select result, when the head is
 	// selected from corpora.
 	Selection *vocabselect.Selection
@@ -29,6 +32,9 @@ type Planned struct {
 // plans it; no tensor byte is read.
 func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 	r := res.Recipe
+	if r.Assemble != nil {
+		return res.planAssemble()
+	}
 	b := &r.Build
 	fail := func(at At, err error) error { return &Error{File: r.Path, At: at, Msg: err.Error()} }
 	main := res.Inputs[b.From].PlanInput()
@@ -92,12 +98,11 @@ func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 		spec := ops.QuantizeSpec{Type: q.Type, Pure: q.Pure, TensorTypes: q.TensorTypes, OutputType: q.OutputType,
 			EmbdType: q.EmbdType, AllowRequantize: q.AllowRequantize, Keep: q.Keep, Threads: res.opts.Threads}
 		if q.Imatrix != "" {
-			in := res.Inputs[q.Imatrix]
-			m, err := quant.ReadImatrix(bytes.NewReader(in.Data), int64(len(in.Data)))
+			m, name, err := res.imatrix("build.quantize.imatrix", q.Imatrix)
 			if err != nil {
-				return nil, fail(q.At, fmt.Errorf("build.quantize.imatrix %s: %w", q.Imatrix, err))
+				return nil, fail(q.At, err)
 			}
-			spec.Imatrix, spec.ImatrixFile = m, baseName(in.Input.Source)
+			spec.Imatrix, spec.ImatrixFile = m, name
 		}
 		qz, err := spec.Quantize()
 		if err != nil {
@@ -111,6 +116,46 @@ func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 	}
 	out.Options, out.Plan, out.Report = opts, p, rep
 	return out, nil
+}
+
+// planAssemble turns the recipe's assemble into the ops.AssembleOptions of
+// `gguf assemble` over the opened inputs and plans it; no tensor byte is
+// read.
+func (res *Resolved) planAssemble() (*Planned, error) {
+	r := res.Recipe
+	a := r.Assemble
+	fail := func(err error) error { return &Error{File: r.Path, At: a.At, Msg: err.Error()} }
+	opts := ops.AssembleOptions{ExpertsLayout: a.ExpertsLayout, Threads: res.opts.Threads}
+	if a.ExpertsType != "" {
+		t, err := gguf.ParseType(a.ExpertsType)
+		if err != nil {
+			return nil, fail(fmt.Errorf("assemble.experts_type: %w", err))
+		}
+		opts.ExpertsType = t
+	}
+	if a.Imatrix != "" {
+		m, _, err := res.imatrix("assemble.imatrix", a.Imatrix)
+		if err != nil {
+			return nil, fail(err)
+		}
+		opts.Imatrix = m
+	}
+	p, rep, err := ops.Assemble(res.Inputs[a.Base].PlanInput(), res.Inputs[a.Experts].PlanInput(), opts)
+	if err != nil {
+		return nil, fail(err)
+	}
+	return &Planned{Assemble: opts, Plan: p, Report: rep}, nil
+}
+
+// imatrix decodes the importance matrix input name and returns it with the
+// file name llama-quantize records for it.
+func (res *Resolved) imatrix(what, name string) (*quant.Imatrix, string, error) {
+	in := res.Inputs[name]
+	m, err := quant.ReadImatrix(bytes.NewReader(in.Data), int64(len(in.Data)))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %s: %w", what, name, err)
+	}
+	return m, baseName(in.Input.Source), nil
 }
 
 // selectHead is `gguf vocab select` with the build's input as the

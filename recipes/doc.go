@@ -3,7 +3,9 @@
 // head from an ids file or from a `vocab select` over pinned corpora,
 // llama-quantize's options with an imatrix pinned by sha256, tensors added
 // from other inputs, experts last, metadata edits) and give the sha256 and
-// size of the file they make, and optionally each tensor's sha256.
+// size of the file they make, and optionally each tensor's sha256. A
+// recipe can instead assemble: one `gguf assemble` (a model's metadata and
+// non-expert tensors, another's experts last, converted and repacked).
 //
 // A recipe is planning then executing: Open resolves every input (a GGUF's
 // header only; small inputs such as ids files, corpora and importance

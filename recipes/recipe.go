@@ -13,6 +13,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/ops"
 )
 
 // Recipe is a decoded recipe file.
@@ -25,6 +28,8 @@ import (
 //	  from: model
 //	  head: {ids: ids, rows: 65668}
 //	  quantize: {type: Q4_K, pure: true, imatrix: imatrix}
+//	# or, instead of build, gguf assemble's options over model inputs:
+//	# assemble: {base: model, experts: other, experts_type: Q2_K, imatrix: imatrix, experts_layout: q2lut}
 //	output:
 //	  name: smollm2-360m-q4k.gguf
 //	  sha256: ...
@@ -37,8 +42,11 @@ type Recipe struct {
 	Description string `yaml:"description"`
 	// Inputs are the files the build reads, by the names the build uses.
 	Inputs map[string]*Input `yaml:"inputs"`
-	// Build is the one build the recipe makes.
+	// Build is the one build the recipe makes, unless it is an Assemble.
 	Build Build `yaml:"build"`
+	// Assemble is the recipe's make when it joins two models (a recipe
+	// has either build or assemble).
+	Assemble *Assemble `yaml:"assemble"`
 	// Output is what the build must produce.
 	Output Output `yaml:"output"`
 
@@ -96,6 +104,19 @@ type Build struct {
 	Set []string `yaml:"set"`
 	// Align sets general.alignment (--align).
 	Align uint32 `yaml:"align"`
+}
+
+// Assemble mirrors `gguf assemble`: the metadata and non-expert tensors of
+// input Base, the expert tensors of input Experts after them, converted to
+// ExpertsType (--experts-type, weighted by the input Imatrix: --imatrix)
+// and repacked (--experts-layout q2lut).
+type Assemble struct {
+	At            `yaml:"-"`
+	Base          string `yaml:"base"`
+	Experts       string `yaml:"experts"`
+	ExpertsType   string `yaml:"experts_type"`
+	ExpertsLayout string `yaml:"experts_layout"`
+	Imatrix       string `yaml:"imatrix"`
 }
 
 // Add is one --add: the tensors of input From whose names match Tensors
@@ -376,7 +397,6 @@ func (r *Recipe) validate() error {
 			return e(in.At, "inputs.%s: sha256 %q is not 64 lowercase hex digits", name, in.SHA256)
 		}
 	}
-	b := &r.Build
 	used := map[string]string{} // input name -> its role
 	use := func(at At, what, name, role string) error {
 		if name == "" {
@@ -391,6 +411,75 @@ func (r *Recipe) validate() error {
 		used[name] = role
 		return nil
 	}
+	hasBuild := r.Build.At.Line != 0
+	switch root := r.doc.Content[0]; {
+	case hasBuild && r.Assemble != nil:
+		return e(r.Assemble.At, "give either build or assemble, not both")
+	case !hasBuild && r.Assemble == nil:
+		return e(At{root.Line, root.Column}, "missing build (or assemble): what the recipe makes")
+	case r.Assemble != nil:
+		if err := r.Assemble.validate(e, use); err != nil {
+			return err
+		}
+	default:
+		if err := r.Build.validate(e, use); err != nil {
+			return err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Inputs)) {
+		if _, ok := used[name]; !ok {
+			return e(r.Inputs[name].At, "inputs.%s: not used by the build", name)
+		}
+	}
+	o := &r.Output
+	if o.SHA256 != "" && !hexSHA256.MatchString(o.SHA256) {
+		return e(o.At, "output.sha256 %q is not 64 lowercase hex digits", o.SHA256)
+	}
+	for i, t := range o.Tensors {
+		if t.Name == "" || !hexSHA256.MatchString(t.SHA256) {
+			return e(t.At, "output.tensors[%d]: want a name and a 64-hex sha256", i)
+		}
+	}
+	if o.Name != "" && (strings.ContainsRune(o.Name, '/') || o.Name == "." || o.Name == "..") {
+		return e(o.At, "output.name %q: want a file name, not a path", o.Name)
+	}
+	return nil
+}
+
+// InputNames returns the inputs' names in order.
+func (r *Recipe) InputNames() []string { return slices.Sorted(maps.Keys(r.Inputs)) }
+
+// localPath returns the path of a local input, relative to the recipe.
+func (r *Recipe) localPath(src string) string {
+	if filepath.IsAbs(src) {
+		return src
+	}
+	return filepath.Join(filepath.Dir(r.Path), src)
+}
+
+// Encode writes the recipe's YAML as read, with Lock's edits.
+func (r *Recipe) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(r.doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// errorf makes an Error at a position of the recipe file; useInput checks
+// that an operation names an input and records the role it has there.
+type (
+	errorf   func(at At, format string, args ...any) error
+	useInput func(at At, what, name, role string) error
+)
+
+// validate checks a build's input names and the syntax of its operations.
+func (b *Build) validate(e errorf, use useInput) error {
 	if err := use(b.At, "build.from", b.From, "a model"); err != nil {
 		return err
 	}
@@ -437,47 +526,32 @@ func (r *Recipe) validate() error {
 			return e(b.At, "build.set[%d]: %q reads a file, which a recipe cannot pin: give the value inline", i, s)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.Inputs)) {
-		if _, ok := used[name]; !ok {
-			return e(r.Inputs[name].At, "inputs.%s: not used by the build", name)
-		}
-	}
-	o := &r.Output
-	if o.SHA256 != "" && !hexSHA256.MatchString(o.SHA256) {
-		return e(o.At, "output.sha256 %q is not 64 lowercase hex digits", o.SHA256)
-	}
-	for i, t := range o.Tensors {
-		if t.Name == "" || !hexSHA256.MatchString(t.SHA256) {
-			return e(t.At, "output.tensors[%d]: want a name and a 64-hex sha256", i)
-		}
-	}
-	if o.Name != "" && (strings.ContainsRune(o.Name, '/') || o.Name == "." || o.Name == "..") {
-		return e(o.At, "output.name %q: want a file name, not a path", o.Name)
-	}
 	return nil
 }
 
-// InputNames returns the inputs' names in order.
-func (r *Recipe) InputNames() []string { return slices.Sorted(maps.Keys(r.Inputs)) }
-
-// localPath returns the path of a local input, relative to the recipe.
-func (r *Recipe) localPath(src string) string {
-	if filepath.IsAbs(src) {
-		return src
+// validate checks an assemble's input names, type and layout.
+func (a *Assemble) validate(e errorf, use useInput) error {
+	if err := use(a.At, "assemble.base", a.Base, "a model"); err != nil {
+		return err
 	}
-	return filepath.Join(filepath.Dir(r.Path), src)
-}
-
-// Encode writes the recipe's YAML as read, with Lock's edits.
-func (r *Recipe) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(r.doc); err != nil {
-		return nil, err
+	if err := use(a.At, "assemble.experts", a.Experts, "a model"); err != nil {
+		return err
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
+	if a.ExpertsType != "" {
+		if _, err := gguf.ParseType(a.ExpertsType); err != nil {
+			return e(a.At, "assemble.experts_type: %v", err)
+		}
 	}
-	return buf.Bytes(), nil
+	if a.Imatrix != "" {
+		if a.ExpertsType == "" {
+			return e(a.At, "assemble.imatrix needs experts_type (as --imatrix needs --experts-type)")
+		}
+		if err := use(a.At, "assemble.imatrix", a.Imatrix, "an importance matrix"); err != nil {
+			return err
+		}
+	}
+	if err := ops.ParseLayout("assemble.experts_layout", a.ExpertsLayout, false); err != nil {
+		return e(a.At, "%v", err)
+	}
+	return nil
 }

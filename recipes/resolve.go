@@ -132,6 +132,10 @@ func (r *Recipe) roles() map[string]role {
 	for name := range r.Inputs {
 		m[name] = roleData
 	}
+	if a := r.Assemble; a != nil {
+		m[a.Base], m[a.Experts] = roleModel, roleModel
+		return m
+	}
 	m[r.Build.From] = roleModel
 	for _, a := range r.Build.Add {
 		m[a.From] = roleModel
