@@ -65,8 +65,9 @@ func newRecipeCmd() *cobra.Command {
 		Long: `A recipe (YAML) names a build's inputs by commit, sha256 and size (hf://owner/repo@<commit>/file,
 an https URL or a path relative to the recipe), lists the operations of one 'gguf build' (drop,
 rename, add, the head from an ids file or a vocab select over pinned corpora, llama-quantize's
-options with a pinned imatrix, experts last, metadata) and gives the sha256 and size of the file it
-makes, with each tensor's sha256. The same recipe gives the same bytes on every machine.`,
+options with a pinned imatrix, experts last, layouts, metadata) or of one 'gguf assemble' (base,
+experts, experts type and layout, imatrix), and gives the sha256 and size of the file it makes, with
+each tensor's sha256. The same recipe gives the same bytes on every machine.`,
 	}
 	cmd.AddCommand(newRecipePlanCmd(), newRecipeRunCmd(), newRecipeVerifyCmd(), newRecipeLockCmd())
 	return cmd
