@@ -53,6 +53,7 @@ func (s *Server) begin(host string, rw http.ResponseWriter, r *http.Request) (w 
 	if host == "cdn" {
 		num, sent = &s.cdnN, &s.cdnBytes
 	}
+	s.inflight.Add(1)
 	w = &recorder{ResponseWriter: rw, host: host, n: int(num.Add(1)), count: func(k int64) { sent.Add(k) }}
 	s.delay(r)
 	f = s.fault(host, w.n)
@@ -62,6 +63,7 @@ func (s *Server) begin(host string, rw http.ResponseWriter, r *http.Request) (w 
 func (s *Server) record(w *recorder, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.inflight.Add(-1)
 	s.log = append(s.log, Request{
 		Host: w.host, N: w.n, Method: r.Method, Path: r.URL.RequestURI(), Range: r.Header.Get("Range"),
 		Auth: r.Header.Get("Authorization") != "", Status: w.status,

@@ -142,6 +142,9 @@ type Server struct {
 	files   []*os.File
 
 	hubN, cdnN            atomic.Int64
+	// inflight counts requests begun and not yet recorded, so Requests
+	// can wait for the log of an answer the client has already read.
+	inflight atomic.Int64
 	cdnAuth               atomic.Int64
 	cdnInFlight, cdnMaxIn atomic.Int64
 	hubBytes, cdnBytes    atomic.Int64
@@ -326,7 +329,15 @@ func (s *Server) Stats() Stats {
 }
 
 // Requests returns the requests seen so far, in the order they ended.
+//
+// A client can read the whole body of an answer before its handler has
+// returned and logged it, so Requests first waits (up to a second) for the
+// handlers in flight to finish: a test that reads the log right after a
+// read sees that read's request.
 func (s *Server) Requests() []Request {
+	for deadline := time.Now().Add(time.Second); s.inflight.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.log)
