@@ -141,10 +141,10 @@ type Server struct {
 	nCommit int
 	files   []*os.File
 
-	hubN, cdnN            atomic.Int64
+	hubN, cdnN atomic.Int64
 	// inflight counts requests begun and not yet recorded, so Requests
 	// can wait for the log of an answer the client has already read.
-	inflight atomic.Int64
+	inflight              atomic.Int64
 	cdnAuth               atomic.Int64
 	cdnInFlight, cdnMaxIn atomic.Int64
 	hubBytes, cdnBytes    atomic.Int64
