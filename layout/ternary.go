@@ -262,25 +262,40 @@ func ternaryShape(t gguf.Type, ne0 int64) error {
 	return nil
 }
 
+// ternaryRows checks that layout k takes (verb "take") or gives ("give")
+// type t on rows of ne0 weights, and returns the row sizes of src and dst
+// and the row count, which in and out bytes must hold whole. unpack says
+// the layout is src.
+func ternaryRows(k Kind, t gguf.Type, verb string, ne0 int64, in, out int, unpack bool) (srb, drb, rows int64, err error) {
+	if err := Supports(k, t); err != nil || !k.Ternary() {
+		return 0, 0, 0, fmt.Errorf("layout %s does not %s %s", k, verb, t)
+	}
+	if err := ternaryShape(t, ne0); err != nil {
+		return 0, 0, 0, err
+	}
+	srb, _ = t.RowSize(ne0)
+	drb = rowBytes(k, ne0)
+	if unpack {
+		srb, drb = drb, srb
+	}
+	rows = int64(in) / srb
+	if rows*srb != int64(in) || int64(out) != rows*drb {
+		return 0, 0, 0, fmt.Errorf("layout %s: %d bytes in, %d out: not whole rows of %d and %d", k, in, out, srb, drb)
+	}
+	return srb, drb, rows, nil
+}
+
 // PackTernary converts whole rows of type from (Q2_0, TQ1_0 or TQ2_0; ne0
 // weights each) in src into ternary layout k in dst. firstRow is src's
 // first row in the tensor, for errors: a block that is not ternary (a
 // fourth code, +2) is a *BlockError naming it.
 func PackTernary(k Kind, from gguf.Type, dst, src []byte, ne0, firstRow int64) error {
-	if err := Supports(k, from); err != nil || !k.Ternary() {
-		return fmt.Errorf("layout %s does not take %s", k, from)
-	}
-	if err := ternaryShape(from, ne0); err != nil {
+	srb, drb, rows, err := ternaryRows(k, from, "take", ne0, len(src), len(dst), false)
+	if err != nil {
 		return err
 	}
 	if k == Ter2S128 && ne0%128 != 0 {
 		return fmt.Errorf("layout ter2s128: rows of %d weights are not whole groups of 128", ne0)
-	}
-	srb, _ := from.RowSize(ne0)
-	drb := rowBytes(k, ne0)
-	rows := int64(len(src)) / srb
-	if rows*srb != int64(len(src)) || int64(len(dst)) != rows*drb {
-		return fmt.Errorf("layout %s: %d bytes in, %d out: not whole rows of %d and %d", k, len(src), len(dst), srb, drb)
 	}
 	row := newTernaryRow(ne0)
 	bpr := ne0 / int64(from.BlockSize())
@@ -295,17 +310,9 @@ func PackTernary(k Kind, from gguf.Type, dst, src []byte, ne0, firstRow int64) e
 
 // UnpackTernary converts whole rows of layout k back to type to.
 func UnpackTernary(k Kind, to gguf.Type, dst, src []byte, ne0, firstRow int64) error {
-	if err := Supports(k, to); err != nil || !k.Ternary() {
-		return fmt.Errorf("layout %s does not give %s", k, to)
-	}
-	if err := ternaryShape(to, ne0); err != nil {
+	srb, drb, rows, err := ternaryRows(k, to, "give", ne0, len(src), len(dst), true)
+	if err != nil {
 		return err
-	}
-	drb, _ := to.RowSize(ne0)
-	srb := rowBytes(k, ne0)
-	rows := int64(len(src)) / srb
-	if rows*srb != int64(len(src)) || int64(len(dst)) != rows*drb {
-		return fmt.Errorf("layout %s: %d bytes in, %d out: not whole rows of %d and %d", k, len(src), len(dst), srb, drb)
 	}
 	row := newTernaryRow(ne0)
 	for i := int64(0); i < rows; i++ {
