@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
 )
 
@@ -18,6 +19,12 @@ type Options struct {
 	// Batch is the number of tokens processed together when evaluating a
 	// prompt (default: as many as fit batchBuffers, 32 to 512).
 	Batch int
+	// Pager configures the expert pager; a model opened with
+	// OpenOptions.PageExperts needs it, others refuse it.
+	Pager *PagerOptions
+	// Trace, when not nil, records each MoE layer call's experts (for
+	// gguf moe simulate). The caller flushes it.
+	Trace *pager.TraceWriter
 }
 
 // batchBuffers is what the default batch lets the per-token buffers of a
@@ -60,7 +67,9 @@ type State struct {
 	head                             []float32 // pruned head: [logitRows][rows]
 	logitRows                        int
 
-	moe *moeBuffers
+	moe   *moeBuffers
+	pg    *statePager // the expert pager of a paged model, or nil
+	trace *pager.TraceWriter
 
 	pool *pool
 	mt   matmulTask
@@ -125,11 +134,27 @@ func NewState(m *Model, o Options) (*State, error) {
 	if c.Experts > 0 {
 		s.moe = newMoEBuffers(c, b)
 	}
+	s.trace = o.Trace
+	switch {
+	case m.paged != nil:
+		pg, err := newStatePager(m, c, o.Pager)
+		if err != nil {
+			s.pool.close()
+			return nil, err
+		}
+		s.pg = pg
+	case o.Pager != nil:
+		s.pool.close()
+		return nil, fmt.Errorf("an expert pager needs a model opened with its experts paged (OpenOptions.PageExperts)")
+	}
 	return s, nil
 }
 
-// Close stops the worker goroutines.
-func (s *State) Close() { s.pool.close() }
+// Close stops the worker goroutines and the pager's readers.
+func (s *State) Close() {
+	s.pool.close()
+	s.pg.close()
+}
 
 // Pos returns the number of positions in the KV cache.
 func (s *State) Pos() int { return s.pos }
@@ -296,6 +321,9 @@ func (s *State) forward(tokens []int32) error {
 		}
 	}
 	kvd := c.KVDim()
+	if s.pg != nil {
+		s.pg.step++
+	}
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		for i := 0; i < nb; i++ {
@@ -355,7 +383,9 @@ func (s *State) forward(tokens []int32) error {
 			rmsNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
 		}
 		if c.moeLayer(l) {
-			s.moeFFN(L, nb)
+			if err := s.moeFFN(l, L, nb); err != nil {
+				return err
+			}
 		} else {
 			s.ffn(&L.FFN, c.FF, s.xb2, nb)
 		}
