@@ -115,19 +115,19 @@ type PagerOptions struct {
 // expert is in which slot, package pager) and each slot's gate, up and
 // down buffers with a matrix over each.
 type statePager struct {
-	o      PagerOptions
-	slots  int
-	loader *pager.Loader
-	layers []*pagedLayer // per model layer, nil for a dense layer
-	bytes  int64         // of all slots
+	o         PagerOptions
+	slots     int
+	loader    *pager.Loader
+	layers    []*pagedLayer // per model layer, nil for a dense layer
+	bytes     int64         // of all slots
 	placed    []pager.Placement
 	prePlaced []pager.Placement
 	bonus     []float32
-	pre    *routeScratch
-	preLog []float32
-	preSel []int
-	preW   []float32
-	step   int64 // forward passes so far
+	pre       *routeScratch
+	preLog    []float32
+	preSel    []int
+	preW      []float32
+	step      int64 // forward passes so far
 }
 
 type pagedLayer struct {

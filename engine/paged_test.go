@@ -24,8 +24,8 @@ import (
 // sequences repeat words, so they reuse experts.
 type moeSpec struct {
 	embd, ff, layers, experts, used int
-	typ, expType                   gguf.Type
-	lastOrder                      bool // false: experts interleaved with the layers (not pageable)
+	typ, expType                    gguf.Type
+	lastOrder                       bool // false: experts interleaved with the layers (not pageable)
 }
 
 func (g moeSpec) String() string {

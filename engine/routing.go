@@ -52,7 +52,7 @@ func (r *Routing) check(arch string, experts, used int) error {
 
 // routeScratch is what route needs besides its outputs, allocated once.
 type routeScratch struct {
-	score  []float32 // [experts] selection scores (biased, group-masked)
+	score []float32 // [experts] selection scores (biased, group-masked)
 	// bonus, when not nil, is added to the selection scores: the expert
 	// pager's cache-aware routing (PagerOptions.Bias).
 	bonus  []float32
