@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/dustin/go-humanize"
 	"io"
 	"os"
 
@@ -169,8 +171,9 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 	}
 	p.slots = min(p.slots, c.Experts)
 	if p.slots < c.ExpertsUsed {
-		return nil, fmt.Errorf("a pool of %d slots per layer is smaller than one token's working set (%d experts used per token, %d MoE layers of %d bytes per expert): give at least --moe-pool %d or --moe-budget %d",
-			p.slots, c.ExpertsUsed, moeLayers, perExpert/int64(moeLayers), c.ExpertsUsed, perExpert*int64(c.ExpertsUsed))
+		return nil, fmt.Errorf("a pool of %d slots per layer is smaller than one token's working set (%d experts used per token; %d MoE layers, %s per expert): give at least --moe-pool %d or --moe-budget %s",
+			p.slots, c.ExpertsUsed, moeLayers, humanize.IBytes(uint64(perExpert/int64(moeLayers))), c.ExpertsUsed,
+			humanize.IBytes(uint64(perExpert*int64(c.ExpertsUsed))))
 	}
 	if o.Policy.Kind == pager.Belady {
 		return nil, fmt.Errorf("the belady policy needs the future: it is for gguf moe simulate only")
