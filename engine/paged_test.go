@@ -1,133 +1,58 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/engine/pager"
-	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
-	"github.com/ggufkit/gguf/quant"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/moegen"
 )
 
-// moeSpec is a generated Mixtral-style llama MoE (llama.cpp's tensor
-// names), written experts-last so it can be paged. Its router is skewed
-// as real routers are: every token embedding shares an offset vector m,
-// and router row e is z_e m + noise with z_e falling off like a Zipf law,
-// so a few experts are much more popular; consecutive tokens of the test
-// sequences repeat words, so they reuse experts.
-type moeSpec struct {
-	embd, ff, layers, experts, used int
-	typ, expType                    gguf.Type
-	lastOrder                       bool // false: experts interleaved with the layers (not pageable)
+// moeModel is a generated MoE of family arch (internal/moegen: a skewed
+// router, experts-last unless mixed), 256 tokens, embd a multiple of 256
+// for the K-quants.
+func moeModel(arch string, embd, ff, layers, experts, used int, typ, expType gguf.Type) moegen.Spec {
+	m := fixture.Model{Arch: arch, Name: fmt.Sprintf("%s-x%d-k%d-%s-%s", arch, experts, used, typ, expType),
+		Layers: layers, Embd: embd, FF: ff, Heads: 4, KVHeads: 2, Vocab: 256, Experts: experts, ExpertsUsed: used,
+		Type: typ, HeadType: typ, Seed: uint64(experts*131 + used)}
+	if arch == "bailingmoe2" {
+		m.ExpertFF, m.SharedExperts, m.DenseLead, m.Sigmoid, m.WeightsNorm, m.WeightsScale = ff, 1, 1, true, true, 2.5
+		m.Groups, m.GroupsUsed, m.NextN = 4, 2, 1
+		m.Layers++
+	}
+	if arch == "qwen3moe" {
+		m.ExpertFF = ff
+	}
+	return moegen.Spec{Model: m, ExpertType: expType, Skew: 3, ExpertsLast: true}
 }
 
-func (g moeSpec) String() string {
-	return fmt.Sprintf("x%d-k%d-%s-%s", g.experts, g.used, g.typ, g.expType)
-}
-
-// writeMoE writes the model to dir and returns its path.
-func writeMoE(t testing.TB, dir string, g moeSpec) string {
+// writeMoE writes s to dir and returns its path.
+func writeMoE(t testing.TB, dir string, s moegen.Spec) string {
 	t.Helper()
-	const vocab = 256
-	md := &gguf.Metadata{}
-	u := func(v int) gguf.Value { return gguf.Uint32(uint32(v)) }
-	md.Set("general.architecture", gguf.String("llama"))
-	md.Set("llama.context_length", u(256))
-	md.Set("llama.embedding_length", u(g.embd))
-	md.Set("llama.feed_forward_length", u(g.ff))
-	md.Set("llama.block_count", u(g.layers))
-	md.Set("llama.attention.head_count", u(4))
-	md.Set("llama.attention.head_count_kv", u(2))
-	md.Set("llama.attention.layer_norm_rms_epsilon", gguf.Float32(1e-5))
-	md.Set("llama.expert_count", u(g.experts))
-	md.Set("llama.expert_used_count", u(g.used))
-	rng := rand.New(rand.NewPCG(uint64(g.experts), uint64(g.expType)))
-	type tensor struct {
-		info gguf.TensorInfo
-		data []byte
+	path := filepath.Join(dir, s.Name+fmt.Sprintf("-last%v.gguf", s.ExpertsLast))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var ts []tensor
-	offset := make([]float32, g.embd)
-	for i := range offset {
-		offset[i] = float32(rng.NormFloat64())
+	w := bufio.NewWriter(f)
+	if _, err := s.WriteTo(w); err != nil {
+		t.Fatal(err)
 	}
-	add := func(name string, typ gguf.Type, gen func(i int) float32, dims ...int) {
-		n := 1
-		d := make([]uint64, len(dims))
-		for i, v := range dims {
-			n *= v
-			d[i] = uint64(v)
-		}
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = gen(i)
-		}
-		b := bytesOf(x)
-		if typ != gguf.TypeF32 {
-			size, _ := typ.RowSize(int64(n))
-			b = make([]byte, size)
-			if err := quant.Quantize(typ, b, x, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ts = append(ts, tensor{gguf.TensorInfo{Name: name, Dims: d, Type: typ}, b})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
 	}
-	normal := func(std float64) func(int) float32 {
-		return func(int) float32 { return float32(std * rng.NormFloat64()) }
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
-	norm := func(int) float32 { return float32(1 + 0.02*rng.NormFloat64()) }
-	e := 1 / float64(g.embd)
-	add("token_embd.weight", g.typ, func(i int) float32 {
-		return float32(0.5*float64(offset[i%g.embd]) + rng.NormFloat64())
-	}, g.embd, vocab)
-	add("output_norm.weight", gguf.TypeF32, norm, g.embd)
-	add("output.weight", g.typ, normal(2*math.Sqrt(e)), g.embd, vocab)
-	for l := 0; l < g.layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		add(p+"attn_norm.weight", gguf.TypeF32, norm, g.embd)
-		add(p+"attn_q.weight", g.typ, normal(math.Sqrt(e)), g.embd, g.embd)
-		add(p+"attn_k.weight", g.typ, normal(math.Sqrt(e)), g.embd, g.embd/2)
-		add(p+"attn_v.weight", g.typ, normal(math.Sqrt(e)), g.embd, g.embd/2)
-		add(p+"attn_output.weight", g.typ, normal(3*math.Sqrt(e)), g.embd, g.embd)
-		add(p+"ffn_norm.weight", gguf.TypeF32, norm, g.embd)
-		zipf := make([]float64, g.experts)
-		for x := range zipf {
-			zipf[x] = 3 / float64(1+(x*7)%g.experts) // popular experts spread over the ids
-		}
-		add(p+"ffn_gate_inp.weight", gguf.TypeF32, func(i int) float32 {
-			return float32(zipf[i/g.embd]*float64(offset[i%g.embd])*e + 2*math.Sqrt(e)*rng.NormFloat64())
-		}, g.embd, g.experts)
-		add(p+"ffn_gate_exps.weight", g.expType, normal(math.Sqrt(e)), g.embd, g.ff, g.experts)
-		add(p+"ffn_down_exps.weight", g.expType, normal(3*math.Sqrt(1/float64(g.ff))), g.ff, g.embd, g.experts)
-		add(p+"ffn_up_exps.weight", g.expType, normal(math.Sqrt(e)), g.embd, g.ff, g.experts)
-	}
-	if g.lastOrder {
-		slices.SortStableFunc(ts, func(a, b tensor) int {
-			ea, eb := experts.IsExpert(a.info.Name), experts.IsExpert(b.info.Name)
-			switch {
-			case ea == eb:
-				return 0
-			case eb:
-				return -1
-			}
-			return 1
-		})
-	}
-	var infos []gguf.TensorInfo
-	var datas [][]byte
-	for _, x := range ts {
-		infos = append(infos, x.info)
-		datas = append(datas, x.data)
-	}
-	path := filepath.Join(dir, g.String()+".gguf")
-	writeGGUF(t, path, md, infos, datas)
 	return path
 }
 
@@ -193,10 +118,13 @@ func sameBits(a, b []float32) bool {
 // file, for F32, Q4_K and Q2_K experts and 8 to 64 experts per layer.
 func TestPagerBitIdentical(t *testing.T) {
 	dir := t.TempDir()
-	specs := []moeSpec{
-		{embd: 64, ff: 64, layers: 3, experts: 64, used: 4, typ: gguf.TypeF32, expType: gguf.TypeF32, lastOrder: true},
-		{embd: 256, ff: 256, layers: 2, experts: 8, used: 2, typ: gguf.TypeQ8_0, expType: gguf.TypeQ4_K, lastOrder: true},
-		{embd: 256, ff: 256, layers: 2, experts: 16, used: 4, typ: gguf.TypeQ8_0, expType: gguf.TypeQ2_K, lastOrder: true},
+	specs := []moegen.Spec{
+		moeModel("llama", 64, 64, 3, 64, 4, gguf.TypeF32, gguf.TypeF32),
+		moeModel("llama", 256, 256, 2, 8, 2, gguf.TypeQ8_0, gguf.TypeQ4_K),
+		moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ2_K),
+		moeModel("qwen3moe", 64, 32, 2, 16, 4, gguf.TypeF32, gguf.TypeF32),
+		moeModel("olmoe", 64, 32, 2, 16, 2, gguf.TypeF32, gguf.TypeF32),
+		moeModel("bailingmoe2", 64, 32, 2, 16, 4, gguf.TypeF32, gguf.TypeF32),
 	}
 	if testing.Short() {
 		specs = specs[:2]
@@ -206,16 +134,16 @@ func TestPagerBitIdentical(t *testing.T) {
 		path := writeMoE(t, dir, g)
 		for _, oneByOne := range []bool{true, false} {
 			want, _ := runLogits(t, path, OpenOptions{}, Options{Batch: 8}, toks, oneByOne)
-			for _, pool := range []int{g.used, g.experts / 2, g.experts} {
+			for _, pool := range []int{g.ExpertsUsed, g.Experts / 2, g.Experts} {
 				for _, pol := range []string{"lru", "lfu:0.9"} {
-					for _, pre := range []int{0, g.used} {
+					for _, pre := range []int{0, g.ExpertsUsed} {
 						if !oneByOne && pre > 0 {
 							continue // prefetch runs when decoding one token at a time
 						}
 						policy, _ := pager.ParsePolicy(pol)
 						po := &PagerOptions{Pool: pool, Policy: policy, Prefetch: pre, Readers: 3}
 						got, st := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po, Batch: 8}, toks, oneByOne)
-						name := fmt.Sprintf("%s one=%v pool=%d %s prefetch=%d", g, oneByOne, pool, pol, pre)
+						name := fmt.Sprintf("%s one=%v pool=%d %s prefetch=%d", g.Name, oneByOne, pool, pol, pre)
 						if !sameBits(got, want) {
 							t.Fatalf("%s: logits differ from the unpaged run", name)
 						}
@@ -225,7 +153,7 @@ func TestPagerBitIdentical(t *testing.T) {
 						if pre == 0 && st.BytesRead != st.Misses*expertBytes(t, path) {
 							t.Fatalf("%s: read %d bytes for %d misses of %d bytes", name, st.BytesRead, st.Misses, expertBytes(t, path))
 						}
-						if pool == g.experts && st.Misses > int64(g.experts*g.layers) {
+						if pool == g.Experts && st.Misses > int64(g.Experts*g.Layers) {
 							t.Fatalf("%s: a pool of every expert missed %d times", name, st.Misses)
 						}
 					}
@@ -242,14 +170,14 @@ func expertBytes(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	L := &m.Layers[0]
+	L := &m.Layers[len(m.Layers)-1]
 	return int64(L.GateExps[0].Rows*L.GateExps[0].RowBytes + L.UpExps[0].Rows*L.UpExps[0].RowBytes + L.DownExps[0].Rows*L.DownExps[0].RowBytes)
 }
 
 // TestPagerBiasReproducible: a cache-aware run (bias > 0, prefetch on)
 // gives the same bits twice, and misses less than the unbiased run.
 func TestPagerBiasReproducible(t *testing.T) {
-	g := moeSpec{embd: 64, ff: 64, layers: 3, experts: 32, used: 4, typ: gguf.TypeF32, expType: gguf.TypeF32, lastOrder: true}
+	g := moeModel("llama", 64, 64, 3, 32, 4, gguf.TypeF32, gguf.TypeF32)
 	path := writeMoE(t, t.TempDir(), g)
 	toks := moeTokens(64)
 	run := func(bias float32, pre int) ([]float32, *PagerStats) {
@@ -280,7 +208,7 @@ func TestPagerBiasReproducible(t *testing.T) {
 // by the simulator under the same pool size and policy, counts exactly
 // the hits and misses the runtime counted.
 func TestPagerTraceMatchesSimulator(t *testing.T) {
-	g := moeSpec{embd: 64, ff: 64, layers: 3, experts: 32, used: 4, typ: gguf.TypeF32, expType: gguf.TypeF32, lastOrder: true}
+	g := moeModel("llama", 64, 64, 3, 32, 4, gguf.TypeF32, gguf.TypeF32)
 	path := writeMoE(t, t.TempDir(), g)
 	toks := moeTokens(64)
 	for _, c := range []struct {
@@ -291,7 +219,7 @@ func TestPagerTraceMatchesSimulator(t *testing.T) {
 		for _, oneByOne := range []bool{true, false} {
 			policy, _ := pager.ParsePolicy(pol)
 			var buf bytes.Buffer
-			tw := pager.NewTraceWriter(&buf, g.experts)
+			tw := pager.NewTraceWriter(&buf, g.Experts)
 			po := &PagerOptions{Pool: 6, Policy: policy, Bias: c.bias}
 			_, st := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po, Trace: tw, Batch: 16}, toks, oneByOne)
 			if err := tw.Flush(); err != nil {
@@ -325,10 +253,9 @@ func TestPagerTraceMatchesSimulator(t *testing.T) {
 // model are refused with a message that says what to do.
 func TestPagerErrors(t *testing.T) {
 	dir := t.TempDir()
-	g := moeSpec{embd: 64, ff: 64, layers: 2, experts: 8, used: 3, typ: gguf.TypeF32, expType: gguf.TypeF32, lastOrder: true}
+	g := moeModel("llama", 64, 64, 2, 8, 3, gguf.TypeF32, gguf.TypeF32)
 	last := writeMoE(t, dir, g)
-	g.lastOrder = false
-	g.used = 2
+	g.ExpertsLast = false
 	mixed := writeMoE(t, dir, g)
 	if _, err := OpenWith(mixed, OpenOptions{PageExperts: true}); err == nil || !strings.Contains(err.Error(), "--experts-last") {
 		t.Fatalf("not experts-last: %v", err)

@@ -149,13 +149,15 @@ func (l *Loader) Wait(b *Buffer) ([]byte, error) {
 	if b.state == bufEmpty {
 		return nil, errors.New("pager: waiting for a slot that was never loaded")
 	}
-	if b.state == bufDropped {
-		b.prio = l.progress
-		l.queueLocked(b, false)
-	}
 	if b.state != bufReady && b.err == nil {
 		t := time.Now()
 		for b.state != bufReady && b.err == nil && !l.closed {
+			if b.state == bufDropped {
+				// dropped before or while we waited: read it now, as a
+				// demand read at the forward pass's priority
+				b.prio = l.progress
+				l.queueLocked(b, false)
+			}
 			l.done.Wait()
 		}
 		l.stats.Waits++
