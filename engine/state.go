@@ -25,6 +25,13 @@ type Options struct {
 	// Trace, when not nil, records each MoE layer call's experts (for
 	// gguf moe simulate). The caller flushes it.
 	Trace *pager.TraceWriter
+	// Thrash, for a model that is not paged, charges every weight byte a
+	// forward pass reads to this simulated flash: a whole-file mapping on
+	// a device whose page cache keeps nothing from one token to the next,
+	// the case stock llama.cpp hits when a model is larger than RAM (the
+	// seeds' §10: the whole model re-read for every token). It is the
+	// baseline the pager's runs under the same flash are compared with.
+	Thrash *pager.Flash
 }
 
 // batchBuffers is what the default batch lets the per-token buffers of a
@@ -67,9 +74,10 @@ type State struct {
 	head                             []float32 // pruned head: [logitRows][rows]
 	logitRows                        int
 
-	moe   *moeBuffers
-	pg    *statePager // the expert pager of a paged model, or nil
-	trace *pager.TraceWriter
+	moe    *moeBuffers
+	pg     *statePager // the expert pager of a paged model, or nil
+	trace  *pager.TraceWriter
+	thrash *pager.Flash
 
 	pool *pool
 	mt   matmulTask
@@ -136,6 +144,11 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	s.trace = o.Trace
 	switch {
+	case o.Thrash != nil && m.paged != nil:
+		s.pool.close()
+		return nil, fmt.Errorf("the thrash model is for models that are not paged: a paged model's flash is PagerOptions.Flash")
+	case o.Thrash != nil:
+		s.thrash = o.Thrash
 	case m.paged != nil:
 		pg, err := newStatePager(m, c, o.Pager)
 		if err != nil {
@@ -172,6 +185,9 @@ func (s *State) Model() *Model { return s.m }
 // out (stride W.Rows), quantizing the activations to the kernel's type
 // first, as ggml-cpu's mul_mat does.
 func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
+	if s.thrash != nil {
+		s.thrash.Read(w.Rows * w.RowBytes)
+	}
 	k := w.k
 	stride := actRowBytes(k.act, w.Cols)
 	for j := 0; j < nb; j++ {
@@ -310,6 +326,9 @@ func (s *State) forward(tokens []int32) error {
 	E := c.Embd
 	for i, t := range tokens {
 		x := s.x[i*E : (i+1)*E]
+		if s.thrash != nil {
+			s.thrash.Read(m.Embed.RowBytes)
+		}
 		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
 		}

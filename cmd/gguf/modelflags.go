@@ -46,7 +46,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.Float32Var(&f.bias, "moe-bias", 0, "cache-aware routing: add this to the router scores of pooled experts, for selection only (0: exact)")
 	fl.IntVar(&f.prefetch, "moe-prefetch", 0, "pre-gated prefetch: queue the next layer's N predicted experts while decoding (0: off)")
 	fl.IntVar(&f.readers, "moe-readers", 4, "reader threads of the pager")
-	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms)")
+	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms); without a pool, charge every weight read to it (whole-file mmap thrashing)")
 	fl.StringVar(&f.trace, "moe-trace", "", "write each MoE layer's experts per call to FILE (for gguf moe simulate)")
 	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
 }
@@ -62,7 +62,7 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 		for _, c := range []struct {
 			set  bool
 			name string
-		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.simFlash != "", "--moe-sim-flash"}, {f.policy != "lru", "--moe-policy"}} {
+		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.policy != "lru", "--moe-policy"}} {
 			if c.set {
 				return o, usageError("%s needs the expert pager (--moe-pool N or --moe-budget SIZE)", c.name)
 			}
@@ -74,6 +74,18 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 	return o, nil
 }
 
+// flash returns the --moe-sim-flash model, or nil.
+func (f *modelFlags) flash() (*pager.Flash, error) {
+	if f.simFlash == "" {
+		return nil, nil
+	}
+	fl, err := pager.ParseFlash(f.simFlash)
+	if err != nil {
+		return nil, usageError("--moe-sim-flash: %v", err)
+	}
+	return fl, nil
+}
+
 // pagerOptions turns the flags into the engine's PagerOptions (nil when
 // not paging).
 func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
@@ -82,6 +94,9 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 	}
 	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Readers: f.readers}
 	var err error
+	if p.Flash, err = f.flash(); err != nil {
+		return nil, err
+	}
 	if p.Policy, err = pager.ParsePolicy(f.policy); err != nil {
 		return nil, usageError("--moe-policy: %v", err)
 	}
@@ -91,11 +106,6 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 			return nil, usageError("--moe-budget %q: a size such as 300M", f.budget)
 		}
 		p.Budget = int64(b)
-	}
-	if f.simFlash != "" {
-		if p.Flash, err = pager.ParseFlash(f.simFlash); err != nil {
-			return nil, usageError("--moe-sim-flash: %v", err)
-		}
 	}
 	return p, nil
 }

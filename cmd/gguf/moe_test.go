@@ -63,7 +63,7 @@ func TestMoEPagedRun(t *testing.T) {
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "1"}, "smaller than one token's working set"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-bias", "0.1"}, "needs the expert pager"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "4", "--moe-policy", "belady"}, "gguf moe simulate"},
-		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "4", "--moe-sim-flash", "fast"}, "RATE"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-sim-flash", "fast"}, "RATE"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--experts", "9"}, "8 experts per layer"},
 		{[]string{"moe", "simulate", text, "--pool", "4"}, "not a gguf moe trace"},
 	} {

@@ -184,7 +184,15 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 		m.Close()
 		return fail(err)
 	}
-	s, err := engine.NewState(m, engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace})
+	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace}
+	if po == nil {
+		if so.Thrash, err = mf.flash(); err != nil {
+			mr.close()
+			m.Close()
+			return fail(err)
+		}
+	}
+	s, err := engine.NewState(m, so)
 	if err != nil {
 		mr.close()
 		m.Close()

@@ -45,8 +45,8 @@ func (f *Flash) String() string {
 	return fmt.Sprintf("%s/s,%s", humanize.Bytes(uint64(f.Rate)), f.Latency)
 }
 
-// wait blocks for as long as the device takes to deliver n bytes.
-func (f *Flash) wait(n int) {
+// Read blocks for as long as the device takes to deliver n bytes.
+func (f *Flash) Read(n int) {
 	f.mu.Lock()
 	now := time.Now()
 	start := f.busy

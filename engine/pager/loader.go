@@ -214,7 +214,7 @@ func (l *Loader) reader() {
 // read fills dst from src at off, through the simulated flash if any.
 func (l *Loader) read(src io.ReaderAt, off int64, dst []byte) error {
 	if l.flash != nil {
-		l.flash.wait(len(dst))
+		l.flash.Read(len(dst))
 	}
 	n, err := src.ReadAt(dst, off)
 	if n == len(dst) {

@@ -107,7 +107,7 @@ func (g *gen) value(name string, ne0 int, i int) float32 {
 	case strings.HasSuffix(name, ".bias"):
 		return float32(0.02 * n)
 	case strings.Contains(name, "down") || strings.Contains(name, "attn_output"):
-		return float32(3 * n / math.Sqrt(float64(ne0)))
+		return float32(n / math.Sqrt(float64(ne0)))
 	case name == "output.weight":
 		return float32(2 * n / math.Sqrt(float64(ne0)))
 	}
