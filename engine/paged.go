@@ -16,6 +16,7 @@ import (
 // is bytes [off + e*size/n, off + (e+1)*size/n) of f.
 type expertSource struct {
 	f    io.ReaderAt
+	path string // of f, for PagerOptions.Direct
 	off  int64
 	size int64
 }
@@ -67,7 +68,7 @@ func (m *Model) load(f *os.File, n int64) ([]byte, error) {
 // is read from: f, or the --experts-from cache where the file's bytes of
 // it are punched out.
 func (m *Model) pagedSource(f *os.File, cache *cacheFile, t *gguf.TensorInfo, off, end int64) (expertSource, error) {
-	src := expertSource{f: f, off: off, size: end - off}
+	src := expertSource{f: f, path: f.Name(), off: off, size: end - off}
 	if cache == nil {
 		return src, nil
 	}
@@ -81,7 +82,7 @@ func (m *Model) pagedSource(f *os.File, cache *cacheFile, t *gguf.TensorInfo, of
 	if src.off, err = cache.locate(t); err != nil {
 		return src, fmt.Errorf("--experts-from %s: %w", m.opts.ExpertsFrom, err)
 	}
-	src.f = cache.f
+	src.f, src.path = cache.f, cache.f.Name()
 	m.FromCache++
 	return src, nil
 }
@@ -111,6 +112,10 @@ type PagerOptions struct {
 	Readers int
 	// Flash, when not nil, throttles the readers to a simulated device.
 	Flash *pager.Flash
+	// Direct reads experts without the page cache (pager.DirectSource):
+	// on a device short of RAM, cached expert pages would push out the
+	// mapped non-expert weights.
+	Direct bool
 }
 
 // statePager is a State's expert pager: per MoE layer a pool (which
@@ -121,7 +126,8 @@ type statePager struct {
 	slots     int
 	loader    *pager.Loader
 	layers    []*pagedLayer // per model layer, nil for a dense layer
-	bytes     int64         // of all slots
+	direct    map[string]*pager.DirectSource
+	bytes     int64 // of all slots
 	placed    []pager.Placement
 	prePlaced []pager.Placement
 	bonus     []float32
@@ -194,13 +200,19 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 			if !ok {
 				return nil, fmt.Errorf("tensor %q is not paged", ms[0].Name)
 			}
+			if o.Direct {
+				if src.f, err = p.openDirect(src.path); err != nil {
+					p.close()
+					return nil, err
+				}
+			}
 			pl.src[i] = src
 			pl.each[i] = int64(ms[0].Rows * ms[0].RowBytes)
 			if pl.each[i]*int64(c.Experts) != src.size {
 				return nil, fmt.Errorf("tensor %q holds %d bytes, not %d experts of %d", ms[0].Name, src.size, c.Experts, pl.each[i])
 			}
 			for s := range pl.buf {
-				pl.buf[s][i] = pager.NewBuffer(int(pl.each[i]))
+				pl.buf[s][i] = pager.NewBuffer(int(pl.each[i]), o.Direct)
 				pl.mat[s][i] = *ms[0]
 				p.bytes += pl.each[i]
 			}
@@ -224,9 +236,31 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 }
 
 func (p *statePager) close() {
-	if p != nil {
+	if p == nil {
+		return
+	}
+	if p.loader != nil {
 		p.loader.Close()
 	}
+	for _, d := range p.direct {
+		d.Close()
+	}
+}
+
+// openDirect opens path for direct reads, once per file.
+func (p *statePager) openDirect(path string) (*pager.DirectSource, error) {
+	if d, ok := p.direct[path]; ok {
+		return d, nil
+	}
+	d, err := pager.OpenDirect(path)
+	if err != nil {
+		return nil, fmt.Errorf("--moe-direct: %w", err)
+	}
+	if p.direct == nil {
+		p.direct = map[string]*pager.DirectSource{}
+	}
+	p.direct[path] = d
+	return d, nil
 }
 
 // prio is the readers' priority of layer l's reads in the current pass.

@@ -130,6 +130,7 @@ func TestPagerBitIdentical(t *testing.T) {
 		specs = specs[:2]
 	}
 	toks := moeTokens(40)
+	direct := true
 	for _, g := range specs {
 		path := writeMoE(t, dir, g)
 		for _, oneByOne := range []bool{true, false} {
@@ -141,7 +142,8 @@ func TestPagerBitIdentical(t *testing.T) {
 							continue // prefetch runs when decoding one token at a time
 						}
 						policy, _ := pager.ParsePolicy(pol)
-						po := &PagerOptions{Pool: pool, Policy: policy, Prefetch: pre, Readers: 3}
+						po := &PagerOptions{Pool: pool, Policy: policy, Prefetch: pre, Readers: 3, Direct: direct}
+						direct = !direct
 						got, st := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po, Batch: 8}, toks, oneByOne)
 						name := fmt.Sprintf("%s one=%v pool=%d %s prefetch=%d", g.Name, oneByOne, pool, pol, pre)
 						if !sameBits(got, want) {

@@ -30,6 +30,7 @@ type modelFlags struct {
 	simFlash      string
 	trace         string
 	stats         bool
+	direct        bool
 }
 
 // addModelFlags adds the flags of modelFlags to cmd.
@@ -49,6 +50,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms); without a pool, charge every weight read to it (whole-file mmap thrashing)")
 	fl.StringVar(&f.trace, "moe-trace", "", "write each MoE layer's experts per call to FILE (for gguf moe simulate)")
 	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
+	fl.BoolVar(&f.direct, "moe-direct", false, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache")
 }
 
 // paged reports whether the flags ask for the expert pager.
@@ -62,7 +64,7 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 		for _, c := range []struct {
 			set  bool
 			name string
-		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.policy != "lru", "--moe-policy"}} {
+		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.policy != "lru", "--moe-policy"}, {f.direct, "--moe-direct"}} {
 			if c.set {
 				return o, usageError("%s needs the expert pager (--moe-pool N or --moe-budget SIZE)", c.name)
 			}
@@ -92,7 +94,7 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 	if !f.paged() {
 		return nil, nil
 	}
-	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Readers: f.readers}
+	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Readers: f.readers, Direct: f.direct}
 	var err error
 	if p.Flash, err = f.flash(); err != nil {
 		return nil, err

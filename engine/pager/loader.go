@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -12,6 +13,7 @@ import (
 // Buffer is one part of one slot (an expert's gate, up or down bytes),
 // preallocated once, with the state of the read that fills it.
 type Buffer struct {
+	raw   []byte // data plus a page of slack for direct reads
 	data  []byte
 	gen   uint64 // bumped by every Load; a queued read of an older gen is void
 	state bufState
@@ -34,11 +36,20 @@ const (
 )
 
 // NewBuffer returns a buffer of n bytes (8-byte aligned, as the kernels
-// read float32 and float64 fields in place).
-func NewBuffer(n int) *Buffer {
-	w := make([]uint64, (n+7)/8)
-	return &Buffer{data: unsafeBytes(w, n)}
+// read float32 and float64 fields in place), with slack for direct reads
+// when direct is set.
+func NewBuffer(n int, direct bool) *Buffer {
+	size := n
+	if direct {
+		size += os.Getpagesize()
+	}
+	w := make([]uint64, (size+7)/8)
+	raw := unsafeBytes(w, size)
+	return &Buffer{raw: raw, data: raw[:n]}
 }
+
+// Bytes is the buffer's size.
+func (b *Buffer) Bytes() int { return len(b.data) }
 
 // LoadStats counts what the readers did.
 type LoadStats struct {
@@ -65,9 +76,11 @@ type Loader struct {
 	seq      uint64
 	progress int64
 	closed   bool
-	flash    *Flash
-	stats    LoadStats
-	wg       sync.WaitGroup
+	// prefetching counts prefetch reads in flight (at most one).
+	prefetching int
+	flash       *Flash
+	stats       LoadStats
+	wg          sync.WaitGroup
 }
 
 type job struct {
@@ -123,6 +136,9 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 	if n > len(b.data) {
 		return fmt.Errorf("a read of %d bytes does not fit a %d-byte slot", n, len(b.data))
 	}
+	if n == 0 {
+		return fmt.Errorf("an empty read")
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for b.state == bufReading {
@@ -130,6 +146,13 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 	}
 	b.gen++
 	b.src, b.off, b.n, b.prio, b.part, b.err = src, off, n, prio, part, nil
+	if ds, ok := src.(*DirectSource); ok {
+		if n+int(ds.Page) > len(b.raw) {
+			return fmt.Errorf("a direct read of %d bytes needs a buffer made for direct reads", n)
+		}
+		start := ds.align(b.raw, off, n)
+		b.data = b.raw[start : start+n]
+	}
 	l.queueLocked(b, prefetch)
 	return nil
 }
@@ -177,7 +200,10 @@ func (l *Loader) reader() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
-		for len(l.queue) == 0 && !l.closed {
+		// Prefetches use idle reader time only: one at a time, so a
+		// device that reads one request after another is never busy with
+		// guesses when the forward pass asks for what it needs.
+		for !l.closed && (len(l.queue) == 0 || l.queue[0].prefetch && l.prefetching > 0) {
 			l.jobs.Wait()
 		}
 		if l.closed {
@@ -196,9 +222,16 @@ func (l *Loader) reader() {
 		}
 		b.state = bufReading
 		src, off, dst := b.src, b.off, b.data[:b.n]
+		if j.prefetch {
+			l.prefetching++
+		}
 		l.mu.Unlock()
 		err := l.read(src, off, dst)
 		l.mu.Lock()
+		if j.prefetch {
+			l.prefetching--
+			l.jobs.Broadcast()
+		}
 		if err != nil {
 			b.err = err
 			b.state = bufEmpty

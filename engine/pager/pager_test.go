@@ -2,6 +2,7 @@ package pager
 
 import (
 	"bytes"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -194,7 +195,7 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 	defer l.Close()
 	bufs := make([]*Buffer, 4)
 	for i := range bufs {
-		bufs[i] = NewBuffer(64)
+		bufs[i] = NewBuffer(64, false)
 	}
 	if err := l.Load(bufs[0], src, 0, 64, 5, 2, false); err != nil {
 		t.Fatal(err)
@@ -218,12 +219,50 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 	if st := l.Stats(); st.Reads != 3 || st.BytesRead != 80 || st.Dropped != 1 {
 		t.Fatalf("stats %+v", st)
 	}
-	short := NewBuffer(8)
+	short := NewBuffer(8, false)
 	l.Load(short, src, 510, 8, 9, 0, false)
 	if _, err := l.Wait(short); err == nil {
 		t.Fatal("a read past the end succeeded")
 	}
 	if err := l.Load(short, src, 0, 9, 9, 0, false); err == nil {
 		t.Fatal("a read larger than the buffer was queued")
+	}
+}
+
+// TestDirectSource reads unaligned ranges of a file through direct I/O
+// (aligned interior) and the page cache (edge pages) and gets the file's
+// bytes, whatever the buffer's own alignment.
+func TestDirectSource(t *testing.T) {
+	path := t.TempDir() + "/f"
+	data := make([]byte, 5*os.Getpagesize()+123)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := OpenDirect(path)
+	if err != nil {
+		t.Skipf("no direct I/O here: %v", err)
+	}
+	defer ds.Close()
+	l := NewLoader(2, nil)
+	defer l.Close()
+	page := os.Getpagesize()
+	for _, c := range [][2]int{{0, 3 * page}, {17, 3*page + 5}, {page - 1, 2}, {100, 10}, {page, len(data) - page}, {3, len(data) - 3}} {
+		b := NewBuffer(c[1], true)
+		if err := l.Load(b, ds, int64(c[0]), c[1], 0, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Wait(b)
+		if err != nil {
+			t.Fatalf("read [%d, +%d): %v", c[0], c[1], err)
+		}
+		if !bytes.Equal(got, data[c[0]:c[0]+c[1]]) {
+			t.Fatalf("read [%d, +%d): wrong bytes", c[0], c[1])
+		}
+	}
+	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, 0, false); err == nil {
+		t.Fatal("a direct read into a buffer without slack was queued")
 	}
 }
