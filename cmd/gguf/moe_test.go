@@ -42,6 +42,21 @@ func TestMoEPagedRun(t *testing.T) {
 	if strconv.FormatInt(rows[0].Hits, 10) != hits[1] || strconv.FormatInt(rows[0].Misses, 10) != hits[2] {
 		t.Fatalf("simulator %d hits %d misses, run %s", rows[0].Hits, rows[0].Misses, hits[0])
 	}
+	// a punched copy pages its experts from the cache it was checked against
+	raw, err := os.ReadFile(p("xl.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("punched.gguf"), raw, 0o644)
+	os.WriteFile(p("cache.gguf"), raw, 0o644)
+	if r := runGGUF(t, nil, "punch", p("punched.gguf"), "--from", p("cache.gguf")); r.code != 0 {
+		t.Logf("no punching here (%s): the punched case is not checked", r.stderr)
+	} else {
+		got := mustRun(t, nil, append(args[:1:1], append([]string{p("punched.gguf")}, append(args[2:], "--moe-pool", "2", "--experts-from", p("cache.gguf"))...)...)...)
+		if string(got.stdout) != string(want.stdout) {
+			t.Fatalf("paged punched text %q, unpaged %q", got.stdout, want.stdout)
+		}
+	}
 	text := p("text.txt")
 	words := ""
 	for i := range 200 {
