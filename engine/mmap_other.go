@@ -2,7 +2,10 @@
 
 package engine
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // mapFile reads the whole file into memory where the platform has no mmap.
 func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
@@ -11,3 +14,7 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 
 // adviseRandom does nothing: the file is in memory already.
 func adviseRandom([]byte) {}
+
+// lockMemory refuses: without mmap the weights are read into memory, which
+// this platform cannot lock from Go.
+func lockMemory([]byte) error { return errors.New("not supported on this platform") }

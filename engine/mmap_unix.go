@@ -46,3 +46,11 @@ func adviseRandom(b []byte) {
 	}
 	_ = unix.Madvise(b[lo:hi], unix.MADV_RANDOM)
 }
+
+// lockMemory locks b in RAM (mlock).
+func lockMemory(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return unix.Mlock(b)
+}

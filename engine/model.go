@@ -84,9 +84,16 @@ type Model struct {
 	// because the file's bytes of them are punched.
 	FromCache int
 
-	expertsFrom string
-	cache       *cacheFile
-	unmap       []func() error
+	// ResidentBytes is the size of the tensors in memory: WeightBytes
+	// less the experts of a paged model.
+	ResidentBytes int64
+
+	opts  OpenOptions
+	cache *cacheFile
+	unmap []func() error
+	// paged holds, for a paged model (OpenOptions.PageExperts), where each
+	// expert tensor's bytes are; such tensors are not mapped.
+	paged map[string]expertSource
 }
 
 // Close releases the mappings. The model must not be used afterwards.
@@ -119,11 +126,27 @@ type OpenOptions struct {
 	// types and shapes. Without it a punched file is refused, since its
 	// experts read as zeros.
 	ExpertsFrom string
+	// PageExperts leaves the expert tensors of an experts-last file
+	// unmapped: only the part before them is mapped (or read, with NoMmap),
+	// and a State pages experts into the pools its Options.Pager gives.
+	PageExperts bool
+	// NoMmap reads the weights into memory instead of mapping them
+	// (llama.cpp's --no-mmap): with PageExperts only the non-expert part.
+	NoMmap bool
+	// Mlock locks the mapped weights in RAM (llama.cpp's --mlock).
+	Mlock bool
+	// ExpertsUsed, when > 0, overrides expert_used_count: the experts each
+	// token uses (llama.cpp's --override-kv ARCH.expert_used_count).
+	ExpertsUsed int
+	// TopP, in (0, 1), keeps of each token's selected experts only the
+	// fewest, best first, whose routing weight holds a share TopP of the
+	// selected experts' weight (the seeds' GGML_MOE_TOPP, §21.10).
+	TopP float32
 }
 
 // OpenWith is Open with options.
 func OpenWith(path string, o OpenOptions) (*Model, error) {
-	m := &Model{expertsFrom: o.ExpertsFrom}
+	m := &Model{opts: o}
 	ts := &tensorSet{info: map[string]*gguf.TensorInfo{}, data: map[string][]byte{}, used: map[string]bool{}}
 	first, err := m.addFile(path, ts)
 	if err != nil {
@@ -194,20 +217,30 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	paged := 0
+	defer func() {
+		if paged > 0 {
+			m.unmap = append(m.unmap, f.Close) // the pager reads the experts from f
+		} else {
+			f.Close()
+		}
+	}()
 	punched, err := experts.Punched(f, r.File)
-	if err == nil && punched > 0 && m.expertsFrom == "" {
+	if err == nil && punched > 0 && m.opts.ExpertsFrom == "" {
 		return nil, fmt.Errorf("%s: %d bytes of its experts are punched out and read as zeros (run it with --experts-from CACHE, or gguf unpunch %s --from CACHE first)", path, punched, path)
 	}
-	data, unmap, err := mapFile(f, r.Size())
+	mapped, err := m.residentPart(path, r)
+	if err != nil {
+		return nil, err
+	}
+	data, err := m.load(f, mapped)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	m.unmap = append(m.unmap, unmap)
 	var cache *cacheFile
 	if punched > 0 {
 		if cache, err = m.openCache(); err != nil {
-			return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.expertsFrom, err)
+			return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.opts.ExpertsFrom, err)
 		}
 	}
 	for i := range r.Tensors {
@@ -217,16 +250,29 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 		}
 		off := r.TensorFileOffset(i)
 		end := off + t.Size()
-		if off < 0 || end > int64(len(data)) {
-			return nil, fmt.Errorf("%s: tensor %q [%d, %d) is past the end of the file (%d bytes)", path, t.Name, off, end, len(data))
+		if off < 0 || end > r.Size() {
+			return nil, fmt.Errorf("%s: tensor %q [%d, %d) is past the end of the file (%d bytes)", path, t.Name, off, end, r.Size())
 		}
+		m.WeightBytes += t.Size()
+		ts.info[t.Name] = t
+		if end > mapped {
+			// an expert of a paged model (residentPart checked the order)
+			src, err := m.pagedSource(f, cache, t, off, end)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			m.paged[t.Name] = src
+			paged++
+			continue
+		}
+		m.ResidentBytes += t.Size()
 		b := data[off:end:end]
 		if cache != nil && experts.IsExpert(t.Name) {
 			if holes, err := experts.HoleBytes(f, off, end); err != nil {
 				return nil, fmt.Errorf("%s: tensor %q: %w", path, t.Name, err)
 			} else if holes > 0 {
 				if b, err = cache.tensor(t); err != nil {
-					return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.expertsFrom, err)
+					return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.opts.ExpertsFrom, err)
 				}
 				m.FromCache++
 			}
@@ -236,9 +282,7 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 			// weights must be aligned to be used in place on every CPU.
 			b = alignedCopy(b)
 		}
-		ts.info[t.Name] = t
 		ts.data[t.Name] = b
-		m.WeightBytes += t.Size()
 	}
 	return r, nil
 }
@@ -246,7 +290,8 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 // cacheFile is the mapped --experts-from file of a punched model.
 type cacheFile struct {
 	r    *gguf.Reader
-	data []byte
+	f    *os.File
+	data []byte // mapped, unless the model is paged
 }
 
 // openCache maps the --experts-from file once per model.
@@ -254,36 +299,35 @@ func (m *Model) openCache() (*cacheFile, error) {
 	if m.cache != nil {
 		return m.cache, nil
 	}
-	f, r, err := openReader(m.expertsFrom)
+	f, r, err := openReader(m.opts.ExpertsFrom)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	if n, err := experts.Punched(f, r.File); err == nil && n > 0 {
+		f.Close()
 		return nil, fmt.Errorf("the cache is punched too (%d bytes of holes)", n)
 	}
-	data, unmap, err := mapFile(f, r.Size())
-	if err != nil {
-		return nil, err
+	m.unmap = append(m.unmap, f.Close) // a pager reads experts from f
+	var data []byte
+	if !m.opts.PageExperts {
+		unmap := func() error { return nil }
+		if data, unmap, err = mapFile(f, r.Size()); err != nil {
+			return nil, err
+		}
+		m.unmap = append(m.unmap, unmap)
 	}
-	m.unmap = append(m.unmap, unmap)
-	m.cache = &cacheFile{r: r, data: data}
+	m.cache = &cacheFile{r: r, f: f, data: data}
 	return m.cache, nil
 }
 
 // tensor returns the cache's bytes of t, which it must hold with the same
 // type and shape.
 func (c *cacheFile) tensor(t *gguf.TensorInfo) ([]byte, error) {
-	i := c.r.TensorIndex(t.Name)
-	if i < 0 {
-		return nil, fmt.Errorf("the cache has no tensor %q", t.Name)
+	off, err := c.locate(t)
+	if err != nil {
+		return nil, err
 	}
-	ct := &c.r.Tensors[i]
-	if ct.Type != t.Type || ct.Shape() != t.Shape() {
-		return nil, fmt.Errorf("tensor %q is %s %s in the cache, %s %s in the model", t.Name, ct.Type, ct.Shape(), t.Type, t.Shape())
-	}
-	off := c.r.TensorFileOffset(i)
-	end := off + ct.Size()
+	end := off + t.Size()
 	if end > int64(len(c.data)) {
 		return nil, fmt.Errorf("tensor %q is past the end of the cache", t.Name)
 	}
@@ -292,6 +336,24 @@ func (c *cacheFile) tensor(t *gguf.TensorInfo) ([]byte, error) {
 		b = alignedCopy(b)
 	}
 	return b, nil
+}
+
+// locate returns where the cache holds t's bytes, which it must hold with
+// the same type and shape.
+func (c *cacheFile) locate(t *gguf.TensorInfo) (int64, error) {
+	i := c.r.TensorIndex(t.Name)
+	if i < 0 {
+		return 0, fmt.Errorf("the cache has no tensor %q", t.Name)
+	}
+	ct := &c.r.Tensors[i]
+	if ct.Type != t.Type || ct.Shape() != t.Shape() {
+		return 0, fmt.Errorf("tensor %q is %s %s in the cache, %s %s in the model", t.Name, ct.Type, ct.Shape(), t.Type, t.Shape())
+	}
+	off := c.r.TensorFileOffset(i)
+	if off < 0 || off+ct.Size() > c.r.Size() {
+		return 0, fmt.Errorf("tensor %q is past the end of the cache", t.Name)
+	}
+	return off, nil
 }
 
 // alignedCopy copies b into an 8-byte aligned buffer.
@@ -346,6 +408,18 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := ts.data[name]; !ok {
+		// paged: matrices without bytes, which the pager's slots supply
+		k, err := kernelFor(t.Type, cols)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		out := make([]*Matrix, n)
+		for e := range out {
+			out[e] = &Matrix{Name: t.Name, Type: t.Type, Cols: cols, Rows: rows, RowBytes: int(t.RowBytes()), k: k}
+		}
+		return out, nil
+	}
 	all, err := ts.newMatrix(t, cols, rows*n)
 	if err != nil {
 		return nil, err
@@ -378,6 +452,12 @@ func (m *Model) build(ts *tensorSet) error {
 	c, err := readConfig(m.Metadata)
 	if err != nil {
 		return err
+	}
+	if err := m.opts.override(&c); err != nil {
+		return err
+	}
+	if m.opts.PageExperts && len(m.paged) == 0 {
+		return fmt.Errorf("the model has no expert tensors to page")
 	}
 	te, ok := ts.info["token_embd.weight"]
 	if !ok {

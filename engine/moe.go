@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ggufkit/gguf/engine/pager"
+
 // moeBuffers holds what a MoE FFN needs per batch.
 type moeBuffers struct {
 	router []float32 // [batch][experts]
@@ -11,6 +13,8 @@ type moeBuffers struct {
 	slot   []int     // [batch] selection slot of each gathered row
 	res    []float32 // [batch][embd] one expert's outputs
 	shared []float32 // [batch][embd] the shared experts' output, or nil
+	used   []bool    // [experts] chosen by some token of the batch
+	need   []int     // the chosen experts, in order
 	route  *routeScratch
 }
 
@@ -25,6 +29,8 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 		slot:   make([]int, b),
 		res:    make([]float32, b*c.Embd),
 		route:  newRouteScratch(c.Experts, max(c.Routing.Groups, 1)),
+		used:   make([]bool, c.Experts),
+		need:   make([]int, 0, c.Experts),
 	}
 	if c.SharedFF > 0 {
 		mb.shared = make([]float32, b*c.Embd)
@@ -41,50 +47,53 @@ func moeBufferFloats(c *Config) int {
 	return n
 }
 
-// moeFFN is llama.cpp's build_moe_ffn: router logits, the family's
-// routing (Routing.route), the weighted sum (in selection order) of each
-// chosen expert's SiLU-gated FFN, and the shared experts' FFN added to it
-// where the family has them (bailingmoe2).
-func (s *State) moeFFN(L *Layer, nb int) {
+// moeFFN is llama.cpp's build_moe_ffn for layer l: router logits, the
+// family's routing (Routing.route), the weighted sum (in selection order)
+// of each chosen expert's SiLU-gated FFN, and the shared experts' FFN
+// added to it where the family has them (bailingmoe2). The experts run in
+// order of their number, from the model's mapping or, for a paged model,
+// from the pager's slots.
+func (s *State) moeFFN(l int, L *Layer, nb int) error {
 	c, mb := s.c, s.moe
-	E, X, K, F := c.Embd, c.Experts, c.ExpertsUsed, c.ExpertFF
+	E, X, K := c.Embd, c.Experts, c.ExpertsUsed
 	s.matmul(L.Router, s.xb, mb.router, nb)
+	mb.route.bonus = s.pg.bonusFor(l)
 	for i := 0; i < nb; i++ {
 		c.Routing.route(mb.router[i*X:(i+1)*X], L.ExpBias, mb.sel[i*K:(i+1)*K], mb.weight[i*K:(i+1)*K], mb.route)
 	}
-	for e := 0; e < X; e++ {
-		n := 0
-		for i := 0; i < nb; i++ {
-			for k := 0; k < K; k++ {
-				if mb.sel[i*K+k] == e {
-					copy(mb.in[n*E:(n+1)*E], s.xb[i*E:(i+1)*E])
-					mb.tok[n], mb.slot[n] = i, k
-					n++
-				}
-			}
+	clear(mb.used)
+	for _, e := range mb.sel[:nb*K] {
+		if e >= 0 {
+			mb.used[e] = true
 		}
-		if n == 0 {
-			continue
+	}
+	need := mb.need[:0]
+	for e, u := range mb.used {
+		if u {
+			need = append(need, e)
 		}
-		s.matmul(L.GateExps[e], mb.in, s.hb, n)
-		s.matmul(L.UpExps[e], mb.in, s.hb2, n)
-		for j := 0; j < n; j++ {
-			swiglu(s.hb[j*F:(j+1)*F], s.hb2[j*F:(j+1)*F])
+	}
+	if s.trace != nil {
+		s.trace.Call(l, need)
+	}
+	if s.pg != nil {
+		if err := s.pagedExperts(l, need, nb); err != nil {
+			return err
 		}
-		s.matmul(L.DownExps[e], s.hb, mb.res, n)
-		for j := 0; j < n; j++ {
-			i, k := mb.tok[j], mb.slot[j]
-			w := mb.weight[i*K+k]
-			dst := mb.out[(i*K+k)*E : (i*K+k+1)*E]
-			for d, v := range mb.res[j*E : (j+1)*E] {
-				dst[d] = v * w
-			}
+	} else {
+		for _, e := range need {
+			n := s.gather(e, nb)
+			s.expertUp(L.GateExps[e], L.UpExps[e], n)
+			s.expertDown(L.DownExps[e], n)
 		}
 	}
 	for i := 0; i < nb; i++ {
 		o := s.xb2[i*E : (i+1)*E]
 		copy(o, mb.out[i*K*E:(i*K+1)*E])
 		for k := 1; k < K; k++ {
+			if mb.sel[i*K+k] < 0 {
+				continue // dropped by TopP
+			}
 			src := mb.out[(i*K+k)*E : (i*K+k+1)*E]
 			for d := range o {
 				o[d] += src[d]
@@ -97,4 +106,107 @@ func (s *State) moeFFN(L *Layer, nb int) {
 			s.xb2[i] += v
 		}
 	}
+	return nil
+}
+
+// gather copies the inputs of the batch tokens that chose expert e to
+// mb.in and returns their number.
+func (s *State) gather(e, nb int) int {
+	c, mb := s.c, s.moe
+	E, K := c.Embd, c.ExpertsUsed
+	n := 0
+	for i := 0; i < nb; i++ {
+		for k := 0; k < K; k++ {
+			if mb.sel[i*K+k] == e {
+				copy(mb.in[n*E:(n+1)*E], s.xb[i*E:(i+1)*E])
+				mb.tok[n], mb.slot[n] = i, k
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// expertUp computes silu(gate x) * up x of the n gathered inputs into s.hb.
+func (s *State) expertUp(gate, up *Matrix, n int) {
+	F, mb := s.c.ExpertFF, s.moe
+	s.matmul(gate, mb.in, s.hb, n)
+	s.matmul(up, mb.in, s.hb2, n)
+	for j := 0; j < n; j++ {
+		swiglu(s.hb[j*F:(j+1)*F], s.hb2[j*F:(j+1)*F])
+	}
+}
+
+// expertDown computes down s.hb of the n gathered tokens, each scaled by
+// its routing weight into its selection's output.
+func (s *State) expertDown(down *Matrix, n int) {
+	c, mb := s.c, s.moe
+	E, K := c.Embd, c.ExpertsUsed
+	s.matmul(down, s.hb, mb.res, n)
+	for j := 0; j < n; j++ {
+		i, k := mb.tok[j], mb.slot[j]
+		w := mb.weight[i*K+k]
+		dst := mb.out[(i*K+k)*E : (i*K+k+1)*E]
+		for d, v := range mb.res[j*E : (j+1)*E] {
+			dst[d] = v * w
+		}
+	}
+}
+
+// pagedExperts runs the experts need of layer l from the pager's slots:
+// the pool places them (in groups of at most its size), the misses are
+// read, and each expert is computed as soon as its matrices are in.
+func (s *State) pagedExperts(l int, need []int, nb int) error {
+	p := s.pg
+	p.loader.SetProgress(p.prio(l))
+	first := true
+	return p.layers[l].pool.Run(need, p.placed, func(g []pager.Placement) error {
+		if err := p.load(l, g, false); err != nil {
+			return err
+		}
+		if first && nb == 1 && p.o.Prefetch > 0 {
+			if err := s.prefetch(l); err != nil {
+				return err
+			}
+		}
+		first = false
+		for _, x := range g {
+			gate, err := p.matrix(l, x.Slot, 0)
+			if err != nil {
+				return err
+			}
+			up, err := p.matrix(l, x.Slot, 1)
+			if err != nil {
+				return err
+			}
+			n := s.gather(x.Expert, nb)
+			s.expertUp(gate, up, n)
+			down, err := p.matrix(l, x.Slot, 2)
+			if err != nil {
+				return err
+			}
+			s.expertDown(down, n)
+		}
+		return nil
+	})
+}
+
+// prefetch is the pre-gated prefetch (the seeds' E103): the next MoE
+// layer's router, with the family's full decision rule, applied to this
+// layer's FFN input predicts the experts the token will use there; those
+// not resident are queued into free or evictable slots (Pool.Prefetch).
+func (s *State) prefetch(l int) error {
+	p := s.pg
+	l2 := l + 1
+	if l2 >= len(p.layers) || p.layers[l2] == nil {
+		return nil
+	}
+	L2 := &s.m.Layers[l2]
+	s.matmul(L2.Router, s.xb, p.preLog, 1)
+	p.pre.bonus = p.bonusFor(l2)
+	r := s.c.Routing
+	r.TopP = 0
+	r.route(p.preLog, L2.ExpBias, p.preSel, p.preW, p.pre)
+	g := p.layers[l2].pool.Prefetch(p.preSel, p.prePlaced[:0])
+	return p.load(l2, g, true)
 }

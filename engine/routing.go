@@ -28,6 +28,11 @@ type Routing struct {
 	// equal groups, each scored by the sum of its two best selection
 	// scores, and experts are chosen only from the GroupsUsed best groups.
 	Groups, GroupsUsed int
+	// TopP, in (0, 1), keeps of the selected experts only the fewest, best
+	// first, whose weights sum to a share TopP of all selected weights;
+	// the others get expert -1 and weight 0 (a runtime option, not the
+	// family's: OpenOptions.TopP).
+	TopP float32
 }
 
 func (r *Routing) check(arch string, experts, used int) error {
@@ -47,7 +52,10 @@ func (r *Routing) check(arch string, experts, used int) error {
 
 // routeScratch is what route needs besides its outputs, allocated once.
 type routeScratch struct {
-	score  []float32 // [experts] selection scores (biased, group-masked)
+	score []float32 // [experts] selection scores (biased, group-masked)
+	// bonus, when not nil, is added to the selection scores: the expert
+	// pager's cache-aware routing (PagerOptions.Bias).
+	bonus  []float32
 	order  []int     // [experts] expert indices, sorted
 	groups []float32 // [groups] group scores
 	gorder []int     // [groups]
@@ -81,6 +89,11 @@ func (r *Routing) route(logits, bias []float32, sel []int, w []float32, sc *rout
 			score[i] += bias[i]
 		}
 	}
+	if sc.bonus != nil {
+		for i := range score {
+			score[i] += sc.bonus[i]
+		}
+	}
 	if r.Groups > 1 {
 		per := len(score) / r.Groups
 		for g := range sc.groups {
@@ -109,6 +122,9 @@ func (r *Routing) route(logits, bias []float32, sel []int, w []float32, sc *rout
 		sel[k], w[k] = e, logits[e]
 		sum += float64(w[k])
 	}
+	if r.TopP > 0 && r.TopP < 1 {
+		sum = topP(sel, w, sum, r.TopP)
+	}
 	if r.Norm {
 		s := max(float32(sum), 6.103515625e-5)
 		for k := range w {
@@ -134,4 +150,19 @@ func argsortDesc(v []float32, order []int) {
 		}
 		order[j] = e
 	}
+}
+
+// topP keeps the first experts of sel (best first) until their weights
+// hold share p of sum, marks the rest -1 with weight 0 and returns the
+// kept weights' sum.
+func topP(sel []int, w []float32, sum float64, p float32) float64 {
+	var kept float64
+	for k := range sel {
+		if kept >= float64(p)*sum {
+			sel[k], w[k] = -1, 0
+			continue
+		}
+		kept += float64(w[k])
+	}
+	return kept
 }

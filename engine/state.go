@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
 )
 
@@ -18,6 +19,19 @@ type Options struct {
 	// Batch is the number of tokens processed together when evaluating a
 	// prompt (default: as many as fit batchBuffers, 32 to 512).
 	Batch int
+	// Pager configures the expert pager; a model opened with
+	// OpenOptions.PageExperts needs it, others refuse it.
+	Pager *PagerOptions
+	// Trace, when not nil, records each MoE layer call's experts (for
+	// gguf moe simulate). The caller flushes it.
+	Trace *pager.TraceWriter
+	// Thrash, for a model that is not paged, charges every weight byte a
+	// forward pass reads to this simulated flash: a whole-file mapping on
+	// a device whose page cache keeps nothing from one token to the next,
+	// the case stock llama.cpp hits when a model is larger than RAM (the
+	// seeds' §10: the whole model re-read for every token). It is the
+	// baseline the pager's runs under the same flash are compared with.
+	Thrash *pager.Flash
 }
 
 // batchBuffers is what the default batch lets the per-token buffers of a
@@ -60,7 +74,10 @@ type State struct {
 	head                             []float32 // pruned head: [logitRows][rows]
 	logitRows                        int
 
-	moe *moeBuffers
+	moe    *moeBuffers
+	pg     *statePager // the expert pager of a paged model, or nil
+	trace  *pager.TraceWriter
+	thrash *pager.Flash
 
 	pool *pool
 	mt   matmulTask
@@ -125,11 +142,32 @@ func NewState(m *Model, o Options) (*State, error) {
 	if c.Experts > 0 {
 		s.moe = newMoEBuffers(c, b)
 	}
+	s.trace = o.Trace
+	switch {
+	case o.Thrash != nil && m.paged != nil:
+		s.pool.close()
+		return nil, fmt.Errorf("the thrash model is for models that are not paged: a paged model's flash is PagerOptions.Flash")
+	case o.Thrash != nil:
+		s.thrash = o.Thrash
+	case m.paged != nil:
+		pg, err := newStatePager(m, c, o.Pager)
+		if err != nil {
+			s.pool.close()
+			return nil, err
+		}
+		s.pg = pg
+	case o.Pager != nil:
+		s.pool.close()
+		return nil, fmt.Errorf("an expert pager needs a model opened with its experts paged (OpenOptions.PageExperts)")
+	}
 	return s, nil
 }
 
-// Close stops the worker goroutines.
-func (s *State) Close() { s.pool.close() }
+// Close stops the worker goroutines and the pager's readers.
+func (s *State) Close() {
+	s.pool.close()
+	s.pg.close()
+}
 
 // Pos returns the number of positions in the KV cache.
 func (s *State) Pos() int { return s.pos }
@@ -147,6 +185,9 @@ func (s *State) Model() *Model { return s.m }
 // out (stride W.Rows), quantizing the activations to the kernel's type
 // first, as ggml-cpu's mul_mat does.
 func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
+	if s.thrash != nil {
+		s.thrash.Read(w.Rows * w.RowBytes)
+	}
 	k := w.k
 	stride := actRowBytes(k.act, w.Cols)
 	for j := 0; j < nb; j++ {
@@ -285,6 +326,9 @@ func (s *State) forward(tokens []int32) error {
 	E := c.Embd
 	for i, t := range tokens {
 		x := s.x[i*E : (i+1)*E]
+		if s.thrash != nil {
+			s.thrash.Read(m.Embed.RowBytes)
+		}
 		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
 		}
@@ -296,6 +340,9 @@ func (s *State) forward(tokens []int32) error {
 		}
 	}
 	kvd := c.KVDim()
+	if s.pg != nil {
+		s.pg.step++
+	}
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		for i := 0; i < nb; i++ {
@@ -355,7 +402,9 @@ func (s *State) forward(tokens []int32) error {
 			rmsNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
 		}
 		if c.moeLayer(l) {
-			s.moeFFN(L, nb)
+			if err := s.moeFFN(l, L, nb); err != nil {
+				return err
+			}
 		} else {
 			s.ffn(&L.FFN, c.FF, s.xb2, nb)
 		}

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/moegen"
 )
 
 func main() {
@@ -29,6 +31,10 @@ func main() {
 	experts := flag.Int("experts", 0, "experts per layer (0: dense)")
 	used := flag.Int("experts-used", 0, "experts used per token")
 	expertFF := flag.Int("expert-ff", 0, "expert FFN width (expert_feed_forward_length; 0: ff)")
+	skew := flag.Float64("moe-skew", 0, "write a MoE for the expert pager instead (internal/moegen): O(1) quantized weights and a router with this Zipf popularity strength (e.g. 3)")
+	expType := flag.String("expert-type", "", "with -moe-skew: type of the *_exps tensors (default -type)")
+	templates := flag.Int("expert-templates", 0, "with -moe-skew: distinct experts drawn per expert tensor, repeated (0: all distinct; a few make multi-GB models quick to write)")
+	last := flag.Bool("experts-last", true, "with -moe-skew: write the expert tensors last (pageable)")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -51,10 +57,19 @@ func main() {
 	if *imatrix != "" {
 		check(os.WriteFile(*imatrix, fixture.Imatrix(m, m.Name+"-calibration.txt"), 0o644))
 	}
+	var src io.WriterTo = m
+	if *skew > 0 {
+		spec := moegen.Spec{Model: m, Skew: *skew, Templates: *templates, ExpertsLast: *last}
+		if *expType != "" {
+			spec.ExpertType, err = gguf.ParseType(*expType)
+			check(err)
+		}
+		src = spec
+	}
 	f, err := os.Create(*out)
 	check(err)
 	w := bufio.NewWriterSize(f, 4<<20)
-	n, err := m.WriteTo(w)
+	n, err := src.WriteTo(w)
 	check(err)
 	check(w.Flush())
 	check(f.Close())

@@ -198,7 +198,7 @@ func (cs *chatSession) report(m *engine.Model, threads int, seed uint64) {
 	fmt.Fprintf(stderr, "gguf: chat %s, %d turns: prompts %d tokens in %s (%.1f tok/s), generated %d tokens in %s (%.1f tok/s), %d threads, ctx %d, seed %d\n",
 		cs.tm, cs.turns, t.PromptTokens, t.PromptTime.Round(time.Microsecond), tokPerSec(t.PromptTokens, t.PromptTime),
 		t.Generated, t.GenTime.Round(time.Microsecond), tokPerSec(t.Generated, t.GenTime), threads, cs.s.Ctx(), seed)
-	fmt.Fprintf(stderr, "gguf: peak RSS %s (weights %s, KV cache %s); last answer stopped: %s\n",
-		humanize.IBytes(uint64(engine.PeakRSS())), humanize.IBytes(uint64(m.WeightBytes)),
+	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); last answer stopped: %s\n",
+		humanize.IBytes(uint64(engine.PeakRSS())), weightsLine(m, cs.s),
 		humanize.IBytes(uint64(m.KVCacheBytes(cs.s.Ctx()))), t.Stop)
 }

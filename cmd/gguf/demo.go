@@ -184,7 +184,7 @@ func demoImport(dir string) (string, error) {
 // `gguf run -p PROMPT -n N --temp 0`, at the model's context), and calls
 // each for every generated token.
 func demoGreedy(path, prompt string, n int, each func(int32)) (string, engine.GenStats, error) {
-	m, tok, st, err := loadModel("demo", path, "", 0, 2)
+	m, tok, st, _, err := loadModel("demo", path, nil, 0, 2, 0)
 	if err != nil {
 		return "", engine.GenStats{}, err
 	}

@@ -45,13 +45,16 @@ type perplexityJSON struct {
 	HeadShare float64 `json:"head_share,omitempty"`
 	// Full is the unpruned model's figure over the same targets (--full).
 	Full *pplFigure `json:"full,omitempty"`
+	// MoE is the expert pager's counts (--moe-pool or --moe-budget).
+	MoE *moeSummary `json:"moe,omitempty"`
 }
 
 func newPerplexityCmd() *cobra.Command {
 	var (
-		file, full, expertsFrom string
-		jsonOut                 bool
-		ctx, chunks, th         int
+		file, full             string
+		mf                     modelFlags
+		jsonOut                bool
+		ctx, chunks, th, batch int
 	)
 	cmd := &cobra.Command{
 		Use:   "perplexity MODEL -f TEXT",
@@ -93,12 +96,20 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				return usageError("%v", err)
 			}
 			defer text.Close()
-			m, tok, s, err := loadModel("perplexity", args[0], expertsFrom, ctx, th)
+			// Paged, each token is decoded on its own as in chat: scored in
+			// batches the pool would see a whole batch's experts at once,
+			// which is not how it runs (the seeds' tinyppl, §21.11).
+			if !cmd.Flags().Changed("batch-size") && mf.paged() {
+				batch = 1
+			}
+			m, tok, s, mr, err := loadModel("perplexity", args[0], &mf, ctx, th, batch)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			defer s.Close()
+			defer mr.close()
+			mr.startDecode()
 			if n := m.Config.ContextLength; n > 0 && ctx > n {
 				fmt.Fprintf(stderr, "gguf: warning: model was trained on only %d context tokens (%d specified)\n", n, ctx)
 			}
@@ -107,7 +118,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				o.BOS = tok.BOS()
 			}
 			if full != "" {
-				fm, _, fs, err := loadModel("perplexity --full", full, "", ctx, th)
+				fm, _, fs, _, err := loadModel("perplexity --full", full, nil, ctx, th, 0)
 				if err != nil {
 					return err
 				}
@@ -139,6 +150,11 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 			if full != "" {
 				out.Full = &pplFigure{PPL: r.FullPPL, BitsPerByte: bpb(r.FullPPL), Targets: r.Scored + r.Misses}
 			}
+			evaluated := r.Chunks * ctx
+			out.MoE = mr.summary(s, evaluated)
+			if err := mr.close(); err != nil {
+				return err
+			}
 			if jsonOut {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
@@ -165,6 +181,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 					r.Chunks, r.Scored+r.Misses, r.Scored, r.Misses, textTokens, tr.Bytes())
 			}
 			_, err = fmt.Fprint(stdout, b.String())
+			mr.report(stderr, s, evaluated)
 			return err
 		},
 	}
@@ -172,10 +189,11 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 	cmd.Flags().IntVarP(&ctx, "ctx", "c", 512, "tokens per chunk")
 	cmd.Flags().IntVar(&chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	cmd.Flags().IntVarP(&th, "threads", "t", defaultThreads(), "worker threads")
+	cmd.Flags().IntVarP(&batch, "batch-size", "b", 0, "tokens evaluated together (0: as many as fit a few MB; 1 with the expert pager, so the pools see tokens one at a time as in chat)")
 	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from, for the charged figure")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "machine-readable output")
 	kernelsFlag(cmd)
-	expertsFromFlag(cmd, &expertsFrom)
+	addModelFlags(cmd, &mf)
 	return cmd
 }
 

@@ -34,7 +34,7 @@ type runFlags struct {
 	chat          chatFlags
 	model         string // -m, llama-cli's spelling of the MODEL argument
 	promptFile    string // -f, the prompt read from a file
-	expertsFrom   string // the cache of a punched file's experts
+	mf            modelFlags
 }
 
 // defaultThreads is every core, as llama.cpp's tools default to.
@@ -116,14 +116,8 @@ KV cache is kept from turn to turn.`,
 	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
 	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
 	kernelsFlag(cmd)
-	expertsFromFlag(cmd, &f.expertsFrom)
+	addModelFlags(cmd, &f.mf)
 	return cmd
-}
-
-// expertsFromFlag adds --experts-from, the cache a punched file's experts
-// are read from.
-func expertsFromFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVar(p, "experts-from", "", "read the experts a punched file (gguf punch) lacks from this cache file")
 }
 
 // kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
@@ -140,41 +134,71 @@ func kernelsFlag(cmd *cobra.Command) {
 	}
 }
 
-// loadModel opens a model, its tokenizer and an inference state; verb names
-// the command in the message for a model that is not a local file.
-func loadModel(verb, path, expertsFrom string, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
+// loadModel opens a model, its tokenizer and an inference state with the
+// model flags mf (nil: the defaults); verb names the command in the
+// message for a model that is not a local file. The moeRun holds the
+// pager's trace: close it when done.
+func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, *moeRun, error) {
+	if mf == nil {
+		mf = &modelFlags{policy: "lru"}
+	}
+	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, *engine.State, *moeRun, error) {
+		return nil, nil, nil, nil, err
+	}
 	if threads < 1 {
-		return nil, nil, nil, usageError("--threads must be at least 1")
+		return fail(usageError("--threads must be at least 1"))
 	}
 	if ctx < 0 {
-		return nil, nil, nil, usageError("--ctx must not be negative")
+		return fail(usageError("--ctx must not be negative"))
 	}
 	// The runtime memory-maps the weights, and pages experts from them.
 	if path == "-" {
-		return nil, nil, nil, usageError("-: %s needs a local file, not stdin: save the model to a file first", verb)
+		return fail(usageError("-: %s needs a local file, not stdin: save the model to a file first", verb))
 	}
 	if hfremote.IsRemote(path) {
-		return nil, nil, nil, usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path)
+		return fail(usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path))
 	}
-	m, err := engine.OpenWith(path, engine.OpenOptions{ExpertsFrom: expertsFrom})
+	oo, err := mf.openOptions()
 	if err != nil {
-		return nil, nil, nil, err
+		return fail(err)
+	}
+	po, err := mf.pagerOptions()
+	if err != nil {
+		return fail(err)
+	}
+	m, err := engine.OpenWith(path, oo)
+	if err != nil {
+		return fail(err)
 	}
 	tok, err := vocabselect.NewTokenizer(m.Metadata)
 	if err != nil {
 		m.Close()
-		return nil, nil, nil, fmt.Errorf("%s: tokenizer: %w", path, err)
+		return fail(fmt.Errorf("%s: tokenizer: %w", path, err))
 	}
 	if tok.NumTokens() != m.Config.Vocab {
 		m.Close()
-		return nil, nil, nil, fmt.Errorf("%s: the tokenizer has %d tokens, token_embd %d rows", path, tok.NumTokens(), m.Config.Vocab)
+		return fail(fmt.Errorf("%s: the tokenizer has %d tokens, token_embd %d rows", path, tok.NumTokens(), m.Config.Vocab))
 	}
-	s, err := engine.NewState(m, engine.Options{Ctx: ctx, Threads: threads})
-	if err != nil {
+	mr := &moeRun{f: mf}
+	if err := mr.openTrace(m.Config.Experts); err != nil {
 		m.Close()
-		return nil, nil, nil, err
+		return fail(err)
 	}
-	return m, tok, s, nil
+	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace}
+	if po == nil {
+		if so.Thrash, err = mf.flash(); err != nil {
+			mr.close()
+			m.Close()
+			return fail(err)
+		}
+	}
+	s, err := engine.NewState(m, so)
+	if err != nil {
+		mr.close()
+		m.Close()
+		return fail(err)
+	}
+	return m, tok, s, mr, nil
 }
 
 func runModel(cmd *cobra.Command, path string, f runFlags) error {
@@ -186,12 +210,13 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return usageError("%v", err)
 		}
 	}
-	m, tok, s, err := loadModel("run", path, f.expertsFrom, f.ctx, f.threads)
+	m, tok, s, mr, err := loadModel("run", path, &f.mf, f.ctx, f.threads, 0)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	defer s.Close()
+	defer mr.close()
 	seed := uint64(f.seed)
 	if f.seed < 0 {
 		seed = rand.Uint64()
@@ -201,6 +226,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 		RepeatPenalty: f.repeatPenalty, RepeatLastN: f.repeatLastN, Seed: seed,
 	}, m.Config.Vocab)
 	if f.chat.on {
+		mr.startDecode()
 		cs, err := newChatSession(m, tok, s, sm, f)
 		if err != nil {
 			return err
@@ -214,7 +240,8 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return err
 		}
 		cs.report(m, f.threads, seed)
-		return nil
+		mr.report(stderr, s, cs.total.PromptTokens+cs.total.Generated)
+		return mr.close()
 	}
 	prompt := tok.Encode(f.prompt, true, false)
 	out := bufio.NewWriter(stdout)
@@ -222,6 +249,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 		out.Write(tok.TokenToPiece(id, false))
 	}
 	out.Flush()
+	mr.startDecode()
 	st, err := engine.Generate(s, sm, prompt, f.n, tok.IsEOG, func(id int32) error {
 		if _, err := out.Write(tok.TokenToPiece(id, false)); err != nil {
 			return err
@@ -238,10 +266,11 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 	fmt.Fprintf(stderr, "gguf: prompt %d tokens in %s (%.1f tok/s), generated %d tokens in %s (%.1f tok/s), %d threads, ctx %d, seed %d\n",
 		st.PromptTokens, st.PromptTime.Round(time.Microsecond), tokPerSec(st.PromptTokens, st.PromptTime),
 		st.Generated, st.GenTime.Round(time.Microsecond), tokPerSec(st.Generated, st.GenTime), f.threads, s.Ctx(), seed)
-	fmt.Fprintf(stderr, "gguf: peak RSS %s (weights %s, KV cache %s); stopped: %s\n",
-		humanize.IBytes(uint64(engine.PeakRSS())), humanize.IBytes(uint64(m.WeightBytes)),
+	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); stopped: %s\n",
+		humanize.IBytes(uint64(engine.PeakRSS())), weightsLine(m, s),
 		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
-	return nil
+	mr.report(stderr, s, st.PromptTokens+st.Generated)
+	return mr.close()
 }
 
 func tokPerSec(n int, d time.Duration) float64 {
@@ -249,4 +278,14 @@ func tokPerSec(n int, d time.Duration) float64 {
 		return 0
 	}
 	return float64(n) / d.Seconds()
+}
+
+// weightsLine describes the weights' memory: all of them, or for a paged
+// model the resident part and the pools.
+func weightsLine(m *engine.Model, s *engine.State) string {
+	if st := s.PagerStats(); st != nil {
+		return fmt.Sprintf("weights %s resident of %s, expert pools %s", humanize.IBytes(uint64(m.ResidentBytes)),
+			humanize.IBytes(uint64(m.WeightBytes)), humanize.IBytes(uint64(st.PoolBytes)))
+	}
+	return "weights " + humanize.IBytes(uint64(m.WeightBytes))
 }

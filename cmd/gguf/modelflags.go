@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/engine/pager"
+)
+
+// modelFlags are how run and perplexity load a model: a punched file's
+// cache, llama.cpp's residency flags, the routing overrides and the expert
+// pager.
+type modelFlags struct {
+	expertsFrom   string
+	noMmap, mlock bool
+	experts       int
+	topP          float32
+	pool          int
+	budget        string
+	policy        string
+	bias          float32
+	prefetch      int
+	readers       int
+	simFlash      string
+	trace         string
+	stats         bool
+	direct        bool
+}
+
+// addModelFlags adds the flags of modelFlags to cmd.
+func addModelFlags(cmd *cobra.Command, f *modelFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.expertsFrom, "experts-from", "", "read the experts a punched file (gguf punch) lacks from this cache file")
+	fl.BoolVar(&f.noMmap, "no-mmap", false, "read the weights into memory instead of mapping them (with --moe-pool: the non-expert part)")
+	fl.BoolVar(&f.mlock, "mlock", false, "lock the weights in RAM (with --moe-pool: the non-expert part)")
+	fl.IntVar(&f.experts, "experts", 0, "experts per token, overriding expert_used_count (0: the file's)")
+	fl.Float32Var(&f.topP, "moe-topp", 0, "keep the fewest selected experts holding this share of the routing weight (0: all)")
+	fl.IntVar(&f.pool, "moe-pool", 0, "page the experts of an experts-last file into pools of N slots per layer (0: map them)")
+	fl.StringVar(&f.budget, "moe-budget", "", "page the experts into pools of this many bytes in all (e.g. 300M), divided among the layers")
+	fl.StringVar(&f.policy, "moe-policy", "lru", "pool eviction: lru or lfu[:DECAY] (decayed frequency, default decay 0.95)")
+	fl.Float32Var(&f.bias, "moe-bias", 0, "cache-aware routing: add this to the router scores of pooled experts, for selection only (0: exact)")
+	fl.IntVar(&f.prefetch, "moe-prefetch", 0, "pre-gated prefetch: queue the next layer's N predicted experts while decoding (0: off)")
+	fl.IntVar(&f.readers, "moe-readers", 4, "reader threads of the pager")
+	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms); without a pool, charge every weight read to it (whole-file mmap thrashing)")
+	fl.StringVar(&f.trace, "moe-trace", "", "write each MoE layer's experts per call to FILE (for gguf moe simulate)")
+	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
+	fl.BoolVar(&f.direct, "moe-direct", false, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache")
+}
+
+// paged reports whether the flags ask for the expert pager.
+func (f *modelFlags) paged() bool { return f.pool > 0 || f.budget != "" }
+
+// openOptions turns the flags into the engine's OpenOptions.
+func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
+	o := engine.OpenOptions{ExpertsFrom: f.expertsFrom, NoMmap: f.noMmap, Mlock: f.mlock,
+		ExpertsUsed: f.experts, TopP: f.topP, PageExperts: f.paged()}
+	if !f.paged() {
+		for _, c := range []struct {
+			set  bool
+			name string
+		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.policy != "lru", "--moe-policy"}, {f.direct, "--moe-direct"}} {
+			if c.set {
+				return o, usageError("%s needs the expert pager (--moe-pool N or --moe-budget SIZE)", c.name)
+			}
+		}
+	}
+	if f.pool > 0 && f.budget != "" {
+		return o, usageError("give --moe-pool or --moe-budget, not both")
+	}
+	return o, nil
+}
+
+// flash returns the --moe-sim-flash model, or nil.
+func (f *modelFlags) flash() (*pager.Flash, error) {
+	if f.simFlash == "" {
+		return nil, nil
+	}
+	fl, err := pager.ParseFlash(f.simFlash)
+	if err != nil {
+		return nil, usageError("--moe-sim-flash: %v", err)
+	}
+	return fl, nil
+}
+
+// pagerOptions turns the flags into the engine's PagerOptions (nil when
+// not paging).
+func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
+	if !f.paged() {
+		return nil, nil
+	}
+	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Readers: f.readers, Direct: f.direct}
+	var err error
+	if p.Flash, err = f.flash(); err != nil {
+		return nil, err
+	}
+	if p.Policy, err = pager.ParsePolicy(f.policy); err != nil {
+		return nil, usageError("--moe-policy: %v", err)
+	}
+	if f.budget != "" {
+		b, err := humanize.ParseBytes(f.budget)
+		if err != nil || b == 0 {
+			return nil, usageError("--moe-budget %q: a size such as 300M", f.budget)
+		}
+		p.Budget = int64(b)
+	}
+	return p, nil
+}
+
+// moeRun is what a command keeps of the pager flags while it runs: the
+// trace file and the baseline of the fault counter.
+type moeRun struct {
+	f      *modelFlags
+	file   *os.File
+	trace  *pager.TraceWriter
+	faults int64
+}
+
+// openTrace creates the --moe-trace file (written in place as it goes,
+// so a long run's trace survives an interrupt).
+func (r *moeRun) openTrace(experts int) error {
+	if r.f.trace == "" {
+		return nil
+	}
+	if experts == 0 {
+		return usageError("--moe-trace: the model has no experts")
+	}
+	var err error
+	if r.file, err = os.Create(r.f.trace); err != nil {
+		return err
+	}
+	r.trace = pager.NewTraceWriter(r.file, experts)
+	return nil
+}
+
+// startDecode records the fault counter where decoding starts.
+func (r *moeRun) startDecode() { r.faults = engine.MajorFaults() }
+
+// close flushes and closes the trace.
+func (r *moeRun) close() error {
+	if r.file == nil {
+		return nil
+	}
+	err := r.trace.Flush()
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	r.file = nil
+	return err
+}
+
+// moeSummary is the pager's report in JSON summaries.
+type moeSummary struct {
+	Slots          int     `json:"slots_per_layer"`
+	PoolBytes      int64   `json:"pool_bytes"`
+	Calls          int64   `json:"calls"`
+	Accesses       int64   `json:"accesses"`
+	Hits           int64   `json:"hits"`
+	Misses         int64   `json:"misses"`
+	HitRate        float64 `json:"hit_rate"`
+	Prefetches     int64   `json:"prefetches"`
+	PrefetchHits   int64   `json:"prefetch_hits"`
+	PrefetchWasted int64   `json:"prefetch_wasted"`
+	Dropped        int64   `json:"prefetches_dropped"`
+	BytesRead      int64   `json:"bytes_read"`
+	BytesPerToken  float64 `json:"bytes_read_per_token"`
+	WaitSeconds    float64 `json:"reader_wait_seconds"`
+	WaitPerToken   float64 `json:"reader_wait_ms_per_token"`
+	MajorFaults    int64   `json:"major_faults_decode"`
+}
+
+// summary returns the pager's counts over tokens evaluated, or nil.
+func (r *moeRun) summary(s *engine.State, tokens int) *moeSummary {
+	st := s.PagerStats()
+	if st == nil {
+		return nil
+	}
+	per := func(v float64) float64 {
+		if tokens == 0 {
+			return 0
+		}
+		return v / float64(tokens)
+	}
+	return &moeSummary{Slots: st.Slots, PoolBytes: st.PoolBytes, Calls: st.Calls, Accesses: st.Accesses,
+		Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(), Prefetches: st.Prefetches,
+		PrefetchHits: st.PrefetchHits, PrefetchWasted: st.PrefetchWasted, Dropped: st.Dropped,
+		BytesRead: st.BytesRead, BytesPerToken: per(float64(st.BytesRead)), WaitSeconds: st.Wait.Seconds(),
+		WaitPerToken: per(float64(st.Wait) / float64(time.Millisecond)), MajorFaults: engine.MajorFaults() - r.faults}
+}
+
+// report prints the pager's counts on w: one line when paging, the rest
+// with --moe-stats.
+func (r *moeRun) report(w io.Writer, s *engine.State, tokens int) {
+	m := r.summary(s, tokens)
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "gguf: pager: %d slots per layer (%s), %.1f%% hits, %s read (%s per token), waited %.1f ms per token\n",
+		m.Slots, humanize.IBytes(uint64(m.PoolBytes)), 100*m.HitRate, humanize.IBytes(uint64(m.BytesRead)),
+		humanize.IBytes(uint64(m.BytesPerToken)), m.WaitPerToken)
+	if r.f.stats {
+		fmt.Fprintf(w, "gguf: pager: %d calls, %d expert uses: %d hits, %d misses; prefetched %d (%d used, %d evicted unused, %d dropped stale); %d major faults while decoding\n",
+			m.Calls, m.Accesses, m.Hits, m.Misses, m.Prefetches, m.PrefetchHits, m.PrefetchWasted, m.Dropped, m.MajorFaults)
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/ggufkit/gguf/internal/fixture"
+)
+
+// TestMoEPagedRun: run and perplexity on an experts-last build give the
+// same text and perplexity with the pager as without it, the trace they
+// write replays in moe simulate to the hits the run counted, and the
+// pager's misuses are one-line errors.
+func TestMoEPagedRun(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	m := fixture.Named["ci-moe"]
+	m.Experts, m.ExpertsUsed = 8, 2
+	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	args := []string{"run", p("xl.gguf"), "-p", "t1 t2 t3", "-n", "24", "--temp", "0", "-t", "2"}
+	want := mustRun(t, nil, args...)
+	got := mustRun(t, nil, append(args, "--moe-pool", "3", "--moe-policy", "lfu:0.9", "--moe-trace", p("run.trace"), "--moe-stats")...)
+	if string(got.stdout) != string(want.stdout) {
+		t.Fatalf("paged text %q, unpaged %q", got.stdout, want.stdout)
+	}
+	hits := regexp.MustCompile(`(\d+) hits, (\d+) misses`).FindStringSubmatch(string(got.stderr))
+	if hits == nil {
+		t.Fatalf("no pager stats in %s", got.stderr)
+	}
+	sim := mustRun(t, nil, "moe", "simulate", p("run.trace"), "--pool", "3", "--policy", "lfu:0.9", "--json")
+	var rows []simRow
+	if err := json.Unmarshal(sim.stdout, &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("simulate: %v %s", err, sim.stdout)
+	}
+	if strconv.FormatInt(rows[0].Hits, 10) != hits[1] || strconv.FormatInt(rows[0].Misses, 10) != hits[2] {
+		t.Fatalf("simulator %d hits %d misses, run %s", rows[0].Hits, rows[0].Misses, hits[0])
+	}
+	// a punched copy pages its experts from the cache it was checked against
+	raw, err := os.ReadFile(p("xl.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p("punched.gguf"), raw, 0o644)
+	os.WriteFile(p("cache.gguf"), raw, 0o644)
+	if r := runGGUF(t, nil, "punch", p("punched.gguf"), "--from", p("cache.gguf")); r.code != 0 {
+		t.Logf("no punching here (%s): the punched case is not checked", r.stderr)
+	} else {
+		got := mustRun(t, nil, append(args[:1:1], append([]string{p("punched.gguf")}, append(args[2:], "--moe-pool", "2", "--experts-from", p("cache.gguf"))...)...)...)
+		if string(got.stdout) != string(want.stdout) {
+			t.Fatalf("paged punched text %q, unpaged %q", got.stdout, want.stdout)
+		}
+	}
+	text := p("text.txt")
+	words := ""
+	for i := range 200 {
+		words += fixture.Word(1+(i*7)%40) + " "
+	}
+	os.WriteFile(text, []byte(words), 0o644)
+	ppl := []string{"perplexity", p("xl.gguf"), "-f", text, "--ctx", "32", "--json"}
+	var a, b perplexityJSON
+	json.Unmarshal(mustRun(t, nil, append(ppl, "-b", "1")...).stdout, &a)
+	json.Unmarshal(mustRun(t, nil, append(ppl, "--moe-budget", "8M")...).stdout, &b)
+	if a.HeadOnly.PPL != b.HeadOnly.PPL || a.HeadOnly.PPL == 0 || b.MoE == nil || b.MoE.Misses == 0 {
+		t.Fatalf("perplexity unpaged %v, paged %v (moe %+v)", a.HeadOnly, b.HeadOnly, b.MoE)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"run", p("moe.gguf"), "-n", "1", "--moe-pool", "4"}, "--experts-last"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "1"}, "smaller than one token's working set"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-bias", "0.1"}, "needs the expert pager"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "4", "--moe-policy", "belady"}, "gguf moe simulate"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-sim-flash", "fast"}, "RATE"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--experts", "9"}, "8 experts per layer"},
+		{[]string{"moe", "simulate", text, "--pool", "4"}, "not a gguf moe trace"},
+	} {
+		checkOneLineError(t, runGGUF(t, nil, c.args...), exitUsage, c.msg)
+	}
+}

@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/dustin/go-humanize"
+	"io"
+	"os"
+
+	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/experts"
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// expertSource is where a paged expert tensor's bytes are: expert e of it
+// is bytes [off + e*size/n, off + (e+1)*size/n) of f.
+type expertSource struct {
+	f    io.ReaderAt
+	path string // of f, for PagerOptions.Direct
+	off  int64
+	size int64
+}
+
+// residentPart returns how much of the file at path is loaded: all of it,
+// or for a paged model the part before its first expert tensor, which
+// must then be the file's last tensors (gguf build --experts-last).
+func (m *Model) residentPart(path string, r *gguf.Reader) (int64, error) {
+	if !m.opts.PageExperts {
+		return r.Size(), nil
+	}
+	info := experts.Describe(r.File)
+	if info == nil {
+		return r.Size(), nil // a split without experts
+	}
+	if !info.Last {
+		return 0, fmt.Errorf("%s: its experts are not the last tensors of the file, so they cannot be paged (rewrite it with gguf build --experts-last)", path)
+	}
+	if m.paged == nil {
+		m.paged = map[string]expertSource{}
+	}
+	return info.NonExpertEnd, nil
+}
+
+// load maps (or with NoMmap reads) the first n bytes of f, locked in RAM
+// with Mlock.
+func (m *Model) load(f *os.File, n int64) ([]byte, error) {
+	var data []byte
+	var unmap func() error
+	var err error
+	if m.opts.NoMmap {
+		data, unmap, err = readAll(f, n)
+	} else {
+		data, unmap, err = mapFile(f, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.unmap = append(m.unmap, unmap)
+	if m.opts.Mlock {
+		if err := lockMemory(data); err != nil {
+			return nil, fmt.Errorf("--mlock of %d bytes: %w (raise the locked-memory limit, ulimit -l)", len(data), err)
+		}
+	}
+	return data, nil
+}
+
+// pagedSource returns where the paged expert tensor t ([off, end) of f)
+// is read from: f, or the --experts-from cache where the file's bytes of
+// it are punched out.
+func (m *Model) pagedSource(f *os.File, cache *cacheFile, t *gguf.TensorInfo, off, end int64) (expertSource, error) {
+	src := expertSource{f: f, path: f.Name(), off: off, size: end - off}
+	if cache == nil {
+		return src, nil
+	}
+	holes, err := experts.HoleBytes(f, off, end)
+	if err != nil {
+		return src, fmt.Errorf("tensor %q: %w", t.Name, err)
+	}
+	if holes == 0 {
+		return src, nil
+	}
+	if src.off, err = cache.locate(t); err != nil {
+		return src, fmt.Errorf("--experts-from %s: %w", m.opts.ExpertsFrom, err)
+	}
+	src.f, src.path = cache.f, cache.f.Name()
+	m.FromCache++
+	return src, nil
+}
+
+// Paged reports whether the model's experts are paged (OpenOptions.PageExperts).
+func (m *Model) Paged() bool { return m.paged != nil }
+
+// PagerOptions configure the expert pager of a State of a paged model.
+type PagerOptions struct {
+	// Pool is the slots per MoE layer; each holds one expert's gate, up
+	// and down matrices. Budget, when Pool is 0, is the bytes all pools
+	// may take together, divided evenly among the layers.
+	Pool   int
+	Budget int64
+	// Policy chooses the expert a full pool gives up (LRU or LFU).
+	Policy pager.Policy
+	// Bias is added, for selection only, to the router scores of the
+	// experts in the layer's pool (cache-aware routing); the mixing
+	// weights stay the model's. 0 leaves routing exactly as unpaged.
+	Bias float32
+	// Prefetch, when > 0, applies the next MoE layer's router to each
+	// layer's FFN input while decoding one token at a time and queues the
+	// Prefetch best experts it predicts (into free or evictable slots only).
+	Prefetch int
+	// Readers is the number of reader goroutines (default 4, as the
+	// seeds found 4 readers saturate a device's flash).
+	Readers int
+	// Flash, when not nil, throttles the readers to a simulated device.
+	Flash *pager.Flash
+	// Direct reads experts without the page cache (pager.DirectSource):
+	// on a device short of RAM, cached expert pages would push out the
+	// mapped non-expert weights.
+	Direct bool
+}
+
+// statePager is a State's expert pager: per MoE layer a pool (which
+// expert is in which slot, package pager) and each slot's gate, up and
+// down buffers with a matrix over each.
+type statePager struct {
+	o         PagerOptions
+	slots     int
+	loader    *pager.Loader
+	layers    []*pagedLayer // per model layer, nil for a dense layer
+	direct    map[string]*pager.DirectSource
+	bytes     int64 // of all slots
+	placed    []pager.Placement
+	prePlaced []pager.Placement
+	bonus     []float32
+	pre       *routeScratch
+	preLog    []float32
+	preSel    []int
+	preW      []float32
+	step      int64 // forward passes so far
+}
+
+type pagedLayer struct {
+	pool *pager.Pool
+	src  [3]expertSource // gate, up, down tensors
+	each [3]int64        // bytes per expert of each
+	buf  [][3]*pager.Buffer
+	mat  [][3]Matrix // matrices over the slots' buffers
+}
+
+// newStatePager allocates the pools of a paged model: every slot up front,
+// so decoding allocates nothing and the resident memory is fixed.
+func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
+	if o == nil {
+		return nil, fmt.Errorf("the model's experts are paged: give the State a pager (a pool size or budget)")
+	}
+	p := &statePager{o: *o}
+	var perExpert int64 // all MoE layers' bytes of one expert each
+	moeLayers := 0
+	for l := range m.Layers {
+		if c.moeLayer(l) {
+			L := &m.Layers[l]
+			for _, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+				perExpert += int64(ms[0].Rows * ms[0].RowBytes)
+			}
+			moeLayers++
+		}
+	}
+	if moeLayers == 0 {
+		return nil, fmt.Errorf("the model has no MoE layers to page")
+	}
+	switch {
+	case o.Pool > 0:
+		p.slots = o.Pool
+	case o.Budget > 0:
+		p.slots = int(o.Budget / perExpert)
+	default:
+		return nil, fmt.Errorf("the expert pager needs a pool size or a byte budget")
+	}
+	p.slots = min(p.slots, c.Experts)
+	if p.slots < c.ExpertsUsed {
+		return nil, fmt.Errorf("a pool of %d slots per layer is smaller than one token's working set (%d experts used per token; %d MoE layers, %s per expert): give at least --moe-pool %d or --moe-budget %s",
+			p.slots, c.ExpertsUsed, moeLayers, humanize.IBytes(uint64(perExpert/int64(moeLayers))), c.ExpertsUsed,
+			humanize.IBytes(uint64(perExpert*int64(c.ExpertsUsed))))
+	}
+	if o.Policy.Kind == pager.Belady {
+		return nil, fmt.Errorf("the belady policy needs the future: it is for gguf moe simulate only")
+	}
+	p.layers = make([]*pagedLayer, len(m.Layers))
+	for l := range m.Layers {
+		if !c.moeLayer(l) {
+			continue
+		}
+		L := &m.Layers[l]
+		pool, err := pager.NewPool(c.Experts, p.slots, o.Policy)
+		if err != nil {
+			return nil, err
+		}
+		pl := &pagedLayer{pool: pool, buf: make([][3]*pager.Buffer, p.slots), mat: make([][3]Matrix, p.slots)}
+		for i, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+			src, ok := m.paged[ms[0].Name]
+			if !ok {
+				return nil, fmt.Errorf("tensor %q is not paged", ms[0].Name)
+			}
+			if o.Direct {
+				if src.f, err = p.openDirect(src.path); err != nil {
+					p.close()
+					return nil, err
+				}
+			}
+			pl.src[i] = src
+			pl.each[i] = int64(ms[0].Rows * ms[0].RowBytes)
+			if pl.each[i]*int64(c.Experts) != src.size {
+				return nil, fmt.Errorf("tensor %q holds %d bytes, not %d experts of %d", ms[0].Name, src.size, c.Experts, pl.each[i])
+			}
+			for s := range pl.buf {
+				pl.buf[s][i] = pager.NewBuffer(int(pl.each[i]), o.Direct)
+				pl.mat[s][i] = *ms[0]
+				p.bytes += pl.each[i]
+			}
+		}
+		p.layers[l] = pl
+	}
+	p.bonus = make([]float32, c.Experts)
+	p.placed = make([]pager.Placement, 0, p.slots)
+	if o.Prefetch > 0 {
+		p.pre = newRouteScratch(c.Experts, max(c.Routing.Groups, 1))
+		p.preLog = make([]float32, c.Experts)
+		n := min(o.Prefetch, c.Experts)
+		p.preSel, p.preW, p.prePlaced = make([]int, n), make([]float32, n), make([]pager.Placement, 0, n)
+	}
+	readers := o.Readers
+	if readers <= 0 {
+		readers = 4
+	}
+	p.loader = pager.NewLoader(readers, o.Flash)
+	return p, nil
+}
+
+func (p *statePager) close() {
+	if p == nil {
+		return
+	}
+	if p.loader != nil {
+		p.loader.Close()
+	}
+	for _, d := range p.direct {
+		d.Close()
+	}
+}
+
+// openDirect opens path for direct reads, once per file.
+func (p *statePager) openDirect(path string) (*pager.DirectSource, error) {
+	if d, ok := p.direct[path]; ok {
+		return d, nil
+	}
+	d, err := pager.OpenDirect(path)
+	if err != nil {
+		return nil, fmt.Errorf("--moe-direct: %w", err)
+	}
+	if p.direct == nil {
+		p.direct = map[string]*pager.DirectSource{}
+	}
+	p.direct[path] = d
+	return d, nil
+}
+
+// prio is the readers' priority of layer l's reads in the current pass.
+func (p *statePager) prio(l int) int64 { return p.step*int64(len(p.layers)) + int64(l) }
+
+// bonusFor fills the cache-aware routing bonus of layer l (nil without a
+// bias).
+func (p *statePager) bonusFor(l int) []float32 {
+	if p == nil || p.o.Bias == 0 {
+		return nil
+	}
+	pool := p.layers[l].pool
+	for e := range p.bonus {
+		p.bonus[e] = 0
+		if pool.Resident(e) {
+			p.bonus[e] = p.o.Bias
+		}
+	}
+	return p.bonus
+}
+
+// load queues the reads of the placements' misses in layer l.
+func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
+	pl := p.layers[l]
+	for _, x := range g {
+		if x.Hit {
+			continue
+		}
+		for i := range 3 {
+			src := pl.src[i]
+			if err := p.loader.Load(pl.buf[x.Slot][i], src.f, src.off+int64(x.Expert)*pl.each[i], int(pl.each[i]), p.prio(l), i, prefetch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// matrices waits for the part-th matrix of slot s in layer l.
+func (p *statePager) matrix(l, s, part int) (*Matrix, error) {
+	pl := p.layers[l]
+	b, err := p.loader.Wait(pl.buf[s][part])
+	if err != nil {
+		return nil, err
+	}
+	m := &pl.mat[s][part]
+	m.data = b
+	return m, nil
+}
+
+// PagerStats is what a State's expert pager did.
+type PagerStats struct {
+	Slots     int   // per MoE layer
+	PoolBytes int64 // all slots
+	pager.Stats
+	pager.LoadStats
+}
+
+// PagerStats returns the pager's counts, or nil for a State without one.
+func (s *State) PagerStats() *PagerStats {
+	p := s.pg
+	if p == nil {
+		return nil
+	}
+	st := &PagerStats{Slots: p.slots, PoolBytes: p.bytes, LoadStats: p.loader.Stats()}
+	for _, pl := range p.layers {
+		if pl != nil {
+			st.Stats.Add(pl.pool.Stats())
+		}
+	}
+	return st
+}
+
+// override applies the routing options to the file's configuration.
+func (o *OpenOptions) override(c *Config) error {
+	if o.ExpertsUsed > 0 {
+		if c.Experts == 0 {
+			return fmt.Errorf("--experts %d: the model has no experts", o.ExpertsUsed)
+		}
+		if o.ExpertsUsed > c.Experts {
+			return fmt.Errorf("--experts %d: the model has %d experts per layer", o.ExpertsUsed, c.Experts)
+		}
+		c.ExpertsUsed = o.ExpertsUsed
+		if err := c.Routing.check(c.Arch, c.Experts, c.ExpertsUsed); err != nil {
+			return fmt.Errorf("--experts %d: %w", o.ExpertsUsed, err)
+		}
+	}
+	if o.TopP != 0 {
+		if !(o.TopP > 0 && o.TopP < 1) {
+			return fmt.Errorf("--moe-topp %g must be in (0, 1)", o.TopP)
+		}
+		if c.Experts == 0 {
+			return fmt.Errorf("--moe-topp: the model has no experts")
+		}
+		c.Routing.TopP = o.TopP
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package pager
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLRUByHand follows a 2-slot LRU pool through a short history worked
+// out by hand.
+func TestLRUByHand(t *testing.T) {
+	p, err := NewPool(6, 2, Policy{Kind: LRU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, call := range [][]int{{0, 1}, {1}, {2}, {0}, {1, 2}} {
+		err := p.Run(call, nil, func(g []Placement) error {
+			for _, x := range g {
+				s := "miss"
+				if x.Hit {
+					s = "hit"
+				}
+				got = append(got, s)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// {0,1}: 2 misses; {1}: hit; {2}: evicts 0 (used before 1); {0}:
+	// evicts 1; {1,2}: 2 is resident, 1 evicts 0.
+	want := []string{"miss", "miss", "hit", "miss", "miss", "miss", "hit"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if st := p.Stats(); st.Hits != 2 || st.Misses != 5 || st.Calls != 5 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestLFUKeepsFrequent: decayed frequency keeps an expert used every
+// other call where LRU lets a run of one-off experts push it out.
+func TestLFUKeepsFrequent(t *testing.T) {
+	var tr Trace
+	tr.Experts = 16
+	for i := range 40 {
+		tr.Calls = append(tr.Calls, Call{Layer: 0, Experts: []int{0, 1 + i%7}})
+	}
+	lru, err := Simulate(&tr, 3, Policy{Kind: LRU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lfu, err := Simulate(&tr, 3, Policy{Kind: LFU, Decay: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := Simulate(&tr, 3, Policy{Kind: Belady})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(opt.Total.Misses <= lfu.Total.Misses && lfu.Total.Misses <= lru.Total.Misses) {
+		t.Fatalf("misses: belady %d, lfu %d, lru %d", opt.Total.Misses, lfu.Total.Misses, lru.Total.Misses)
+	}
+	if lru.Total.Misses != 41 { // expert 0 once, then the cycle of 7 never fits the other 2 slots
+		t.Fatalf("lru misses %d, want 41", lru.Total.Misses)
+	}
+}
+
+// TestPrefetchSparesWorkingSet: a prefetch takes free slots and slots of
+// experts the last call did not use, never the last call's experts.
+func TestPrefetchSparesWorkingSet(t *testing.T) {
+	p, _ := NewPool(8, 3, Policy{Kind: LRU})
+	run := func(call ...int) {
+		if err := p.Run(call, nil, func([]Placement) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(0, 1)
+	g := p.Prefetch([]int{5, 6}, nil) // one free slot: 5 goes in, 6 is dropped
+	if len(g) != 1 || g[0].Expert != 5 || g[0].Evicted != -1 {
+		t.Fatalf("prefetch placed %+v", g)
+	}
+	run(2, 5) // 5 is a prefetch hit; 2 evicts 0 (1 is the more recent)
+	if st := p.Stats(); st.PrefetchHits != 1 || st.Prefetches != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if p.Resident(0) || !p.Resident(1) {
+		t.Fatal("2 should have evicted 0")
+	}
+	g = p.Prefetch([]int{7}, nil) // slots hold 1, 2, 5: 2 and 5 are the working set, 1 may go
+	if len(g) != 1 || g[0].Evicted != 1 {
+		t.Fatalf("prefetch placed %+v", g)
+	}
+	run(2, 5)
+	if g := p.Prefetch([]int{3, 4}, nil); len(g) != 1 || g[0].Evicted != 7 {
+		t.Fatalf("prefetch placed %+v", g)
+	}
+	run(0, 2, 5)
+	if st := p.Stats(); st.PrefetchWasted != 2 {
+		t.Fatalf("wasted %d prefetches, want 2 (7 evicted by 3, 3 by 0)", st.PrefetchWasted)
+	}
+}
+
+// TestPlaceRefuses: groups larger than the pool, repeated or unknown
+// experts are errors, not corrupt state.
+func TestPlaceRefuses(t *testing.T) {
+	p, _ := NewPool(4, 2, Policy{Kind: LRU})
+	for _, g := range [][]int{{0, 1, 2}, {1, 1}, {4}, {-1}} {
+		if _, err := p.Place(g, nil); err == nil {
+			t.Errorf("Place(%v) succeeded", g)
+		}
+	}
+}
+
+// TestTraceRoundTrip writes a trace and reads it back, and refuses
+// malformed ones.
+func TestTraceRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	w := NewTraceWriter(&b, 8)
+	w.Call(0, []int{1, 5})
+	w.Call(3, []int{7})
+	w.Call(0, nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ReadTrace(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Experts != 8 || len(tr.Calls) != 3 || !slices.Equal(tr.Calls[0].Experts, []int{1, 5}) || tr.Calls[1].Layer != 3 {
+		t.Fatalf("read %+v", tr)
+	}
+	for _, bad := range []string{
+		"", "hello\n", traceMagic + "\nexperts 0\n", traceMagic + "\nexperts 8\n0: 8\n",
+		traceMagic + "\nexperts 8\n0: 1 1\n", traceMagic + "\nexperts 8\nx: 1\n", traceMagic + "\nexperts 8\n0 1\n",
+	} {
+		if _, err := ReadTrace(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadTrace(%q) succeeded", bad)
+		}
+	}
+}
+
+// FuzzReadTrace: no input makes ReadTrace panic, and what it accepts
+// simulates.
+func FuzzReadTrace(f *testing.F) {
+	f.Add([]byte(traceMagic + "\nexperts 4\n0: 1 2\n1: 3\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := ReadTrace(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if _, err := Simulate(tr, 2, Policy{Kind: LFU, Decay: 0.9}); err != nil && !strings.Contains(err.Error(), "does not fit") {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]string{"lru": "lru", "LFU": "lfu:0.95", "lfu:0.8": "lfu:0.8", "opt": "belady"} {
+		p, err := ParsePolicy(in)
+		if err != nil || p.String() != want {
+			t.Errorf("ParsePolicy(%q) = %v, %v; want %s", in, p, err, want)
+		}
+	}
+	for _, bad := range []string{"", "lfu:0", "lfu:1.5", "lru:1", "fifo"} {
+		if _, err := ParsePolicy(bad); err == nil {
+			t.Errorf("ParsePolicy(%q) succeeded", bad)
+		}
+	}
+	f, err := ParseFlash("200MB/s,0.3ms")
+	if err != nil || f.Rate != 200e6 || f.Latency != 300*time.Microsecond {
+		t.Fatalf("ParseFlash: %+v %v", f, err)
+	}
+	if f, err := ParseFlash("1GiB"); err != nil || f.Rate != 1<<30 || f.Latency != 0 {
+		t.Fatalf("ParseFlash(1GiB): %+v %v", f, err)
+	}
+	for _, bad := range []string{"", "fast", "0MB/s", "200MB/s,soon"} {
+		if _, err := ParseFlash(bad); err == nil {
+			t.Errorf("ParseFlash(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestLoaderOrderAndDrop: with one reader busy, queued reads come out by
+// priority and part, and a prefetch that fell behind the progress is
+// dropped and read again on demand.
+func TestLoaderOrderAndDrop(t *testing.T) {
+	src := bytes.NewReader(bytes.Repeat([]byte("abcdefgh"), 64))
+	l := NewLoader(1, &Flash{Rate: 1 << 20})
+	defer l.Close()
+	bufs := make([]*Buffer, 4)
+	for i := range bufs {
+		bufs[i] = NewBuffer(64, false)
+	}
+	if err := l.Load(bufs[0], src, 0, 64, 5, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	l.SetProgress(8)                       // the forward pass is past priority 7...
+	l.Load(bufs[1], src, 8, 8, 7, 0, true) // ...so this prefetch is stale
+	l.Load(bufs[2], src, 1, 8, 5, 0, false)
+	for i, want := range []string{"bcdefgha", "abcdefgh"} {
+		b, err := l.Wait(bufs[2-2*i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b[:8]) != want {
+			t.Fatalf("buffer %d holds %q", 2-2*i, b[:8])
+		}
+	}
+	b, err := l.Wait(bufs[1])
+	if err != nil || string(b) != "abcdefgh" {
+		t.Fatalf("dropped prefetch read again: %q %v", b, err)
+	}
+	if st := l.Stats(); st.Reads != 3 || st.BytesRead != 80 || st.Dropped != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	short := NewBuffer(8, false)
+	l.Load(short, src, 510, 8, 9, 0, false)
+	if _, err := l.Wait(short); err == nil {
+		t.Fatal("a read past the end succeeded")
+	}
+	if err := l.Load(short, src, 0, 9, 9, 0, false); err == nil {
+		t.Fatal("a read larger than the buffer was queued")
+	}
+}
+
+// TestDirectSource reads unaligned ranges of a file through direct I/O
+// (aligned interior) and the page cache (edge pages) and gets the file's
+// bytes, whatever the buffer's own alignment.
+func TestDirectSource(t *testing.T) {
+	path := t.TempDir() + "/f"
+	data := make([]byte, 5*os.Getpagesize()+123)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := OpenDirect(path)
+	if err != nil {
+		t.Skipf("no direct I/O here: %v", err)
+	}
+	defer ds.Close()
+	l := NewLoader(2, nil)
+	defer l.Close()
+	page := os.Getpagesize()
+	for _, c := range [][2]int{{0, 3 * page}, {17, 3*page + 5}, {page - 1, 2}, {100, 10}, {page, len(data) - page}, {3, len(data) - 3}} {
+		b := NewBuffer(c[1], true)
+		if err := l.Load(b, ds, int64(c[0]), c[1], 0, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Wait(b)
+		if err != nil {
+			t.Fatalf("read [%d, +%d): %v", c[0], c[1], err)
+		}
+		if !bytes.Equal(got, data[c[0]:c[0]+c[1]]) {
+			t.Fatalf("read [%d, +%d): wrong bytes", c[0], c[1])
+		}
+	}
+	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, 0, false); err == nil {
+		t.Fatal("a direct read into a buffer without slack was queued")
+	}
+}
