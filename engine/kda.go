@@ -20,7 +20,7 @@ type KDAConfig struct {
 // (src/models/bailingmoe3.cpp, ggml_gated_delta_net's CPU kernel):
 //
 //	q, k, v = silu(causal_conv(W x)) per channel, conv state of K-1 inputs
-//	q, k    = l2_norm per head (eps: the RMS norm epsilon)
+//	q, k    = x / sqrt(sum x^2 + eps) per head (eps: the RMS norm epsilon)
 //	g       = lower_bound * sigmoid(A_h * (F_a x + dt_bias))  per channel
 //	beta    = sigmoid(W_beta x)                              per head
 //	per head, per token, with the state S[key i][value j]:
@@ -177,16 +177,19 @@ func causalConvSiLU(x, w, state, win []float32, d, K, nb int) {
 	}
 }
 
-// l2Norm scales x to unit length as ggml_l2_norm: the sum of squares in
-// float64, x times 1/max(sqrt(sum), eps) in float32.
+// l2Norm scales x to unit length as llama.cpp's build_gdn_l2_norm does
+// (x / sqrt(sum x^2 + eps)): ggml_rms_norm with eps/n (the sum of squares
+// in float64, its mean rounded to float32), then ggml_scale by 1/sqrt(n).
 func l2Norm(x []float32, eps float32) {
 	var sum float64
 	for _, v := range x {
 		sum += float64(v * v)
 	}
-	scale := 1 / max(sqrtf(float32(sum)), eps)
+	n := float32(len(x))
+	scale := 1 / sqrtf(float32(sum/float64(len(x)))+eps/n)
+	s := 1 / sqrtf(n)
 	for i := range x {
-		x[i] *= scale
+		x[i] = (x[i] * scale) * s
 	}
 }
 
