@@ -81,6 +81,13 @@ var Shapes = map[string]Shape{
 		FF: 512, Heads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 128, SharedExperts: 1,
 		DenseLead: 1, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true, MLALayers: []int{1, 3}, KVLoraRank: 128,
 		QLoraRank: 128, NopeDim: 32, VHeadDim: 32, KDAHeadDim: 32, ConvKernel: 4, GateLowerBound: -5, Seed: 117}},
+	// bailingmoe3's other variants, F32 only: q without a LoRA (attn_q),
+	// a tied head, no dense layer, an MLA layer first, 8 KDA heads of 16
+	// (head_dim below the 32 of a SIMD step), convolutions of 3 taps
+	"bailingmoe3b": {"bailingmoe3b", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3b", Layers: 3, Embd: 256,
+		FF: 512, Heads: 8, RopeDims: 8, Vocab: 512, Tied: true, Experts: 8, ExpertsUsed: 3, ExpertFF: 128,
+		SharedExperts: 2, WeightsNorm: true, Sigmoid: true, MLALayers: []int{0}, KVLoraRank: 64, NopeDim: 16,
+		VHeadDim: 16, KDAHeadDim: 16, ConvKernel: 3, GateLowerBound: -3, Seed: 118}},
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
@@ -152,7 +159,8 @@ var ImatrixTypes = []string{"IQ3_XXS", "IQ2_M", "IQ2_XS", "IQ2_XXS", "IQ1_M", "I
 
 // Cases returns every compared file: the dense shape in each of
 // DenseTypes, the small shape with an imatrix in each of ImatrixTypes,
-// and the tied and MoE shapes in a float, a legacy and a k-quant type.
+// and the tied and MoE shapes in a float, a legacy and a k-quant type,
+// bailingmoe3's second variant (bailingmoe3b) in F32, and FamilyCases.
 func Cases() []Case {
 	var out []Case
 	for _, t := range DenseTypes {
@@ -166,6 +174,7 @@ func Cases() []Case {
 			out = append(out, Case{Shape: s, Type: t})
 		}
 	}
+	out = append(out, Case{Shape: "bailingmoe3b", Type: "F32"})
 	return append(out, FamilyCases()...)
 }
 
