@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
 )
 
 // TestBailingMoE3BatchEqualsSteps evaluates 128 tokens of the crosscheck
@@ -135,4 +137,23 @@ func TestBailingMoE3LongPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("max |diff| %.3g over positions 31, 63, ..., 511", worst)
+}
+
+// TestBailingMoE3HeadCountArray loads a bailingmoe3 file whose head_count
+// is an array over layers, as llama.cpp accepts it (get_key_or_arr): the
+// mixers use the first layer's count (llama.cpp's n_head()), so a uniform
+// array gives the scalar file's logits, and an array starting at 0 fails.
+func TestBailingMoE3HeadCountArray(t *testing.T) {
+	ref := openModel(t, crossModel(t, crosscheck.Case{Shape: "bailingmoe3", Type: "F32"}))
+	m := openModel(t, mutated(t, "bailingmoe3", setKey("bailingmoe3.attention.head_count", gguf.MustArray([]uint32{4, 4, 4, 4}))))
+	ids := crosscheck.PromptIDs
+	got := sequenceLogits(t, newState(t, m, Options{Ctx: 64}), ids, len(ids))
+	want := sequenceLogits(t, newState(t, ref, Options{Ctx: 64}), ids, len(ids))
+	if d, at := maxDiff(got, want); d != 0 {
+		t.Fatalf("logits differ by %g at %d", d, at)
+	}
+	_, err := Open(mutated(t, "bailingmoe3", setKey("bailingmoe3.attention.head_count", gguf.MustArray([]uint32{0, 4, 0, 4}))))
+	if err == nil || !strings.Contains(err.Error(), "head_count") {
+		t.Fatalf("head_count [0 4 0 4]: error %v", err)
+	}
 }

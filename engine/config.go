@@ -102,6 +102,22 @@ func (k keys) uint(suffix string, def int, required bool) (int, error) {
 	return int(v), nil
 }
 
+// firstUint is uint, or the first element of an array of them.
+func (k keys) firstUint(suffix string, def int, required bool) (int, error) {
+	key := k.arch + "." + suffix
+	if v, ok := k.md.Get(key); ok && v.IsArray() {
+		if v.Len() == 0 {
+			return 0, fmt.Errorf("metadata %s is an empty array", key)
+		}
+		n, ok := v.Index(0).Uint()
+		if !ok || n > maxDim {
+			return 0, fmt.Errorf("metadata %s[0] is not an unsigned integer in range", key)
+		}
+		return int(n), nil
+	}
+	return k.uint(suffix, def, required)
+}
+
 func (k keys) float(suffix string, def float32, required bool) (float32, error) {
 	key := k.arch + "." + suffix
 	v, ok := k.md.Get(key)
@@ -149,7 +165,6 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	}{
 		{&c.Embd, "embedding_length", true},
 		{&c.Layers, "block_count", true},
-		{&c.Heads, "attention.head_count", true},
 		{&c.FF, "feed_forward_length", true},
 		{&c.ContextLength, "context_length", true},
 		{&c.Experts, "expert_count", false},
@@ -161,6 +176,15 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 		if *s.dst, err = k.uint(s.key, 0, s.required); err != nil {
 			return c, err
 		}
+	}
+	heads := k.uint
+	if fam.mixer != nil {
+		// a hybrid may give head_count per layer; its mixers use llama.cpp's
+		// n_head(), the first layer's
+		heads = k.firstUint
+	}
+	if c.Heads, err = heads("attention.head_count", 0, true); err != nil {
+		return c, err
 	}
 	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 || c.FF == 0 {
 		return c, fmt.Errorf("embedding_length, block_count, head_count and feed_forward_length must be positive")
