@@ -15,8 +15,8 @@ type Config struct {
 	Layers        int     // block_count minus nextn_predict_layers
 	NextN         int     // nextn_predict_layers: trailing MTP blocks, skipped
 	Heads         int     // attention.head_count
-	KVHeads       int     // attention.head_count_kv (GQA), default Heads
-	HeadDim       int     // attention.key_length, default Embd/Heads
+	KVHeads       int     // attention.head_count_kv (GQA), default Heads; 0 for a hybrid (KDA, MLA)
+	HeadDim       int     // attention.key_length, default Embd/Heads; 0 for a hybrid
 	FF            int     // feed_forward_length (dense layers; per expert for llama and olmoe MoE)
 	Vocab         int     // rows of token_embd
 	ContextLength int     // context_length (what the file says)
