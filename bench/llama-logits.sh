@@ -91,7 +91,7 @@ llama() { # PROGRAM ARGS...: run a llama.cpp program through the loader
 gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
   -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
 (cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits && go build -o "$tmp/gguf" ./cmd/gguf)
-"$tmp/enginelogits" -gen "$tmp/models"
+"$tmp/enginelogits" -gen "$tmp/models" -match "$filter"
 prompt=$("$tmp/enginelogits" -print-prompt)
 gold=$root/engine/testdata/llamacpp
 mkdir -p "$gold"

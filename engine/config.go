@@ -15,8 +15,8 @@ type Config struct {
 	Layers        int     // block_count minus nextn_predict_layers
 	NextN         int     // nextn_predict_layers: trailing MTP blocks, skipped
 	Heads         int     // attention.head_count
-	KVHeads       int     // attention.head_count_kv (GQA), default Heads
-	HeadDim       int     // attention.key_length, default Embd/Heads
+	KVHeads       int     // attention.head_count_kv (GQA), default Heads; 0 for a hybrid (KDA, MLA)
+	HeadDim       int     // attention.key_length, default Embd/Heads; 0 for a hybrid
 	FF            int     // feed_forward_length (dense layers; per expert for llama and olmoe MoE)
 	Vocab         int     // rows of token_embd
 	ContextLength int     // context_length (what the file says)
@@ -44,6 +44,12 @@ type Config struct {
 	// QScale multiplies q after RoPE, the scores then being unscaled
 	// (gemma3's f_attention_scale); 0: scores scaled by 1/sqrt(HeadDim).
 	QScale float32
+	// Recurrent is nil for a family of standard attention layers; for a
+	// hybrid (bailingmoe3) it marks the KDA recurrent layers, the others
+	// being MLA layers. KDA and MLA are their geometry.
+	Recurrent []bool
+	KDA       KDAConfig
+	MLA       MLAConfig
 
 	fam *family
 }
@@ -53,6 +59,9 @@ func (c *Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of the key and value projections (all KV heads).
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// maxCols is the widest input of any matrix product.
+func (c *Config) maxCols() int { return max(c.Embd, c.QDim(), c.maxFF(), c.mixerCols()) }
 
 // maxFF is the widest FFN hidden layer of any layer (dense, expert, shared).
 func (c *Config) maxFF() int { return max(c.FF, c.ExpertFF, c.SharedFF) }
@@ -91,6 +100,22 @@ func (k keys) uint(suffix string, def int, required bool) (int, error) {
 		return 0, fmt.Errorf("metadata %s = %d is out of range", key, v)
 	}
 	return int(v), nil
+}
+
+// firstUint is uint, or the first element of an array of them.
+func (k keys) firstUint(suffix string, def int, required bool) (int, error) {
+	key := k.arch + "." + suffix
+	if v, ok := k.md.Get(key); ok && v.IsArray() {
+		if v.Len() == 0 {
+			return 0, fmt.Errorf("metadata %s is an empty array", key)
+		}
+		n, ok := v.Index(0).Uint()
+		if !ok || n > maxDim {
+			return 0, fmt.Errorf("metadata %s[0] is not an unsigned integer in range", key)
+		}
+		return int(n), nil
+	}
+	return k.uint(suffix, def, required)
 }
 
 func (k keys) float(suffix string, def float32, required bool) (float32, error) {
@@ -140,7 +165,6 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	}{
 		{&c.Embd, "embedding_length", true},
 		{&c.Layers, "block_count", true},
-		{&c.Heads, "attention.head_count", true},
 		{&c.FF, "feed_forward_length", true},
 		{&c.ContextLength, "context_length", true},
 		{&c.Experts, "expert_count", false},
@@ -153,30 +177,23 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 			return c, err
 		}
 	}
+	heads := k.uint
+	if fam.mixer != nil {
+		// a hybrid may give head_count per layer; its mixers use llama.cpp's
+		// n_head(), the first layer's
+		heads = k.firstUint
+	}
+	if c.Heads, err = heads("attention.head_count", 0, true); err != nil {
+		return c, err
+	}
 	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 || c.FF == 0 {
 		return c, fmt.Errorf("embedding_length, block_count, head_count and feed_forward_length must be positive")
 	}
-	if c.KVHeads, err = k.uint("attention.head_count_kv", c.Heads, false); err != nil {
-		return c, err
-	}
-	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
-		return c, fmt.Errorf("head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
-	}
-	if c.HeadDim, err = k.uint("attention.key_length", c.Embd/c.Heads, false); err != nil {
-		return c, err
-	}
-	vdim, err := k.uint("attention.value_length", c.HeadDim, false)
-	if err != nil {
-		return c, err
-	}
-	if vdim != c.HeadDim || c.HeadDim == 0 || c.HeadDim%2 != 0 {
-		return c, fmt.Errorf("metadata %s.attention.key_length %d / value_length %d is not supported (equal and even)", arch, c.HeadDim, vdim)
-	}
-	if c.RopeDims, err = k.uint("rope.dimension_count", c.HeadDim, false); err != nil {
-		return c, err
-	}
-	if c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 || c.RopeDims == 0 {
-		return c, fmt.Errorf("rope.dimension_count %d must be even, positive and at most the head dimension %d", c.RopeDims, c.HeadDim)
+	if fam.mixer == nil {
+		// the other families' mixers read their own geometry (hparams)
+		if err := standardAttention(k, &c); err != nil {
+			return c, err
+		}
 	}
 	if c.RopeBase, err = k.float("rope.freq_base", 10000, false); err != nil {
 		return c, err
@@ -225,4 +242,34 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 		return c, fmt.Errorf("metadata %s.leading_dense_block_count %d exceeds the %d layers", arch, c.DenseLead, c.Layers)
 	}
 	return c, nil
+}
+
+// standardAttention reads the geometry of standard multi-head attention:
+// KV heads (GQA), head dimension (keys and values alike) and RoPE dims.
+func standardAttention(k keys, c *Config) error {
+	var err error
+	arch := k.arch
+	if c.KVHeads, err = k.uint("attention.head_count_kv", c.Heads, false); err != nil {
+		return err
+	}
+	if c.KVHeads == 0 || c.Heads%c.KVHeads != 0 {
+		return fmt.Errorf("head_count %d is not a multiple of head_count_kv %d", c.Heads, c.KVHeads)
+	}
+	if c.HeadDim, err = k.uint("attention.key_length", c.Embd/c.Heads, false); err != nil {
+		return err
+	}
+	vdim, err := k.uint("attention.value_length", c.HeadDim, false)
+	if err != nil {
+		return err
+	}
+	if vdim != c.HeadDim || c.HeadDim == 0 || c.HeadDim%2 != 0 {
+		return fmt.Errorf("metadata %s.attention.key_length %d / value_length %d is not supported (equal and even)", arch, c.HeadDim, vdim)
+	}
+	if c.RopeDims, err = k.uint("rope.dimension_count", c.HeadDim, false); err != nil {
+		return err
+	}
+	if c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 || c.RopeDims == 0 {
+		return fmt.Errorf("rope.dimension_count %d must be even, positive and at most the head dimension %d", c.RopeDims, c.HeadDim)
+	}
+	return nil
 }

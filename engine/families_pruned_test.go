@@ -53,7 +53,8 @@ func TestFamilyPrunedHead(t *testing.T) {
 	}
 	text := crosscheck.TextIDs(1200)
 	for _, c := range []crosscheck.Case{{Shape: "qwen3", Type: "F32"}, {Shape: "qwen3", Type: "Q4_K_M"},
-		{Shape: "bailingmoe2", Type: "F32"}, {Shape: "bailingmoe2", Type: "Q8_0"}} {
+		{Shape: "bailingmoe2", Type: "F32"}, {Shape: "bailingmoe2", Type: "Q8_0"},
+		{Shape: "bailingmoe3", Type: "F32"}, {Shape: "bailingmoe3", Type: "Q8_0"}} {
 		t.Run(c.Tag(), func(t *testing.T) {
 			fullPath := crossModel(t, c)
 			src, err := os.ReadFile(fullPath)

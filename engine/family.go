@@ -39,6 +39,10 @@ type family struct {
 	// hparams reads the family's own keys into c (after the common ones,
 	// with Routing preset to softmax, renormalized, and ExpertFF to FF).
 	hparams func(k keys, c *Config) error
+	// mixer, when set, loads each layer's token mixer in place of the
+	// standard attention block (bailingmoe3: KDA or MLA per layer); the
+	// standard attention keys are then not read (hparams reads its own).
+	mixer func(ts *tensorSet, c *Config, l int, p string) (layerMixer, error)
 }
 
 type biasRule int
@@ -89,6 +93,9 @@ var families = map[string]*family{
 		hparams: gemma3},
 	"bailingmoe2": {ropeNeox: true, qkNorm: qkNormHead, fusedQKV: true, moe: moeRequired, expBias: true,
 		hparams: bailingMoE2},
+	// bailingmoe3: KDA and MLA layers (bailingmoe3.go), RoPE NORM (libllama's
+	// llama_model_rope_type for it), the head may be tied.
+	"bailingmoe3": {tiedHead: true, moe: moeRequired, expBias: true, hparams: bailingMoE3, mixer: bailingMoE3Mixer},
 }
 
 // bailingMoE2 reads Ling 2.0's keys as llama_model_bailingmoe2 does:

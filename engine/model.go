@@ -61,6 +61,10 @@ type Layer struct {
 	UpExps                    []*Matrix
 	DownExps                  []*Matrix
 	Shared                    FFN // shared experts (*_shexp), or Gate nil
+	// Mixer replaces the attention block (Q..BO, the norms of q and k) in
+	// the layers of a family with other token mixers (bailingmoe3's KDA and
+	// MLA layers), or is nil.
+	Mixer layerMixer
 }
 
 // Model is a loaded model of one of the supported families.
@@ -549,6 +553,12 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	}
 	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
 	vec(&l.FFNNorm, "ffn_norm.weight", c.Embd, false)
+	if err == nil && f.mixer != nil {
+		if l.Mixer, err = f.mixer(ts, c, i, p); err != nil {
+			return err
+		}
+		return m.loadFFN(ts, c, i, p)
+	}
 	if f.fusedQKV {
 		var qkv *Matrix
 		mat(&qkv, "attn_qkv.weight", c.Embd, c.QDim()+2*c.KVDim())
@@ -586,6 +596,25 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	}
 	if err != nil {
 		return err
+	}
+	return m.loadFFN(ts, c, i, p)
+}
+
+// loadFFN loads layer i's FFN: dense, or the router, experts and shared
+// experts of a MoE layer.
+func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
+	l := &m.Layers[i]
+	f := c.fam
+	var err error
+	vec := func(dst *[]float32, name string, n int, optional bool) {
+		if err == nil {
+			*dst, err = ts.vector(p+name, n, optional)
+		}
+	}
+	mat := func(dst **Matrix, name string, cols, rows int) {
+		if err == nil {
+			*dst, err = ts.matrix(p+name, cols, rows, false)
+		}
 	}
 	if !c.moeLayer(i) {
 		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)
@@ -656,9 +685,17 @@ func (c *Config) skipped(name string) bool {
 	return err == nil && l >= c.Layers && l < c.Layers+c.NextN
 }
 
-// KVCacheBytes returns the size of an F32 KV cache for ctx positions.
+// KVCacheBytes returns the size of an F32 KV cache for ctx positions,
+// with the state of the layers that have other token mixers (MLA's latent
+// cache, KDA's recurrent and convolution state).
 func (m *Model) KVCacheBytes(ctx int) int64 {
-	return int64(m.Config.Layers) * int64(ctx) * int64(m.Config.KVDim()) * 2 * 4
+	n := int64(m.Config.Layers) * int64(ctx) * int64(m.Config.KVDim()) * 2 * 4
+	for i := range m.Layers {
+		if mx := m.Layers[i].Mixer; mx != nil {
+			n += 4 * int64(mx.contextFloats(ctx))
+		}
+	}
+	return n
 }
 
 var negInf = float32(math.Inf(-1))

@@ -6,8 +6,17 @@ package engine
 // from the start. Each position's keys and values depend only on the
 // tokens before it, so what is kept stays valid. n outside 0..Pos() is
 // ignored.
+//
+// A model with recurrent layers (bailingmoe3's KDA) keeps one state that
+// summarizes every position evaluated; it cannot be cut back to a shorter
+// prefix, so there any n below Pos() empties the state (as Reset) and the
+// caller, reading Pos(), evaluates its tokens from the start.
 func (s *State) Rewind(n int) {
 	if n >= 0 && n < s.pos {
+		if s.recurrentState() {
+			s.Reset()
+			return
+		}
 		s.pos = n
 	}
 }

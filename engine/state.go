@@ -42,9 +42,10 @@ type Options struct {
 const batchBuffers = 4 << 20
 
 // tokenBufferBytes returns the bytes of State buffers per batch token.
-func tokenBufferBytes(c *Config) int {
-	maxCols := max(c.Embd, c.QDim(), c.maxFF())
-	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.maxFF()
+func tokenBufferBytes(m *Model) int {
+	c := &m.Config
+	maxCols := c.maxCols()
+	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.maxFF() + mixerTokenFloats(m)
 	if c.Experts > 0 {
 		floats += moeBufferFloats(c)
 	}
@@ -79,6 +80,11 @@ type State struct {
 	trace  *pager.TraceWriter
 	thrash *pager.Flash
 
+	// mix is the per-layer state of the layers with mixers (nil entries
+	// for the others), mixScratch their shared batch buffers.
+	mix        [][]float32
+	mixScratch []float32
+
 	pool *pool
 	mt   matmulTask
 	at   attnTask
@@ -95,7 +101,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	o.Threads = max(1, o.Threads)
 	if o.Batch <= 0 {
-		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(c)))
+		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(m)))
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
 	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
@@ -105,7 +111,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.kc = make([]float32, kv)
 	s.vc = make([]float32, kv)
 	b := o.Batch
-	maxCols := max(c.Embd, c.QDim(), c.maxFF())
+	maxCols := c.maxCols()
 	s.x = make([]float32, b*c.Embd)
 	s.xb = make([]float32, b*maxCols)
 	s.xb2 = make([]float32, b*c.Embd)
@@ -142,6 +148,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	if c.Experts > 0 {
 		s.moe = newMoEBuffers(c, b)
 	}
+	s.newMixerState(o.Ctx, b, o.Threads)
 	s.trace = o.Trace
 	switch {
 	case o.Thrash != nil && m.paged != nil:
@@ -175,8 +182,11 @@ func (s *State) Pos() int { return s.pos }
 // Ctx returns the KV cache size in positions.
 func (s *State) Ctx() int { return s.ctx }
 
-// Reset empties the KV cache.
-func (s *State) Reset() { s.pos = 0 }
+// Reset empties the KV cache (and clears any recurrent state).
+func (s *State) Reset() {
+	s.pos = 0
+	s.resetMixers()
+}
 
 // Model returns the model the state runs.
 func (s *State) Model() *Model { return s.m }
@@ -339,7 +349,6 @@ func (s *State) forward(tokens []int32) error {
 			}
 		}
 	}
-	kvd := c.KVDim()
 	if s.pg != nil {
 		s.pg.step++
 	}
@@ -348,47 +357,11 @@ func (s *State) forward(tokens []int32) error {
 		for i := 0; i < nb; i++ {
 			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
 		}
-		s.matmul(L.Q, s.xb, s.q, nb)
-		s.matmul(L.K, s.xb, s.k, nb)
-		s.matmul(L.V, s.xb, s.v, nb)
-		for i := 0; i < nb; i++ {
-			q := s.q[i*c.QDim() : (i+1)*c.QDim()]
-			k := s.k[i*kvd : (i+1)*kvd]
-			v := s.v[i*kvd : (i+1)*kvd]
-			addBias(q, L.BQ)
-			addBias(k, L.BK)
-			addBias(v, L.BV)
-			if L.QNorm != nil {
-				rmsNormChunks(q, L.QNorm, c.RMSEps)
-				rmsNormChunks(k, L.KNorm, c.RMSEps)
-			}
-			if c.localLayer(l) {
-				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
-			} else {
-				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
-			}
-			if c.fam.ropeNeox {
-				ropeNeox(q, c.Heads, c.HeadDim, s.rope)
-				ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
-			} else {
-				rope(q, c.Heads, c.HeadDim, s.rope)
-				rope(k, c.KVHeads, c.HeadDim, s.rope)
-			}
-			if c.QScale != 0 {
-				for j := range q {
-					q[j] *= c.QScale
-				}
-			}
-			off := (l*s.ctx + s.pos + i) * kvd
-			copy(s.kc[off:off+kvd], k)
-			for d, x := range v {
-				s.vc[(l*kvd+d)*s.ctx+s.pos+i] = x
-			}
+		if L.Mixer != nil {
+			L.Mixer.mix(s, s.mix[l], s.mixScratch, nb)
+		} else {
+			s.attention(L, l, nb)
 		}
-		s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
-		// An item writes HeadDim floats of ao: keep threads a cache line apart.
-		s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
-		s.matmul(L.O, s.ao, s.xb2, nb)
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
 			addBias(o, L.BO)
@@ -419,6 +392,55 @@ func (s *State) forward(tokens []int32) error {
 		}
 	}
 	return nil
+}
+
+// attention is the standard attention block of layer l: the q/k/v
+// projections of s.xb with their biases, norms and RoPE, the KV cache
+// update, attention, and the output projection into s.xb2.
+func (s *State) attention(L *Layer, l, nb int) {
+	c, m := s.c, s.m
+	kvd := c.KVDim()
+	s.matmul(L.Q, s.xb, s.q, nb)
+	s.matmul(L.K, s.xb, s.k, nb)
+	s.matmul(L.V, s.xb, s.v, nb)
+	for i := 0; i < nb; i++ {
+		q := s.q[i*c.QDim() : (i+1)*c.QDim()]
+		k := s.k[i*kvd : (i+1)*kvd]
+		v := s.v[i*kvd : (i+1)*kvd]
+		addBias(q, L.BQ)
+		addBias(k, L.BK)
+		addBias(v, L.BV)
+		if L.QNorm != nil {
+			rmsNormChunks(q, L.QNorm, c.RMSEps)
+			rmsNormChunks(k, L.KNorm, c.RMSEps)
+		}
+		if c.localLayer(l) {
+			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
+		} else {
+			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+		}
+		if c.fam.ropeNeox {
+			ropeNeox(q, c.Heads, c.HeadDim, s.rope)
+			ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
+		} else {
+			rope(q, c.Heads, c.HeadDim, s.rope)
+			rope(k, c.KVHeads, c.HeadDim, s.rope)
+		}
+		if c.QScale != 0 {
+			for j := range q {
+				q[j] *= c.QScale
+			}
+		}
+		off := (l*s.ctx + s.pos + i) * kvd
+		copy(s.kc[off:off+kvd], k)
+		for d, x := range v {
+			s.vc[(l*kvd+d)*s.ctx+s.pos+i] = x
+		}
+	}
+	s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
+	// An item writes HeadDim floats of ao: keep threads a cache line apart.
+	s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+	s.matmul(L.O, s.ao, s.xb2, nb)
 }
 
 // ffn computes down(silu(gate x) * up x) of s.xb (FFN width ff) into out.

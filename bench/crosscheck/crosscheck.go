@@ -70,10 +70,28 @@ var Shapes = map[string]Shape{
 	// residual stream makes every prediction the input token)
 	"gemma3": {"gemma3", fixture.Model{Arch: "gemma3", Name: "xcheck-gemma3", Layers: 7, Embd: 512, FF: 512, Heads: 4,
 		KVHeads: 1, HeadDim: 128, Vocab: 512, SlidingWindow: 4, RopeBase: 1e6, Seed: 116}},
+	// Moon-Beam's hybrid: KDA recurrent layers 0 and 2 (4 heads of 32,
+	// convolutions of 4 taps, decay gate above -5), MLA layers 1 and 3
+	// (q through a rank-128 LoRA, latent KV of rank 128, heads of 32 + 16
+	// RoPE dims for q and k, 32 for v, sigmoid output gates); the MoE part
+	// as bailingmoe2's without the group limit (llama.cpp reads no group
+	// keys for it): layer 0 dense, sigmoid gating with selection bias,
+	// top 2 of 8, renormalized, scale 2.5, one shared expert
+	"bailingmoe3": {"bailingmoe3", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3", Layers: 4, Embd: 256,
+		FF: 512, Heads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 128, SharedExperts: 1,
+		DenseLead: 1, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true, MLALayers: []int{1, 3}, KVLoraRank: 128,
+		QLoraRank: 128, NopeDim: 32, VHeadDim: 32, KDAHeadDim: 32, ConvKernel: 4, GateLowerBound: -5, Seed: 117}},
+	// bailingmoe3's other variants, F32 only: q without a LoRA (attn_q),
+	// a tied head, no dense layer, an MLA layer first, 8 KDA heads of 16
+	// (head_dim below the 32 of a SIMD step), convolutions of 3 taps
+	"bailingmoe3b": {"bailingmoe3b", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3b", Layers: 3, Embd: 256,
+		FF: 512, Heads: 8, RopeDims: 8, Vocab: 512, Tied: true, Experts: 8, ExpertsUsed: 3, ExpertFF: 128,
+		SharedExperts: 2, WeightsNorm: true, Sigmoid: true, MLALayers: []int{0}, KVLoraRank: 64, NopeDim: 16,
+		VHeadDim: 16, KDAHeadDim: 16, ConvKernel: 3, GateLowerBound: -3, Seed: 118}},
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
-var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3"}
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "bailingmoe3"}
 
 // FamilyTypes are the types every family is checked in; Q4_K_M is
 // llama-quantize's mix (not --pure).
@@ -141,7 +159,8 @@ var ImatrixTypes = []string{"IQ3_XXS", "IQ2_M", "IQ2_XS", "IQ2_XXS", "IQ1_M", "I
 
 // Cases returns every compared file: the dense shape in each of
 // DenseTypes, the small shape with an imatrix in each of ImatrixTypes,
-// and the tied and MoE shapes in a float, a legacy and a k-quant type.
+// and the tied and MoE shapes in a float, a legacy and a k-quant type,
+// bailingmoe3's second variant (bailingmoe3b) in F32, and FamilyCases.
 func Cases() []Case {
 	var out []Case
 	for _, t := range DenseTypes {
@@ -155,6 +174,7 @@ func Cases() []Case {
 			out = append(out, Case{Shape: s, Type: t})
 		}
 	}
+	out = append(out, Case{Shape: "bailingmoe3b", Type: "F32"})
 	return append(out, FamilyCases()...)
 }
 
@@ -220,9 +240,18 @@ func textWords(n int) []int {
 // which are 1 + small noise), as refdata/synthetic chose them: inputs of
 // a matrix are O(1), so each matrix has std ~ 1/sqrt(fan_in); residual
 // projections 3x that, the head 2x, the embedding 1 (2/sqrt(E) when tied,
-// where it is also the head).
-func std(m fixture.Model, name string) float64 {
-	e, f := float64(m.Embd), float64(m.FF)
+// where it is also the head). bailingmoe3's KDA decay multipliers
+// (ssm_a) are O(1), so its decays span (gate_lower_bound, 0); its
+// convolutions and latent projections have their own fan-in.
+func std(m fixture.Model, ti gguf.TensorInfo) float64 {
+	e, f, name := float64(m.Embd), float64(m.FF), ti.Name
+	switch {
+	case strings.HasSuffix(name, ".ssm_a"):
+		return 1
+	case strings.Contains(name, "ssm_conv1d"), strings.Contains(name, "attn_k_b"), strings.Contains(name, "attn_v_b"),
+		strings.Contains(name, "attn_q_b"):
+		return 1 / math.Sqrt(float64(ti.Dims[0]))
+	}
 	switch {
 	case strings.HasSuffix(name, "_norm.weight"):
 		return 0
@@ -249,7 +278,7 @@ func F32(s Shape) []byte {
 	rng := fixture.SplitMix64(m.Seed)
 	ts := make([]fixture.Tensor, len(infos))
 	for i, ti := range infos {
-		sd := std(m, ti.Name)
+		sd := std(m, ti)
 		data := make([]byte, ti.Size())
 		for j := 0; j < len(data); j += 4 {
 			// uniform on [-1, 1): std 1/sqrt(3)

@@ -37,6 +37,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,7 @@ import (
 
 func main() {
 	gen := flag.String("gen", "", "write the crosscheck models and eval.txt into this folder")
+	match := flag.String("match", "", "with -gen: only the cases whose tag matches this regular expression (and their F32 sources)")
 	words := flag.Int("words", 1200, "words of eval.txt")
 	model := flag.String("m", "", "model to evaluate")
 	ref := flag.String("ref", "", "llama.cpp logits to compare with")
@@ -78,7 +80,9 @@ func main() {
 	case *printPrompt:
 		fmt.Println(crosscheck.Prompt)
 	case *gen != "":
-		check(generate(*gen, *words))
+		re, err := regexp.Compile(*match)
+		check(err)
+		check(generate(*gen, *words, re))
 	case *model != "":
 		check(compare(*model, ids, *ref, *out, *threads, *greedy))
 	default:
@@ -87,11 +91,20 @@ func main() {
 	}
 }
 
-func generate(dir string, words int) error {
+func generate(dir string, words int, match *regexp.Regexp) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	shapes := map[string]bool{}
+	for _, c := range crosscheck.Cases() {
+		if match.MatchString(c.Tag()) {
+			shapes[c.Shape] = true
+		}
+	}
 	for name, s := range crosscheck.Shapes {
+		if !shapes[name] {
+			continue
+		}
 		if err := os.WriteFile(filepath.Join(dir, name+"-F32.gguf"), crosscheck.F32(s), 0o644); err != nil {
 			return err
 		}
@@ -101,7 +114,7 @@ func generate(dir string, words int) error {
 		return err
 	}
 	for _, c := range crosscheck.Cases() {
-		if c.Type == "F32" {
+		if c.Type == "F32" || !match.MatchString(c.Tag()) {
 			continue
 		}
 		b, err := crosscheck.Build(c)

@@ -24,7 +24,7 @@ func main() {
 	seed := flag.Uint64("seed", 42, "seed of the generated weights (two sources of one shape for gguf assemble)")
 	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
 	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
-	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3)")
+	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3, bailingmoe3)")
 	heads := flag.Int("heads", 16, "attention heads")
 	kvHeads := flag.Int("kv-heads", 8, "KV heads")
 	headDim := flag.Int("head-dim", 0, "head width (attention.key_length; 0: embd/heads)")
@@ -35,6 +35,15 @@ func main() {
 	expType := flag.String("expert-type", "", "with -moe-skew: type of the *_exps tensors (default -type)")
 	templates := flag.Int("expert-templates", 0, "with -moe-skew: distinct experts drawn per expert tensor, repeated (0: all distinct; a few make multi-GB models quick to write)")
 	last := flag.Bool("experts-last", true, "with -moe-skew: write the expert tensors last (pageable)")
+	shared := flag.Int("shared-experts", 0, "bailingmoe2/3: shared experts (expert_shared_count)")
+	denseLead := flag.Int("dense-lead", 0, "bailingmoe2/3: leading dense layers")
+	ropeDims := flag.Int("rope-dims", 0, "rope.dimension_count (0: the head width)")
+	mlaEvery := flag.Int("mla-every", 4, "bailingmoe3: layer l is MLA when (l+1) % this == 0, KDA otherwise")
+	kvLora := flag.Int("kv-lora", 512, "bailingmoe3: kv_lora_rank")
+	qLora := flag.Int("q-lora", 0, "bailingmoe3: q_lora_rank (0: a plain attn_q)")
+	nope := flag.Int("nope", 128, "bailingmoe3: MLA q/k head dims without RoPE")
+	vHead := flag.Int("v-head", 128, "bailingmoe3: MLA value head width")
+	kdaHead := flag.Int("kda-head", 128, "bailingmoe3: KDA head width")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -46,7 +55,16 @@ func main() {
 	check(err)
 	m := fixture.Model{Arch: *arch, Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: *heads,
 		KVHeads: *kvHeads, HeadDim: *headDim, Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht,
-		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, Seed: *seed}
+		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, Seed: *seed,
+		SharedExperts: *shared, DenseLead: *denseLead, RopeDims: *ropeDims}
+	if *arch == "bailingmoe3" {
+		m.Sigmoid, m.WeightsNorm, m.WeightsScale = true, true, 2.5
+		m.KVLoraRank, m.QLoraRank, m.NopeDim, m.VHeadDim = *kvLora, *qLora, *nope, *vHead
+		m.KDAHeadDim, m.ConvKernel, m.GateLowerBound = *kdaHead, 4, -5
+		for l := *mlaEvery - 1; l < *layers; l += *mlaEvery {
+			m.MLALayers = append(m.MLALayers, l)
+		}
+	}
 	if *named != "" {
 		var ok bool
 		if m, ok = fixture.Named[*named]; !ok {

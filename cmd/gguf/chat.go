@@ -113,6 +113,7 @@ func (cs *chatSession) turn(user string) error {
 		common++
 	}
 	cs.s.Rewind(common)
+	common = cs.s.Pos() // a recurrent model's state starts over instead
 	cs.cached = cs.cached[:common]
 	stream := chat.NewStream(cs.tm.Stops())
 	var reply strings.Builder

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# llama.cpp's logits over a long prompt for a recurrent family, to measure
+# how the engine's error grows with the position: BOS and the first 511
+# words of the crosscheck text (512 positions, one batch, as
+# bench/llama-logits.c evaluates a prompt) on bailingmoe3-F32, of which
+# every 32nd position (31, 63, ..., 511) is kept in
+# engine/testdata/llamacpp/bailingmoe3-F32-long.f32 (16 x 512 float32)
+# for TestBailingMoE3LongPrompt. Environment as bench/llama-logits.sh.
+#
+# Usage: bench/llama-logits-long.sh [--update]
+set -euo pipefail
+update=0
+[ "${1:-}" = --update ] && update=1
+root=$(cd "$(dirname "$0")/.." && pwd)
+lroot=${LLAMA_CPP_ROOT:-/tmp/lcpp/root}
+linc=${LLAMA_CPP_INCLUDE:-$lroot/usr/include}
+llib=${LLAMA_CPP_LIB:-$lroot/usr/lib/x86_64-linux-gnu}
+loader=${LLAMA_CPP_LOADER:-}
+if [ -z "$loader" ] && [ -x "$llib/ld-linux-x86-64.so.2" ]; then
+  loader=$llib/ld-linux-x86-64.so.2
+fi
+[ "$loader" = none ] && loader=
+if [ -z "${GGML_BACKEND_PATH:-}" ] && [ -f "$llib/ggml/backends0/libggml-cpu-haswell.so" ]; then
+  export GGML_BACKEND_PATH=$llib/ggml/backends0/libggml-cpu-haswell.so
+fi
+[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc" >&2; exit 2; }
+command -v gcc >/dev/null || { echo "gcc not found" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+libpath="$llib:$llib/llama:$llib/ggml"
+[ -d "$lroot/lib/x86_64-linux-gnu" ] && libpath="$libpath:$lroot/lib/x86_64-linux-gnu"
+llama() {
+  if [ -n "$loader" ]; then
+    "$loader" --library-path "$libpath" "$@"
+  else
+    LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
+  fi
+}
+gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
+  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+(cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits)
+"$tmp/enginelogits" -gen "$tmp/models" -match '^bailingmoe3-F32$' -words 511
+prompt=$(cat "$tmp/models/eval.txt")
+out=$(llama "$tmp/llama-logits" "$tmp/models/bailingmoe3-F32.gguf" -p "$prompt" -o "$tmp/long.f32")
+ids=$(sed -n 's/^tokens: //p' <<<"$out")
+[ "$(wc -w <<<"$ids")" = 512 ] || { echo "the prompt is $(wc -w <<<"$ids") tokens, want 512" >&2; exit 1; }
+"$tmp/enginelogits" -m "$tmp/models/bailingmoe3-F32.gguf" -ids "$ids" -ref "$tmp/long.f32" | tail -1
+: >"$tmp/kept.f32"
+for p in $(seq 31 32 511); do
+  dd if="$tmp/long.f32" bs=2048 skip="$p" count=1 status=none >>"$tmp/kept.f32"
+done
+gold=$root/engine/testdata/llamacpp/bailingmoe3-F32-long.f32
+if [ -f "$gold" ] && cmp -s "$tmp/kept.f32" "$gold"; then echo "golden: same"; else echo "golden: new or DIFF"; fi
+[ $update = 1 ] && cp "$tmp/kept.f32" "$gold"
+exit 0
