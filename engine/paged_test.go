@@ -32,6 +32,11 @@ func moeModel(arch string, embd, ff, layers, experts, used int, typ, expType ggu
 	if arch == "qwen3moe" {
 		m.ExpertFF = ff
 	}
+	if arch == "bailingmoe3" { // KDA and MLA layers, as bench/crosscheck's bailingmoe3
+		m.ExpertFF, m.SharedExperts, m.DenseLead, m.Sigmoid, m.WeightsNorm, m.WeightsScale = ff, 1, 1, true, true, 2.5
+		m.Layers, m.RopeDims, m.MLALayers, m.KVLoraRank, m.QLoraRank = 4, 16, []int{1, 3}, 64, 64
+		m.NopeDim, m.VHeadDim, m.KDAHeadDim, m.ConvKernel, m.GateLowerBound = 16, 16, 16, 4, -5
+	}
 	return moegen.Spec{Model: m, ExpertType: expType, Skew: 3, ExpertsLast: true}
 }
 
@@ -125,6 +130,7 @@ func TestPagerBitIdentical(t *testing.T) {
 		moeModel("qwen3moe", 64, 32, 2, 16, 4, gguf.TypeF32, gguf.TypeF32),
 		moeModel("olmoe", 64, 32, 2, 16, 2, gguf.TypeF32, gguf.TypeF32),
 		moeModel("bailingmoe2", 64, 32, 2, 16, 4, gguf.TypeF32, gguf.TypeF32),
+		moeModel("bailingmoe3", 64, 32, 4, 16, 4, gguf.TypeF32, gguf.TypeF32),
 	}
 	if testing.Short() {
 		specs = specs[:2]
