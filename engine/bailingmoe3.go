@@ -66,16 +66,9 @@ func bailingMoE3(k keys, c *Config) error {
 		sharedFF = c.ExpertFF * max(1, shared)
 	}
 	c.SharedFF = sharedFF
-	c.Routing.Gating = Gating(gating)
 	c.Routing.Groups, c.Routing.GroupsUsed = 0, 0
-	if c.Routing.Scale, err = k.float("expert_weights_scale", 0, false); err != nil {
+	if err := bailingRouting(k, c, gating); err != nil {
 		return err
-	}
-	if c.Routing.Norm, err = k.bool("expert_weights_norm", false); err != nil {
-		return err
-	}
-	if c.NextN >= c.Layers {
-		return fmt.Errorf("metadata %s.nextn_predict_layers %d must be below block_count %d", k.arch, c.NextN, c.Layers)
 	}
 	if err := bailingMoE3Layers(k, c); err != nil {
 		return err

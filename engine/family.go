@@ -125,6 +125,18 @@ func bailingMoE2(k keys, c *Config) error {
 		sharedFF = c.ExpertFF
 	}
 	c.SharedFF = sharedFF * shared
+	if err := bailingRouting(k, c, gating); err != nil {
+		return err
+	}
+	c.Layers -= c.NextN
+	return nil
+}
+
+// bailingRouting reads what both Bailing MoE families (Ling 2.0 and
+// Moon-Beam) route with: the gating function, expert_weights_scale and
+// expert_weights_norm; and checks nextn_predict_layers against the blocks.
+func bailingRouting(k keys, c *Config, gating int) error {
+	var err error
 	c.Routing.Gating = Gating(gating)
 	if c.Routing.Scale, err = k.float("expert_weights_scale", 0, false); err != nil {
 		return err
@@ -135,7 +147,6 @@ func bailingMoE2(k keys, c *Config) error {
 	if c.NextN >= c.Layers {
 		return fmt.Errorf("metadata %s.nextn_predict_layers %d must be below block_count %d", k.arch, c.NextN, c.Layers)
 	}
-	c.Layers -= c.NextN
 	return nil
 }
 

@@ -29,17 +29,22 @@ func Last(p *plan.Plan) int {
 			n++
 		}
 	}
-	slices.SortStableFunc(p.Tensors, func(a, b plan.Tensor) int {
-		ea, eb := IsExpert(a.Info.Name), IsExpert(b.Info.Name)
-		switch {
-		case ea == eb:
-			return 0
-		case eb:
-			return -1
-		}
-		return 1
-	})
+	slices.SortStableFunc(p.Tensors, func(a, b plan.Tensor) int { return LastOrder(a.Info.Name, b.Info.Name) })
 	return n
+}
+
+// LastOrder compares tensor names for the experts-last order (a stable
+// sort with it moves every expert tensor after all others): -1 when only
+// b is an expert tensor, 1 when only a is, else 0.
+func LastOrder(a, b string) int {
+	ea, eb := IsExpert(a), IsExpert(b)
+	switch {
+	case ea == eb:
+		return 0
+	case eb:
+		return -1
+	}
+	return 1
 }
 
 // LayerExperts is the expert storage of one layer.

@@ -54,16 +54,7 @@ func (s Spec) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if s.ExpertsLast {
-		slices.SortStableFunc(infos, func(a, b gguf.TensorInfo) int {
-			ea, eb := experts.IsExpert(a.Name), experts.IsExpert(b.Name)
-			switch {
-			case ea == eb:
-				return 0
-			case eb:
-				return -1
-			}
-			return 1
-		})
+		slices.SortStableFunc(infos, func(a, b gguf.TensorInfo) int { return experts.LastOrder(a.Name, b.Name) })
 	}
 	gw, err := gguf.NewWriter(w, 3, s.Metadata(), infos)
 	if err != nil {
