@@ -19,28 +19,13 @@ set -euo pipefail
 update=0
 [ "${1:-}" = --update ] && update=1
 root=$(cd "$(dirname "$0")/.." && pwd)
-lroot=${LLAMA_CPP_ROOT:-/tmp/lcpp/root}
-linc=${LLAMA_CPP_INCLUDE:-$lroot/usr/include}
-llib=${LLAMA_CPP_LIB:-$lroot/usr/lib/x86_64-linux-gnu}
-loader=${LLAMA_CPP_LOADER:-}
-if [ -z "$loader" ] && [ -x "$llib/ld-linux-x86-64.so.2" ]; then
-  loader=$llib/ld-linux-x86-64.so.2
-fi
-[ "$loader" = none ] && loader=
+# shellcheck source=bench/lcpp-env.sh
+. "$root/bench/lcpp-env.sh"
 [ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc (set LLAMA_CPP_ROOT or LLAMA_CPP_INCLUDE)" >&2; exit 2; }
 command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp harness" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-libpath="$llib:$llib/llama:$llib/ggml"
-[ -d "$lroot/lib/x86_64-linux-gnu" ] && libpath="$libpath:$lroot/lib/x86_64-linux-gnu"
-llama() {
-  if [ -n "$loader" ]; then
-    "$loader" --library-path "$libpath" "$@"
-  else
-    LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
-  fi
-}
 gcc -O2 -Wall -I"$linc" -o "$tmp/llama-chat" "$root/bench/llama-chat.c" -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
 (cd "$root" && go build -o "$tmp/gguf" ./cmd/gguf)
 

@@ -56,18 +56,8 @@ update=0
 [ "${1:-}" = --update ] && { update=1; shift; }
 filter=${1:-.}
 root=$(cd "$(dirname "$0")/.." && pwd)
-lroot=${LLAMA_CPP_ROOT:-/tmp/lcpp/root}
-linc=${LLAMA_CPP_INCLUDE:-$lroot/usr/include}
-llib=${LLAMA_CPP_LIB:-$lroot/usr/lib/x86_64-linux-gnu}
-lbin=${LLAMA_CPP_BIN:-$lroot/usr/bin}
-loader=${LLAMA_CPP_LOADER:-}
-if [ -z "$loader" ] && [ -x "$llib/ld-linux-x86-64.so.2" ]; then
-  loader=$llib/ld-linux-x86-64.so.2
-fi
-[ "$loader" = none ] && loader=
-if [ -z "${GGML_BACKEND_PATH:-}" ] && [ -f "$llib/ggml/backends0/libggml-cpu-haswell.so" ]; then
-  export GGML_BACKEND_PATH=$llib/ggml/backends0/libggml-cpu-haswell.so
-fi
+# shellcheck source=bench/lcpp-env.sh
+. "$root/bench/lcpp-env.sh"
 
 [ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc (set LLAMA_CPP_ROOT or LLAMA_CPP_INCLUDE)" >&2; exit 2; }
 ls "$llib"/libllama.so* >/dev/null 2>&1 || { echo "llama.cpp not found: no libllama.so in $llib (set LLAMA_CPP_ROOT or LLAMA_CPP_LIB)" >&2; exit 2; }
@@ -76,15 +66,6 @@ command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp h
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-libpath="$llib:$llib/llama:$llib/ggml"
-[ -d "$lroot/lib/x86_64-linux-gnu" ] && libpath="$libpath:$lroot/lib/x86_64-linux-gnu"
-llama() { # PROGRAM ARGS...: run a llama.cpp program through the loader
-  if [ -n "$loader" ]; then
-    "$loader" --library-path "$libpath" "$@"
-  else
-    LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
-  fi
-}
 
 # --allow-shlib-undefined: libllama may need symbol versions of a newer
 # glibc/libstdc++ than the system's; the loader above supplies them.
