@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -55,5 +57,160 @@ func TestDotQ2LUTBitExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// q2lutCase is one random q2lut expert and its Q2_K original.
+type q2lutCase struct {
+	cols, rows int
+	q2k, lut   []byte
+}
+
+// newQ2LUTCase quantizes random weights of a rows x cols expert to Q2_K
+// and packs them; extreme sets every code to 3 and every scale and min
+// to 15 (the largest sums the kernel must hold).
+func newQ2LUTCase(t testing.TB, rng *fixture.SplitMix64, cols, rows int, extreme bool) q2lutCase {
+	t.Helper()
+	rb, _ := gguf.TypeQ2_K.RowSize(int64(cols))
+	w := make([]byte, int64(rows)*rb)
+	f := make([]float32, cols*rows)
+	for i := range f {
+		f[i] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 23) * 0.05
+	}
+	if err := quant.Quantize(gguf.TypeQ2_K, w, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if extreme {
+		for b := 0; b < len(w); b += q2_KBytes {
+			for i := 0; i < 80; i++ {
+				w[b+i] = 0xFF
+			}
+		}
+	}
+	lut := make([]byte, len(w))
+	if err := layout.PackQ2LUT(lut, w, int64(cols), int64(rows)); err != nil {
+		t.Fatal(err)
+	}
+	return q2lutCase{cols: cols, rows: rows, q2k: w, lut: lut}
+}
+
+// q8kRows returns nb random Q8_K activation rows of n columns: quantized
+// from random floats, or (extreme) every value -128 with its block sums.
+func q8kRows(t testing.TB, rng *fixture.SplitMix64, n, nb int, extreme bool) []byte {
+	t.Helper()
+	stride := actRowBytes(gguf.TypeQ8_K, n)
+	out := make([]byte, nb*stride)
+	f := make([]float32, n)
+	for j := 0; j < nb; j++ {
+		for i := range f {
+			z := rng.Next()
+			f[i] = float32(int32(z>>40)-1<<23) / (1 << 23) * 2
+			if z&31 == 0 {
+				f[i] *= 16
+			}
+		}
+		a := out[j*stride : (j+1)*stride]
+		if err := quantizeAct(gguf.TypeQ8_K, a, f); err != nil {
+			t.Fatal(err)
+		}
+		if extreme {
+			for b := 0; b < n/256; b++ {
+				y := a[b*q8_KBytes:]
+				for i := 4; i < 260; i++ {
+					y[i] = 0x80
+				}
+				for s := 0; s < 16; s++ {
+					binary.LittleEndian.PutUint16(y[260+2*s:], uint16(0xFFFF&(-16*128)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// q2lutMatmul runs State.matmul on the q2lut expert of c (a Matrix over
+// its bytes alone, copied to a fresh 8-byte aligned buffer as a pager
+// would hold it) for the Q8_K activation rows act, with tables for only
+// tokensPerChunk tokens at a time, and returns out[j*rows + r].
+func q2lutMatmul(t testing.TB, c q2lutCase, act []byte, nb, threads, tokensPerChunk int) []float32 {
+	t.Helper()
+	w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: c.cols, Rows: c.rows, RowBytes: len(c.q2k) / c.rows,
+		data: alignedCopy(c.lut), k: q2lutKernel}
+	s := &State{pool: newPool(threads), lut: make([]byte, tokensPerChunk*q2lutTableBytes(c.cols))}
+	defer s.pool.close()
+	s.mt.group = make([][16]float32, threads)
+	out := make([]float32, nb*c.rows)
+	s.matmulQ2LUT(w, act, actRowBytes(gguf.TypeQ8_K, c.cols), out, nb)
+	return out
+}
+
+// TestQ2LUTKernelBitExact: the runtime's q2lut matmul (tables, the group
+// kernel of every kernel set this CPU runs, Q2_K tail rows, several
+// tokens, tables built a few tokens at a time, one and two threads) gives
+// for every row exactly the bits of refDotQ2_K on the same row in Q2_K,
+// on random experts of several shapes and on the extreme codes, scales and
+// activations.
+func TestQ2LUTKernelBitExact(t *testing.T) {
+	defer SelectKernels("")
+	rng := fixture.SplitMix64(7)
+	shapes := []struct{ cols, rows int }{{256, 16}, {512, 48}, {1024, 21}, {256, 5}, {2304, 37}, {4096, 64}}
+	for _, set := range KernelSets() {
+		if err := SelectKernels(set); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("q2lut kernels: set %s (assembly sums: %v)", set, q2lutAsm)
+		for _, sh := range shapes {
+			for _, extreme := range []bool{false, true} {
+				c := newQ2LUTCase(t, &rng, sh.cols, sh.rows, extreme)
+				const nb = 5
+				act := q8kRows(t, &rng, sh.cols, nb, extreme)
+				stride := actRowBytes(gguf.TypeQ8_K, sh.cols)
+				got := q2lutMatmul(t, c, act, nb, 1+int(rng.Next()&1), 2)
+				rb := len(c.q2k) / c.rows
+				for j := 0; j < nb; j++ {
+					for r := 0; r < c.rows; r++ {
+						want := refDotQ2_K(c.cols, c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride])
+						if g := got[j*c.rows+r]; math.Float32bits(g) != math.Float32bits(want) {
+							t.Fatalf("set %s %dx%d extreme=%v token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, extreme, j, r, g, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ2LUTSums checks the assembly integer sums (where this CPU runs them)
+// against the portable ones on random and extreme groups.
+func TestQ2LUTSums(t *testing.T) {
+	defer SelectKernels("")
+	rng := fixture.SplitMix64(8)
+	ran := false
+	for _, set := range KernelSets() {
+		if err := SelectKernels(set); err != nil {
+			t.Fatal(err)
+		}
+		if !q2lutAsm {
+			continue
+		}
+		ran = true
+		t.Logf("q2lut kernels: assembly sums of set %s checked", set)
+		for _, extreme := range []bool{false, true} {
+			for _, nb := range []int{1, 3, q2lutChunk} {
+				c := newQ2LUTCase(t, &rng, 256*nb, 16, extreme)
+				act := q8kRows(t, &rng, 256*nb, 1, extreme)
+				tab := make([]byte, q2lutTableBytes(256*nb))
+				buildQ2LUTTables(tab, act, nb)
+				want, got := make([]int32, 32*nb), make([]int32, 32*nb)
+				q2lutSumsGo(c.lut, tab, act, nb, want)
+				q2lutSumsAsm(c.lut, tab, act, nb, got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("set %s nb %d extreme=%v: assembly sums\n%v\nportable\n%v", set, nb, extreme, got, want)
+				}
+			}
+		}
+	}
+	if !ran {
+		t.Skip("no q2lut assembly on this CPU")
 	}
 }

@@ -55,6 +55,7 @@ type State struct {
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
 	actf                             []float32 // act back in float32 (generic kernels)
+	lut                              []byte    // q2lut tables of some activation rows
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -117,6 +118,10 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.pool = newPool(o.Threads)
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
+	if n := m.q2lutCols(); n > 0 {
+		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
+		s.mt.group = make([][16]float32, o.Threads)
+	}
 	s.at.scores = make([][]float32, o.Threads)
 	for w := 0; w < o.Threads; w++ {
 		s.mt.scratch[w] = make([]float32, maxCols)
@@ -154,6 +159,10 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		_ = quantizeAct(k.act, s.act[j*stride:(j+1)*stride], in[j*w.Cols:(j+1)*w.Cols])
 	}
 	act := s.act
+	if k.group != nil {
+		s.matmulQ2LUT(w, act, stride, out, nb)
+		return
+	}
 	if k.generic && k.act != gguf.TypeF32 {
 		// The dequantized weight row is multiplied in float32: give it the
 		// rounded activations as float32 too.
@@ -180,10 +189,19 @@ type matmulTask struct {
 	// quad holds each worker's four dot4 results: a local array would
 	// escape through the function value and cost an allocation per row.
 	quad [][4]float32
+	// tab holds the q2lut tables of each activation row (tabStride bytes
+	// apart); group is each worker's 16 outputs of a q2lut group.
+	tab       []byte
+	tabStride int
+	group     [][16]float32
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
+	if k.group != nil {
+		t.runGroups(lo, hi, wk)
+		return
+	}
 	n := w.Cols
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)
