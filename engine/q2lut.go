@@ -23,7 +23,7 @@ import (
 // them.
 
 const (
-	q2lutRows       = layout.GroupRows     // rows per group
+	q2lutRows       = layout.GroupRows      // rows per group
 	q2lutGroupBytes = q2lutRows * q2_KBytes // one group's 256 columns
 	// q2lutTabBytes is one 256-column block of tables: per pair of code
 	// bytes k, k+1 (columns 4k..4k+7) 128 bytes, see buildQ2LUTTables.
