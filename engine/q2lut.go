@@ -61,8 +61,18 @@ type groupFunc func(n int, g, a, tab []byte, out *[16]float32)
 // eight H lookups (at most 96 in magnitude) in bytes before widening.
 // Bytes 128p.. of a block hold the pair k = 2p, 2p+1, 16 bytes each:
 // L0(k) L0(k+1) H0(k) H0(k+1) L1(k) L1(k+1) H1(k) H1(k+1), so one 32-byte
-// load gives a table for each of two code vectors.
+// load gives a table for each of two code vectors. Assembly builds them
+// where the sums are assembly (q2lutAsm).
 func buildQ2LUTTables(tab, a []byte, nb int) {
+	if q2lutAsm {
+		q2lutTablesAsm(tab, a, nb)
+	} else {
+		buildQ2LUTTablesGo(tab, a, nb)
+	}
+}
+
+// buildQ2LUTTablesGo is the portable buildQ2LUTTables.
+func buildQ2LUTTablesGo(tab, a []byte, nb int) {
 	for b := 0; b < nb; b++ {
 		q8 := a[b*q8_KBytes+4 : b*q8_KBytes+260]
 		tb := tab[b*q2lutTabBytes : (b+1)*q2lutTabBytes]

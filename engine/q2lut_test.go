@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -180,8 +181,8 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 	}
 }
 
-// TestQ2LUTSums checks the assembly integer sums (where this CPU runs them)
-// against the portable ones on random and extreme groups.
+// TestQ2LUTSums checks the assembly tables and integer sums (where this CPU
+// runs them) against the portable ones on random and extreme groups.
 func TestQ2LUTSums(t *testing.T) {
 	defer SelectKernels("")
 	rng := fixture.SplitMix64(8)
@@ -201,6 +202,11 @@ func TestQ2LUTSums(t *testing.T) {
 				act := q8kRows(t, &rng, 256*nb, 1, extreme)
 				tab := make([]byte, q2lutTableBytes(256*nb))
 				buildQ2LUTTables(tab, act, nb)
+				goTab := make([]byte, len(tab))
+				buildQ2LUTTablesGo(goTab, act, nb)
+				if !bytes.Equal(tab, goTab) {
+					t.Fatalf("set %s nb %d extreme=%v: assembly tables differ from buildQ2LUTTablesGo", set, nb, extreme)
+				}
 				want, got := make([]int32, 32*nb), make([]int32, 32*nb)
 				q2lutSumsGo(c.lut, tab, act, nb, want)
 				q2lutSumsAsm(c.lut, tab, act, nb, got)
@@ -212,5 +218,47 @@ func TestQ2LUTSums(t *testing.T) {
 	}
 	if !ran {
 		t.Skip("no q2lut assembly on this CPU")
+	}
+}
+
+// BenchmarkQ2LUT multiplies one expert (rows x cols, Mixtral-like widths
+// scaled down) by one token's activations, as plain Q2_K rows with the
+// installed Q2_K kernel ("q2k", assembly where the CPU has it) and with the
+// portable one ("q2k-go"), and in q2lut with the installed group kernel
+// ("q2lut": table building included) and the portable one ("q2lut-go"):
+// the ratios q2lut/q2k per token read off one run.
+func BenchmarkQ2LUT(b *testing.B) {
+	defer SelectKernels("")
+	const cols, rows = 4096, 1024
+	rng := fixture.SplitMix64(9)
+	c := newQ2LUTCase(b, &rng, cols, rows, false)
+	act := q8kRows(b, &rng, cols, 1, false)
+	rb := len(c.q2k) / rows
+	out := make([]float32, rows)
+	s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(cols))}
+	defer s.pool.close()
+	s.mt.group = make([][16]float32, 1)
+	w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: cols, Rows: rows, RowBytes: rb, data: c.lut, k: q2lutKernel}
+	for _, set := range []string{"", "portable"} {
+		if err := SelectKernels(set); err != nil {
+			b.Fatal(err)
+		}
+		suffix := ""
+		if set == "portable" {
+			suffix = "-go"
+		}
+		dot := kernels[gguf.TypeQ2_K].dot
+		b.Run("q2k"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				for r := 0; r < rows; r++ {
+					out[r] = dot(cols, c.q2k[r*rb:(r+1)*rb], act)
+				}
+			}
+		})
+		b.Run("q2lut"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				s.matmulQ2LUT(w, act, len(act), out, 1)
+			}
+		})
 	}
 }

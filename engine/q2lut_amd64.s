@@ -1,0 +1,195 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The q2lut integer sums in AVX2 (q2lutSumsGo is the specification). A
+// 32-byte load of codes holds two code bytes k, k+1 of all 16 rows, one
+// per 128-bit lane, and a 32-byte load of tables holds the matching tables
+// of both (buildQ2LUTTables lays them out so), so one VPSHUFB looks up 16
+// rows x 2 columns x 2 code bytes. The tables are T = 64*H + L: the L
+// lookups of one 16-column sub-block (4 per lane, at most 252) add up in
+// bytes, the H lookups (8 once the lanes are added, at most 96 in
+// magnitude) too; then they are widened to 16 int16 sub-block sums, one
+// per row. VPMADDWD with the scales (or mins) of only the even or only the
+// odd rows gives int32 products without overflow.
+//
+// Registers: Y15 bytes 0x0f, Y14 dwords 0x0000000f (even words' low
+// nibble), Y13 dwords 0x000f0000 (odd words'); Y10/Y11 isum of even/odd
+// rows, Y12/Y9 summs of even/odd rows; Y0-Y8 scratch.
+
+// One pair of code bytes at off(DX) with its tables at toff(BX): the L
+// lookups added to Y4, the H lookups to Y5 (first: set them).
+#define PAIR(off, toff) \
+	VMOVDQU off(DX), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y15, Y1, Y1 \
+	VMOVDQU toff(BX), Y2 \
+	VPSHUFB Y0, Y2, Y2 \
+	VMOVDQU toff+64(BX), Y3 \
+	VPSHUFB Y1, Y3, Y3 \
+	VPADDB Y2, Y3, Y6 \
+	VMOVDQU toff+32(BX), Y2 \
+	VPSHUFB Y0, Y2, Y2 \
+	VMOVDQU toff+96(BX), Y3 \
+	VPSHUFB Y1, Y3, Y3 \
+	VPADDB Y2, Y3, Y7
+
+// func q2lutSumsAVX2(grp, tab, a *byte, nb int, out *int32)
+TEXT ·q2lutSumsAVX2(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ tab+8(FP), BX
+	MOVQ a+16(FP), R8
+	MOVQ nb+24(FP), CX
+	MOVQ out+32(FP), DI
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x0000000f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x000f0000, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+
+block:
+	TESTQ CX, CX
+	JEQ  done
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y9, Y9, Y9
+	LEAQ 320(SI), DX  // codes of sub-block j
+	LEAQ 64(SI), R10  // scales of sub-block j
+	LEAQ 260(R8), R11 // bsums[j]
+	MOVQ $16, R9
+
+sub:
+	PAIR(0, 0)
+	VMOVDQA Y6, Y4
+	VMOVDQA Y7, Y5
+	PAIR(32, 128)
+	VPADDB Y6, Y4, Y4
+	VPADDB Y7, Y5, Y5
+
+	// sub-block sums of rows 0..15 as int16: L bytes zero-extended, H
+	// bytes (both lanes added first) sign-extended times 64
+	VEXTRACTI128 $1, Y4, X6
+	VPMOVZXBW X4, Y4
+	VPMOVZXBW X6, Y6
+	VPADDW Y6, Y4, Y4
+	VEXTRACTI128 $1, Y5, X6
+	VPADDB X6, X5, X5
+	VPMOVSXBW X5, Y5
+	VPSLLW $6, Y5, Y5
+	VPADDW Y5, Y4, Y4
+
+	// isum += scale * sub, summs += min * bsums[j], even and odd rows apart
+	VPMOVZXBW (R10), Y0
+	VPAND Y14, Y0, Y1
+	VPMADDWD Y1, Y4, Y1
+	VPADDD Y1, Y10, Y10
+	VPAND Y13, Y0, Y1
+	VPMADDWD Y1, Y4, Y1
+	VPADDD Y1, Y11, Y11
+	VPSRLW $4, Y0, Y0
+	VPBROADCASTW (R11), Y2
+	VPAND Y14, Y0, Y1
+	VPMADDWD Y1, Y2, Y1
+	VPADDD Y1, Y12, Y12
+	VPAND Y13, Y0, Y1
+	VPMADDWD Y1, Y2, Y1
+	VPADDD Y1, Y9, Y9
+
+	ADDQ $64, DX
+	ADDQ $256, BX
+	ADDQ $16, R10
+	ADDQ $2, R11
+	DECQ R9
+	JNE  sub
+
+	// rows back in order: dword i of the even/odd sums is row 2i/2i+1
+	VPUNPCKLDQ Y11, Y10, Y0
+	VPUNPCKHDQ Y11, Y10, Y1
+	VPERM2I128 $0x20, Y1, Y0, Y2
+	VPERM2I128 $0x31, Y1, Y0, Y3
+	VMOVDQU Y2, (DI)
+	VMOVDQU Y3, 32(DI)
+	VPUNPCKLDQ Y9, Y12, Y0
+	VPUNPCKHDQ Y9, Y12, Y1
+	VPERM2I128 $0x20, Y1, Y0, Y2
+	VPERM2I128 $0x31, Y1, Y0, Y3
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+
+	ADDQ $1344, SI
+	ADDQ $292, R8
+	ADDQ $128, DI
+	DECQ CX
+	JMP  block
+
+done:
+	VZEROUPPER
+	RET
+
+// The pair codes' factors (c&3, c>>2) for c = 0..15, as the unsigned bytes
+// of VPMADDUBSW: word c of the product with the broadcast pair (a0, a1) is
+// the table entry (c&3)*a0 + (c>>2)*a1.
+DATA q2lutPairs<>+0(SB)/8, $0x0003000200010000
+DATA q2lutPairs<>+8(SB)/8, $0x0103010201010100
+DATA q2lutPairs<>+16(SB)/8, $0x0203020202010200
+DATA q2lutPairs<>+24(SB)/8, $0x0303030203010300
+GLOBL q2lutPairs<>(SB), RODATA|NOPTR, $32
+
+// One table pair: T of the activation pairs at aoff(SI) (code byte k) and
+// aoff+4(SI) (k+1), L and H bytes stored as buildQ2LUTTables lays them out
+// at toff(DI) and toff+32(DI).
+#define TABLES(aoff, toff) \
+	VPBROADCASTW aoff(SI), Y0 \
+	VPMADDUBSW Y0, Y15, Y0 \
+	VPBROADCASTW aoff+4(SI), Y1 \
+	VPMADDUBSW Y1, Y15, Y1 \
+	VPAND Y14, Y0, Y2 \
+	VPAND Y14, Y1, Y3 \
+	VPACKUSWB Y3, Y2, Y2 \
+	VPERMQ $0xd8, Y2, Y2 \
+	VMOVDQU Y2, toff(DI) \
+	VPSRAW $6, Y0, Y0 \
+	VPSRAW $6, Y1, Y1 \
+	VPACKSSWB Y1, Y0, Y0 \
+	VPERMQ $0xd8, Y0, Y0 \
+	VMOVDQU Y0, toff+32(DI)
+
+// func q2lutTablesAVX2(tab, a *byte, nb int)
+// buildQ2LUTTables in AVX2: VPMADDUBSW of the factors with each broadcast
+// activation pair gives a table's 16 int16 entries exactly (at most
+// 3*128*2, far from saturation).
+TEXT ·q2lutTablesAVX2(SB), NOSPLIT, $0-24
+	MOVQ tab+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ nb+16(FP), CX
+	VMOVDQU q2lutPairs<>(SB), Y15
+	MOVL $0x003f003f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+
+tblock:
+	TESTQ CX, CX
+	JEQ  tdone
+	ADDQ $4, SI // the block's int8 activations
+	MOVQ $32, R9
+
+tpair:
+	TABLES(0, 0)
+	TABLES(2, 64)
+	ADDQ $8, SI
+	ADDQ $128, DI
+	DECQ R9
+	JNE  tpair
+	ADDQ $32, SI // past the block sums
+	DECQ CX
+	JMP  tblock
+
+tdone:
+	VZEROUPPER
+	RET
