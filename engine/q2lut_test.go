@@ -159,7 +159,11 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 		if err := SelectKernels(set); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("q2lut kernels: set %s (assembly sums: %v)", set, q2lutAsm)
+		sums := "portable Go sums"
+		if q2lutAsm {
+			sums = "assembly sums"
+		}
+		t.Logf("q2lut kernels: set %s with %s", set, sums)
 		for _, sh := range shapes {
 			for _, extreme := range []bool{false, true} {
 				c := newQ2LUTCase(t, &rng, sh.cols, sh.rows, extreme)

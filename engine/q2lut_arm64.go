@@ -1,0 +1,28 @@
+//go:build arm64 && !purego
+
+package engine
+
+//go:noescape
+func q2lutSumsNEON(grp, tab, a *byte, nb int, out *int32)
+
+// q2lutSumsAsm is q2lutSumsGo in NEON (TBL lookups of 16 rows per
+// instruction): the same exact integer sums.
+func q2lutSumsAsm(g, tab, a []byte, nb int, out []int32) {
+	_, _, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1], out[32*nb-1]
+	q2lutSumsNEON(&g[0], &tab[0], &a[0], nb, &out[0])
+}
+
+// q2lutTablesAsm builds the tables in Go: building them is a small part of
+// a matmul next to the lookups of every group of rows.
+func q2lutTablesAsm(tab, a []byte, nb int) { buildQ2LUTTablesGo(tab, a, nb) }
+
+// installQ2LUT installs the q2lut kernel of kernel set name: the NEON sums
+// with the neon and dotprod sets (TBL is ARMv8.0), whose Q2_K kernel then
+// runs the tail rows (its results are the portable kernel's bit for bit).
+func installQ2LUT(name string) {
+	q2lutAsm = name == "neon" || name == "dotprod"
+	q2lutKernel.dot = dotQ2_KGo
+	if q2lutAsm {
+		q2lutKernel.dot = dotQ2_KArm
+	}
+}

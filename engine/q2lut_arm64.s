@@ -1,0 +1,121 @@
+//go:build arm64 && !purego
+
+#include "textflag.h"
+
+// The q2lut integer sums in NEON (q2lutSumsGo is the specification),
+// ARMv8.0 only, so both arm64 kernel sets run them. One TBL looks up 16
+// rows' nibbles of one code byte in a 16-byte table (the L or H bytes of
+// buildQ2LUTTables: T = 64*H + L). Per 16-column sub-block (4 code bytes)
+// the L lookups of two code bytes add up in bytes (at most 4*63), the H
+// lookups of all four too (at most 96 in magnitude); UADDL and SSHLL #6
+// widen them to the rows' int16 sums, SMLAL multiplies those by the 4-bit
+// scales into int32, and the 4-bit mins by the broadcast activation block
+// sum. Go's assembler has none of UADDL, SSHLL, USHLL and SMLAL, so they
+// are encoded with WORD (Arm ARM C7.2); the operands are register numbers.
+
+// UADDL Vd.8H, Vn.8B, Vm.8B and UADDL2 (upper halves)
+#define UADDL(d, n, m) WORD $(0x2E200000 | (m<<16) | (n<<5) | d)
+#define UADDL2(d, n, m) WORD $(0x6E200000 | (m<<16) | (n<<5) | d)
+// SSHLL Vd.8H, Vn.8B, #6 and SSHLL2
+#define SSHLL6(d, n) WORD $(0x0F0EA400 | (n<<5) | d)
+#define SSHLL6_2(d, n) WORD $(0x4F0EA400 | (n<<5) | d)
+// USHLL Vd.8H, Vn.8B, #0 (UXTL) and USHLL2
+#define UXTL(d, n) WORD $(0x2F08A400 | (n<<5) | d)
+#define UXTL2(d, n) WORD $(0x6F08A400 | (n<<5) | d)
+// SMLAL Vd.4S, Vn.4H, Vm.4H and SMLAL2 (upper halves)
+#define SMLAL(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
+#define SMLAL2(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
+
+// One code byte (the next 16 bytes at R3) against the tables in V(l0),
+// V(h0) (its low nibbles) and V(l1), V(h1) (high nibbles): L lookups added
+// to V(la), H lookups to V30. V24-V27 scratch, V31 holds 0x0f bytes.
+#define CODE(l0, h0, l1, h1, la) \
+	VLD1.P 16(R3), [V24.B16] \
+	VAND V31.B16, V24.B16, V25.B16 \
+	VUSHR $4, V24.B16, V26.B16 \
+	VTBL V25.B16, [l0.B16], V27.B16 \
+	VADD V27.B16, la.B16, la.B16 \
+	VTBL V26.B16, [l1.B16], V27.B16 \
+	VADD V27.B16, la.B16, la.B16 \
+	VTBL V25.B16, [h0.B16], V27.B16 \
+	VADD V27.B16, V30.B16, V30.B16 \
+	VTBL V26.B16, [h1.B16], V27.B16 \
+	VADD V27.B16, V30.B16, V30.B16
+
+// func q2lutSumsNEON(grp, tab, a *byte, nb int, out *int32)
+TEXT ·q2lutSumsNEON(SB), NOSPLIT, $0-40
+	MOVD grp+0(FP), R0
+	MOVD tab+8(FP), R4
+	MOVD a+16(FP), R2
+	MOVD nb+24(FP), R8
+	MOVD out+32(FP), R7
+	VMOVI $15, V31.B16
+
+block:
+	CBZ R8, done
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	ADD $320, R0, R3 // codes
+	ADD $64, R0, R5  // scales
+	ADD $260, R2, R6 // bsums
+	MOVD $16, R9
+
+sub:
+	// tables of code bytes 4j..4j+3: L0 L0' H0 H0' L1 L1' H1 H1' per pair
+	VLD1.P 64(R4), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 64(R4), [V4.B16, V5.B16, V6.B16, V7.B16]
+	VLD1.P 64(R4), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VLD1.P 64(R4), [V12.B16, V13.B16, V14.B16, V15.B16]
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	CODE(V0, V2, V4, V6, V28)
+	CODE(V1, V3, V5, V7, V28)
+	CODE(V8, V10, V12, V14, V29)
+	CODE(V9, V11, V13, V15, V29)
+
+	// rows 0-7 in V0, 8-15 in V1: L + 64*H as int16
+	UADDL(0, 28, 29)
+	UADDL2(1, 28, 29)
+	SSHLL6(2, 30)
+	SSHLL6_2(3, 30)
+	VADD V2.H8, V0.H8, V0.H8
+	VADD V3.H8, V1.H8, V1.H8
+
+	// isum += scale * sum, summs += min * bsums[j]
+	VLD1.P 16(R5), [V4.B16]
+	VAND V31.B16, V4.B16, V5.B16
+	VUSHR $4, V4.B16, V6.B16
+	UXTL(7, 5)
+	UXTL2(8, 5)
+	SMLAL(16, 0, 7)
+	SMLAL2(17, 0, 7)
+	SMLAL(18, 1, 8)
+	SMLAL2(19, 1, 8)
+	UXTL(9, 6)
+	UXTL2(10, 6)
+	VLD1R (R6), [V11.H8]
+	ADD $2, R6
+	SMLAL(20, 9, 11)
+	SMLAL2(21, 9, 11)
+	SMLAL(22, 10, 11)
+	SMLAL2(23, 10, 11)
+
+	SUBS $1, R9
+	BNE  sub
+
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R7)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R7)
+	ADD $1344, R0
+	ADD $292, R2
+	SUB $1, R8
+	B   block
+
+done:
+	RET
