@@ -225,44 +225,55 @@ func TestQ2LUTSums(t *testing.T) {
 	}
 }
 
-// BenchmarkQ2LUT multiplies one expert (rows x cols, Mixtral-like widths
-// scaled down) by one token's activations, as plain Q2_K rows with the
-// installed Q2_K kernel ("q2k", assembly where the CPU has it) and with the
-// portable one ("q2k-go"), and in q2lut with the installed group kernel
-// ("q2lut": table building included) and the portable one ("q2lut-go"):
-// the ratios q2lut/q2k per token read off one run.
+// BenchmarkQ2LUT multiplies one expert by one token's activations (a
+// decode step), as plain Q2_K rows with the installed Q2_K kernel ("q2k",
+// assembly where the CPU has it) and with the portable one ("q2k-go"), and
+// in q2lut with the installed group kernel ("q2lut", building the tables
+// included) and the portable one ("q2lut-go"), for the expert shapes of
+// Mixtral 8x7B (gate/up: 4096 columns, 14336 rows) and Qwen3-30B-A3B
+// (2048 x 768): the ratios q2lut/q2k read off one run. The weights are 256
+// quantized rows repeated (the kernels' speed does not depend on values).
 func BenchmarkQ2LUT(b *testing.B) {
 	defer SelectKernels("")
-	const cols, rows = 4096, 1024
-	rng := fixture.SplitMix64(9)
-	c := newQ2LUTCase(b, &rng, cols, rows, false)
-	act := q8kRows(b, &rng, cols, 1, false)
-	rb := len(c.q2k) / rows
-	out := make([]float32, rows)
-	s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(cols))}
-	defer s.pool.close()
-	s.mt.group = make([][16]float32, 1)
-	w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: cols, Rows: rows, RowBytes: rb, data: c.lut, k: q2lutKernel}
-	for _, set := range []string{"", "portable"} {
-		if err := SelectKernels(set); err != nil {
+	for _, sh := range []struct {
+		name       string
+		cols, rows int
+	}{{"mixtral", 4096, 14336}, {"qwen3-30b-a3b", 2048, 768}} {
+		rng := fixture.SplitMix64(9)
+		c := newQ2LUTCase(b, &rng, sh.cols, 256, false)
+		rb := len(c.q2k) / 256
+		q2k := bytes.Repeat(c.q2k, (sh.rows+255)/256)[:sh.rows*rb]
+		lut := make([]byte, len(q2k))
+		if err := layout.PackQ2LUT(lut, q2k, int64(sh.cols), int64(sh.rows)); err != nil {
 			b.Fatal(err)
 		}
-		suffix := ""
-		if set == "portable" {
-			suffix = "-go"
-		}
-		dot := kernels[gguf.TypeQ2_K].dot
-		b.Run("q2k"+suffix, func(b *testing.B) {
-			for b.Loop() {
-				for r := 0; r < rows; r++ {
-					out[r] = dot(cols, c.q2k[r*rb:(r+1)*rb], act)
+		act := q8kRows(b, &rng, sh.cols, 1, false)
+		out := make([]float32, sh.rows)
+		s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(sh.cols))}
+		defer s.pool.close()
+		s.mt.group = make([][16]float32, 1)
+		w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: sh.cols, Rows: sh.rows, RowBytes: rb, data: lut, k: q2lutKernel}
+		for _, set := range []string{"", "portable"} {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			suffix := ""
+			if set == "portable" {
+				suffix = "-go"
+			}
+			dot := kernels[gguf.TypeQ2_K].dot
+			b.Run(sh.name+"/q2k"+suffix, func(b *testing.B) {
+				for b.Loop() {
+					for r := 0; r < sh.rows; r++ {
+						out[r] = dot(sh.cols, q2k[r*rb:(r+1)*rb], act)
+					}
 				}
-			}
-		})
-		b.Run("q2lut"+suffix, func(b *testing.B) {
-			for b.Loop() {
-				s.matmulQ2LUT(w, act, len(act), out, 1)
-			}
-		})
+			})
+			b.Run(sh.name+"/q2lut"+suffix, func(b *testing.B) {
+				for b.Loop() {
+					s.matmulQ2LUT(w, act, len(act), out, 1)
+				}
+			})
+		}
 	}
 }
