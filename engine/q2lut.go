@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -218,15 +219,20 @@ func (ts *tensorSet) q2lutExperts(name string, cols, rows, n int) (*gguf.TensorI
 // matmulQ2LUT is matmul for a q2lut matrix, whose activations are already
 // quantized in act (stride bytes per row): the tables of as many tokens as
 // s.lut holds at a time, then the groups of rows over the pool, each group
-// against every one of those tokens.
+// against every one of those tokens. Tables built from the same
+// activation bytes as the last ones are not built again (a MoE expert's
+// gate and up take the same input).
 func (s *State) matmulQ2LUT(w *Matrix, act []byte, stride int, out []float32, nb int) {
 	tb := q2lutTableBytes(w.Cols)
 	per := len(s.lut) / tb
 	groups := (w.Rows + q2lutRows - 1) / q2lutRows
 	for j0 := 0; j0 < nb; j0 += per {
 		n := min(per, nb-j0)
-		for j := 0; j < n; j++ {
-			buildQ2LUTTables(s.lut[j*tb:(j+1)*tb], act[(j0+j)*stride:], w.Cols/256)
+		if src := act[j0*stride : (j0+n)*stride]; !bytes.Equal(src, s.lutSrc) {
+			for j := 0; j < n; j++ {
+				buildQ2LUTTables(s.lut[j*tb:(j+1)*tb], act[(j0+j)*stride:], w.Cols/256)
+			}
+			s.lutSrc = append(s.lutSrc[:0], src...)
 		}
 		s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act[j0*stride:], stride, out[j0*w.Rows:], n
 		s.mt.tab, s.mt.tabStride = s.lut, tb

@@ -271,6 +271,7 @@ func BenchmarkQ2LUT(b *testing.B) {
 			})
 			b.Run(sh.name+"/q2lut"+suffix, func(b *testing.B) {
 				for b.Loop() {
+					s.lutSrc = s.lutSrc[:0] // build the tables every time
 					s.matmulQ2LUT(w, act, len(act), out, 1)
 				}
 			})

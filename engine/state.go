@@ -56,6 +56,7 @@ type State struct {
 	act                              []byte
 	actf                             []float32 // act back in float32 (generic kernels)
 	lut                              []byte    // q2lut tables of some activation rows
+	lutSrc                           []byte    // the Q8_K rows lut was built from
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -120,6 +121,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.mt.quad = make([][4]float32, o.Threads)
 	if n := m.q2lutCols(); n > 0 {
 		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
+		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
 		s.mt.group = make([][16]float32, o.Threads)
 	}
 	s.at.scores = make([][]float32, o.Threads)
