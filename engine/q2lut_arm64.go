@@ -12,9 +12,14 @@ func q2lutSumsAsm(g, tab, a []byte, nb int, out []int32) {
 	q2lutSumsNEON(&g[0], &tab[0], &a[0], nb, &out[0])
 }
 
-// q2lutTablesAsm builds the tables in Go: building them is a small part of
-// a matmul next to the lookups of every group of rows.
-func q2lutTablesAsm(tab, a []byte, nb int) { buildQ2LUTTablesGo(tab, a, nb) }
+//go:noescape
+func q2lutTablesNEON(tab, a *byte, nb int)
+
+// q2lutTablesAsm is buildQ2LUTTables in NEON.
+func q2lutTablesAsm(tab, a []byte, nb int) {
+	_, _ = tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1]
+	q2lutTablesNEON(&tab[0], &a[0], nb)
+}
 
 // installQ2LUT installs the q2lut kernel of kernel set name: the NEON sums
 // with the neon and dotprod sets (TBL is ARMv8.0), whose Q2_K kernel then

@@ -119,3 +119,80 @@ sub:
 
 done:
 	RET
+
+// Table building (buildQ2LUTTables): SMULL/SMLAL of the pair codes'
+// factors with the broadcast activations give a table's 16 int16 entries,
+// XTN and AND 63 their L bytes, SHRN #6 their H bytes.
+#define SMULL8(d, n, m) WORD $(0x0E20C000 | (m<<16) | (n<<5) | d)
+#define SMULL8_2(d, n, m) WORD $(0x4E20C000 | (m<<16) | (n<<5) | d)
+#define SMLAL8(d, n, m) WORD $(0x0E208000 | (m<<16) | (n<<5) | d)
+#define SMLAL8_2(d, n, m) WORD $(0x4E208000 | (m<<16) | (n<<5) | d)
+#define XTN(d, n) WORD $(0x0E212800 | (n<<5) | d)
+#define XTN2(d, n) WORD $(0x4E212800 | (n<<5) | d)
+#define SHRN6(d, n) WORD $(0x0F0A8400 | (n<<5) | d)
+#define SHRN6_2(d, n) WORD $(0x4F0A8400 | (n<<5) | d)
+
+// The factors (c&3) and (c>>2) of pair code c = 0..15.
+DATA q2lutLow<>+0(SB)/8, $0x0302010003020100
+DATA q2lutLow<>+8(SB)/8, $0x0302010003020100
+GLOBL q2lutLow<>(SB), RODATA|NOPTR, $16
+DATA q2lutHigh<>+0(SB)/8, $0x0101010100000000
+DATA q2lutHigh<>+8(SB)/8, $0x0303030302020202
+GLOBL q2lutHigh<>(SB), RODATA|NOPTR, $16
+
+// One table of activations V(a0), V(a1) (broadcast bytes): L bytes to
+// V(l), H bytes to V(h). V30, V29: the factors; V28: 63; V24, V25 scratch.
+#define TABLE(a0, a1, l, h) \
+	SMULL8(24, 30, a0) \
+	SMLAL8(24, 29, a1) \
+	SMULL8_2(25, 30, a0) \
+	SMLAL8_2(25, 29, a1) \
+	XTN(l, 24) \
+	XTN2(l, 25) \
+	SHRN6(h, 24) \
+	SHRN6_2(h, 25)
+
+// func q2lutTablesNEON(tab, a *byte, nb int)
+TEXT ·q2lutTablesNEON(SB), NOSPLIT, $0-24
+	MOVD tab+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nb+16(FP), R2
+	MOVD $q2lutLow<>(SB), R3
+	VLD1 (R3), [V30.B16]
+	MOVD $q2lutHigh<>(SB), R3
+	VLD1 (R3), [V29.B16]
+	VMOVI $63, V28.B16
+
+tblock:
+	CBZ R2, tdone
+	ADD $4, R1 // the block's int8 activations
+	MOVD $32, R9
+
+tpair:
+	VLD1.P 8(R1), [V0.B8]
+	VDUP V0.B[0], V1.B16
+	VDUP V0.B[1], V2.B16
+	VDUP V0.B[2], V3.B16
+	VDUP V0.B[3], V4.B16
+	VDUP V0.B[4], V5.B16
+	VDUP V0.B[5], V6.B16
+	VDUP V0.B[6], V7.B16
+	VDUP V0.B[7], V8.B16
+	TABLE(1, 2, 16, 18)
+	TABLE(3, 4, 20, 22)
+	TABLE(5, 6, 17, 19)
+	TABLE(7, 8, 21, 23)
+	VAND V28.B16, V16.B16, V16.B16
+	VAND V28.B16, V17.B16, V17.B16
+	VAND V28.B16, V20.B16, V20.B16
+	VAND V28.B16, V21.B16, V21.B16
+	VST1.P [V16.B16, V17.B16, V18.B16, V19.B16], 64(R0)
+	VST1.P [V20.B16, V21.B16, V22.B16, V23.B16], 64(R0)
+	SUBS $1, R9
+	BNE  tpair
+	ADD $32, R1 // past the block sums
+	SUB $1, R2
+	B   tblock
+
+tdone:
+	RET
