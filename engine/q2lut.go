@@ -30,8 +30,11 @@ const (
 	// bytes k, k+1 (columns 4k..4k+7) 128 bytes, see buildQ2LUTTables.
 	q2lutTabBytes = 4096
 	// q2lutChunk is how many blocks' sums the kernel collects on the stack
-	// (32 int32 each) before Go scales them.
-	q2lutChunk = 8
+	// (32 int32 each) before Go scales them; their tables take 16 KiB.
+	q2lutChunk = 4
+	// q2lutBatch is how many groups one call of the group kernel runs
+	// (128 rows): each chunk of tables is read from L2 once per batch.
+	q2lutBatch = 8
 	// q2lutTableBudget bounds the tables a State holds: the matmul of a
 	// q2lut matrix builds them for as many tokens as fit at a time (at
 	// least one: a token of a 14336-column row takes 224 KiB).
@@ -47,10 +50,10 @@ var q2lutKernel = &kernel{act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K, g
 // q2lutAsm selects the assembly sums (set with the kernel set).
 var q2lutAsm bool
 
-// groupFunc computes the 16 rows of one q2lut group g (n columns: n/256
-// blocks of q2lutGroupBytes) with one Q8_K activation row a and its tables
-// tab (buildQ2LUTTables).
-type groupFunc func(n int, g, a, tab []byte, out *[16]float32)
+// groupFunc computes the rows of len(out)/16 consecutive q2lut groups at g
+// (n columns: n/256 blocks of q2lutGroupBytes each) with one Q8_K
+// activation row a and its tables tab (buildQ2LUTTables).
+type groupFunc func(n int, g, a, tab []byte, out []float32)
 
 // buildQ2LUTTables writes the tables of one Q8_K activation row a of nb
 // blocks to tab (nb*q2lutTabBytes bytes). For code byte k of a block
@@ -128,32 +131,37 @@ func q2lutSumsGo(g, tab, a []byte, nb int, out []int32) {
 	}
 }
 
-// q2lutGroup is the kernel's group function: the integer sums of up to
-// q2lutChunk blocks at a time (assembly where installed), then each row's
-// float steps in block order, exactly as the Q2_K kernels take them.
-func q2lutGroup(n int, g, a, tab []byte, out *[16]float32) {
-	nb := n / 256
-	g, a, tab = g[:nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes]
+// q2lutGroup is the kernel's group function. It runs q2lutChunk blocks
+// of columns at a time over all its groups, so that those blocks' tables
+// (16 KiB) stay in the L1 cache while every group reads them: per group
+// the integer sums (assembly where installed), then each row's float
+// steps in block order, exactly as the Q2_K kernels take them.
+func q2lutGroup(n int, g, a, tab []byte, out []float32) {
+	nb, ng := n/256, len(out)/q2lutRows
+	g, a, tab = g[:ng*nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes]
 	var sums [32 * q2lutChunk]int32
-	var acc [16]float32
+	clear(out)
 	for b0 := 0; b0 < nb; b0 += q2lutChunk {
 		m := min(q2lutChunk, nb-b0)
-		gc, tc, ac := g[b0*q2lutGroupBytes:], tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
-		if q2lutAsm {
-			q2lutSumsAsm(gc, tc, ac, m, sums[:])
-		} else {
-			q2lutSumsGo(gc, tc, ac, m, sums[:])
-		}
-		for i := 0; i < m; i++ {
-			gb := g[(b0+i)*q2lutGroupBytes : (b0+i)*q2lutGroupBytes+64]
-			yd := lef32(a[(b0+i)*q8_KBytes:])
-			s := sums[32*i : 32*i+32 : 32*i+32]
-			for r := range acc {
-				acc[r] = q2_KAddScaled(acc[r], s[r], s[16+r], yd, f16tab[le16(gb[2*r:])], f16tab[le16(gb[32+2*r:])])
+		tc, ac := tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
+		for gi := 0; gi < ng; gi++ {
+			gc := g[(gi*nb+b0)*q2lutGroupBytes:]
+			if q2lutAsm {
+				q2lutSumsAsm(gc, tc, ac, m, sums[:])
+			} else {
+				q2lutSumsGo(gc, tc, ac, m, sums[:])
+			}
+			acc := out[gi*q2lutRows : (gi+1)*q2lutRows : (gi+1)*q2lutRows]
+			for i := 0; i < m; i++ {
+				gb := gc[i*q2lutGroupBytes : i*q2lutGroupBytes+64]
+				yd := lef32(ac[i*q8_KBytes:])
+				s := sums[32*i : 32*i+32 : 32*i+32]
+				for r := range acc {
+					acc[r] = q2_KAddScaled(acc[r], s[r], s[16+r], yd, f16tab[le16(gb[2*r:])], f16tab[le16(gb[32+2*r:])])
+				}
 			}
 		}
 	}
-	*out = acc
 }
 
 // q2lutTableBytes returns the bytes of one activation row's tables for
@@ -240,25 +248,24 @@ func (s *State) matmulQ2LUT(w *Matrix, act []byte, stride int, out []float32, nb
 	}
 }
 
-// runGroups computes groups [lo, hi) of a q2lut matrix: 16 rows each with
-// the group kernel, the last one's tail rows (Rows%16, plain Q2_K) with dot.
+// runGroups computes groups [lo, hi) of a q2lut matrix: q2lutBatch
+// groups of 16 rows at a time with the group kernel, the last group's
+// tail rows (Rows%16, plain Q2_K) with dot.
 func (t *matmulTask) runGroups(lo, hi, wk int) {
 	w, k := t.w, t.w.k
-	o := &t.group[wk]
-	for gi := lo; gi < hi; gi++ {
-		r0 := gi * q2lutRows
-		if r0+q2lutRows > w.Rows {
-			for r := r0; r < w.Rows; r++ {
-				for j := 0; j < t.nb; j++ {
-					t.out[j*w.Rows+r] = k.dot(w.Cols, w.Row(r), t.act[j*t.stride:(j+1)*t.stride])
-				}
-			}
-			continue
-		}
-		g := w.data[r0*w.RowBytes : (r0+q2lutRows)*w.RowBytes]
+	full := w.Rows / q2lutRows
+	for g0 := lo; g0 < min(hi, full); g0 += q2lutBatch {
+		r0, r1 := g0*q2lutRows, min(g0+q2lutBatch, hi, full)*q2lutRows
+		g := w.data[r0*w.RowBytes : r1*w.RowBytes]
 		for j := 0; j < t.nb; j++ {
-			k.group(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], o)
-			copy(t.out[j*w.Rows+r0:j*w.Rows+r0+q2lutRows], o[:])
+			k.group(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], t.out[j*w.Rows+r0:j*w.Rows+r1])
+		}
+	}
+	if hi > full {
+		for r := full * q2lutRows; r < w.Rows; r++ {
+			for j := 0; j < t.nb; j++ {
+				t.out[j*w.Rows+r] = k.dot(w.Cols, w.Row(r), t.act[j*t.stride:(j+1)*t.stride])
+			}
 		}
 	}
 }

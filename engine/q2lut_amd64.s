@@ -10,16 +10,18 @@
 // lookups of one 16-column sub-block (4 per lane, at most 252) add up in
 // bytes, the H lookups (8 once the lanes are added, at most 96 in
 // magnitude) too; then they are widened to 16 int16 sub-block sums, one
-// per row. VPMADDWD with the scales (or mins) of only the even or only the
-// odd rows gives int32 products without overflow.
+// per row. Two sub-blocks j, j+1 are done at a time: their sums, scales
+// and mins interleaved per row, one VPMADDWD gives each row's
+// scale_j*sum_j + scale_j+1*sum_j+1 (or the mins times the two activation
+// block sums) in int32.
 //
-// Registers: Y15 bytes 0x0f, Y14 dwords 0x0000000f (even words' low
-// nibble), Y13 dwords 0x000f0000 (odd words'); Y10/Y11 isum of even/odd
-// rows, Y12/Y9 summs of even/odd rows; Y0-Y8 scratch.
+// Registers: Y15 bytes 0x0f, Y14 words 0x000f; Y10/Y11 isum of rows 0-3,
+// 8-11 / 4-7, 12-15 (the lanes of VPUNPCK*WD), Y12/Y9 summs likewise; Y8
+// the first sub-block's sums; Y0-Y7 scratch.
 
-// One pair of code bytes at off(DX) with its tables at toff(BX): the L
-// lookups added to Y4, the H lookups to Y5 (first: set them).
-#define PAIR(off, toff) \
+// One pair of code bytes at off(DX) with its tables at toff(BX): the sum
+// of the L lookups to l, of the H lookups to h.
+#define PAIR(off, toff, l, h) \
 	VMOVDQU off(DX), Y0 \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y15, Y0, Y0 \
@@ -28,12 +30,30 @@
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+64(BX), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y6 \
+	VPADDB Y2, Y3, l \
 	VMOVDQU toff+32(BX), Y2 \
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+96(BX), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y7
+	VPADDB Y2, Y3, h
+
+// One sub-block (codes at off(DX), tables at toff(BX)): the 16 rows' int16
+// sums to dst, L bytes zero-extended plus H bytes (both lanes added first)
+// sign-extended times 64.
+#define SUB(off, toff, dst) \
+	PAIR(off, toff, Y4, Y5) \
+	PAIR(off+32, toff+128, Y6, Y7) \
+	VPADDB Y6, Y4, Y4 \
+	VPADDB Y7, Y5, Y5 \
+	VEXTRACTI128 $1, Y4, X6 \
+	VPMOVZXBW X4, Y4 \
+	VPMOVZXBW X6, Y6 \
+	VPADDW Y6, Y4, Y4 \
+	VEXTRACTI128 $1, Y5, X6 \
+	VPADDB X6, X5, X5 \
+	VPMOVSXBW X5, Y5 \
+	VPSLLW $6, Y5, Y5 \
+	VPADDW Y5, Y4, dst
 
 // func q2lutSumsAVX2(grp, tab, a *byte, nb int, out *int32)
 TEXT ·q2lutSumsAVX2(SB), NOSPLIT, $0-40
@@ -45,12 +65,9 @@ TEXT ·q2lutSumsAVX2(SB), NOSPLIT, $0-40
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL $0x0000000f, AX
+	MOVL $0x000f000f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
-	MOVL $0x000f0000, AX
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
 
 block:
 	TESTQ CX, CX
@@ -62,65 +79,50 @@ block:
 	LEAQ 320(SI), DX  // codes of sub-block j
 	LEAQ 64(SI), R10  // scales of sub-block j
 	LEAQ 260(R8), R11 // bsums[j]
-	MOVQ $16, R9
+	MOVQ $8, R9
 
 sub:
-	PAIR(0, 0)
-	VMOVDQA Y6, Y4
-	VMOVDQA Y7, Y5
-	PAIR(32, 128)
-	VPADDB Y6, Y4, Y4
-	VPADDB Y7, Y5, Y5
+	SUB(0, 0, Y8)
+	SUB(64, 256, Y4)
 
-	// sub-block sums of rows 0..15 as int16: L bytes zero-extended, H
-	// bytes (both lanes added first) sign-extended times 64
-	VEXTRACTI128 $1, Y4, X6
-	VPMOVZXBW X4, Y4
-	VPMOVZXBW X6, Y6
-	VPADDW Y6, Y4, Y4
-	VEXTRACTI128 $1, Y5, X6
-	VPADDB X6, X5, X5
-	VPMOVSXBW X5, Y5
-	VPSLLW $6, Y5, Y5
-	VPADDW Y5, Y4, Y4
-
-	// isum += scale * sub, summs += min * bsums[j], even and odd rows apart
+	// per row (sum_j, sum_j+1) with (scale_j, scale_j+1) and (min_j,
+	// min_j+1) with (bsums[j], bsums[j+1])
+	VPUNPCKLWD Y4, Y8, Y6
+	VPUNPCKHWD Y4, Y8, Y7
 	VPMOVZXBW (R10), Y0
-	VPAND Y14, Y0, Y1
-	VPMADDWD Y1, Y4, Y1
-	VPADDD Y1, Y10, Y10
-	VPAND Y13, Y0, Y1
-	VPMADDWD Y1, Y4, Y1
+	VPMOVZXBW 16(R10), Y1
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y3
+	VPAND Y14, Y2, Y0
+	VPMADDWD Y0, Y6, Y0
+	VPADDD Y0, Y10, Y10
+	VPAND Y14, Y3, Y1
+	VPMADDWD Y1, Y7, Y1
 	VPADDD Y1, Y11, Y11
-	VPSRLW $4, Y0, Y0
-	VPBROADCASTW (R11), Y2
-	VPAND Y14, Y0, Y1
-	VPMADDWD Y1, Y2, Y1
-	VPADDD Y1, Y12, Y12
-	VPAND Y13, Y0, Y1
-	VPMADDWD Y1, Y2, Y1
-	VPADDD Y1, Y9, Y9
+	VPSRLW $4, Y2, Y2
+	VPSRLW $4, Y3, Y3
+	VPBROADCASTD (R11), Y5
+	VPMADDWD Y5, Y2, Y2
+	VPADDD Y2, Y12, Y12
+	VPMADDWD Y5, Y3, Y3
+	VPADDD Y3, Y9, Y9
 
-	ADDQ $64, DX
-	ADDQ $256, BX
-	ADDQ $16, R10
-	ADDQ $2, R11
+	ADDQ $128, DX
+	ADDQ $512, BX
+	ADDQ $32, R10
+	ADDQ $4, R11
 	DECQ R9
 	JNE  sub
 
-	// rows back in order: dword i of the even/odd sums is row 2i/2i+1
-	VPUNPCKLDQ Y11, Y10, Y0
-	VPUNPCKHDQ Y11, Y10, Y1
-	VPERM2I128 $0x20, Y1, Y0, Y2
-	VPERM2I128 $0x31, Y1, Y0, Y3
-	VMOVDQU Y2, (DI)
-	VMOVDQU Y3, 32(DI)
-	VPUNPCKLDQ Y9, Y12, Y0
-	VPUNPCKHDQ Y9, Y12, Y1
-	VPERM2I128 $0x20, Y1, Y0, Y2
-	VPERM2I128 $0x31, Y1, Y0, Y3
-	VMOVDQU Y2, 64(DI)
-	VMOVDQU Y3, 96(DI)
+	// rows 0-7 are the low lanes of Y10, Y11, rows 8-15 the high ones
+	VPERM2I128 $0x20, Y11, Y10, Y0
+	VPERM2I128 $0x31, Y11, Y10, Y1
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VPERM2I128 $0x20, Y9, Y12, Y0
+	VPERM2I128 $0x31, Y9, Y12, Y1
+	VMOVDQU Y0, 64(DI)
+	VMOVDQU Y1, 96(DI)
 
 	ADDQ $1344, SI
 	ADDQ $292, R8

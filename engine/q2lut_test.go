@@ -139,7 +139,6 @@ func q2lutMatmul(t testing.TB, c q2lutCase, act []byte, nb, threads, tokensPerCh
 		data: alignedCopy(c.lut), k: q2lutKernel}
 	s := &State{pool: newPool(threads), lut: make([]byte, tokensPerChunk*q2lutTableBytes(c.cols))}
 	defer s.pool.close()
-	s.mt.group = make([][16]float32, threads)
 	out := make([]float32, nb*c.rows)
 	s.matmulQ2LUT(w, act, actRowBytes(gguf.TypeQ8_K, c.cols), out, nb)
 	return out
@@ -154,7 +153,7 @@ func q2lutMatmul(t testing.TB, c q2lutCase, act []byte, nb, threads, tokensPerCh
 func TestQ2LUTKernelBitExact(t *testing.T) {
 	defer SelectKernels("")
 	rng := fixture.SplitMix64(7)
-	shapes := []struct{ cols, rows int }{{256, 16}, {512, 48}, {1024, 21}, {256, 5}, {2304, 37}, {4096, 64}}
+	shapes := []struct{ cols, rows int }{{256, 16}, {512, 48}, {1024, 21}, {256, 5}, {2304, 37}, {4096, 64}, {512, 200}}
 	for _, set := range KernelSets() {
 		if err := SelectKernels(set); err != nil {
 			t.Fatal(err)
@@ -251,7 +250,6 @@ func BenchmarkQ2LUT(b *testing.B) {
 		out := make([]float32, sh.rows)
 		s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(sh.cols))}
 		defer s.pool.close()
-		s.mt.group = make([][16]float32, 1)
 		w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: sh.cols, Rows: sh.rows, RowBytes: rb, data: lut, k: q2lutKernel}
 		for _, set := range []string{"", "portable"} {
 			if err := SelectKernels(set); err != nil {

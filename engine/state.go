@@ -122,7 +122,6 @@ func NewState(m *Model, o Options) (*State, error) {
 	if n := m.q2lutCols(); n > 0 {
 		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
 		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
-		s.mt.group = make([][16]float32, o.Threads)
 	}
 	s.at.scores = make([][]float32, o.Threads)
 	for w := 0; w < o.Threads; w++ {
@@ -192,10 +191,9 @@ type matmulTask struct {
 	// escape through the function value and cost an allocation per row.
 	quad [][4]float32
 	// tab holds the q2lut tables of each activation row (tabStride bytes
-	// apart); group is each worker's 16 outputs of a q2lut group.
+	// apart).
 	tab       []byte
 	tabStride int
-	group     [][16]float32
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
