@@ -8,16 +8,16 @@
 # (TestArmSums) and its dot against the portable kernel's (TestArmDots);
 # the shared tests check every installed kernel against the references and
 # ggml's own results; the q2lut kernel (NEON TBL under both arm64 CPUs,
-# portable Go on armv7) is checked against its portable sums and, through
+# portable Go on armv7) is checked against its portable Go and, through
 # the runtime's matmul, against the reference Q2_K kernel bit for bit
-# (TestQ2LUTSums, TestQ2LUTKernelBitExact). Each line printed names the
+# (TestQ2LUTAsm, TestQ2LUTKernelBitExact). Each line printed names the
 # variants that ran.
 # Usage: bench/device-kernels.sh   (needs qemu-aarch64-static and qemu-arm-static)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTSums|TestQ2LUTKernelBitExact)$'
+tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact)$'
 CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
 CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
 cd engine   # the tests find ../shared relative to the package

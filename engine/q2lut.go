@@ -29,8 +29,9 @@ const (
 	// q2lutTabBytes is one 256-column block of tables: per pair of code
 	// bytes k, k+1 (columns 4k..4k+7) 128 bytes, see buildQ2LUTTables.
 	q2lutTabBytes = 4096
-	// q2lutChunk is how many blocks' sums the kernel collects on the stack
-	// (32 int32 each) before Go scales them; their tables take 16 KiB.
+	// q2lutChunk is how many blocks of columns the kernel runs over a
+	// batch of groups at a time: their tables take 16 KiB (and their
+	// integer sums 32 int32 each where Go scales them).
 	q2lutChunk = 4
 	// q2lutBatch is how many groups one call of the group kernel runs
 	// (128 rows): each chunk of tables is read from L2 once per batch.
@@ -47,7 +48,8 @@ const (
 // is not a multiple of 16, which stay Q2_K rows.
 var q2lutKernel = &kernel{act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K, group: q2lutGroup}
 
-// q2lutAsm selects the assembly sums (set with the kernel set).
+// q2lutAsm selects the assembly kernel and table builder (set with the
+// kernel set).
 var q2lutAsm bool
 
 // groupFunc computes the rows of len(out)/16 consecutive q2lut groups at g
@@ -131,34 +133,46 @@ func q2lutSumsGo(g, tab, a []byte, nb int, out []int32) {
 	}
 }
 
+// q2lutBlocksGo adds nb (at most q2lutChunk) blocks of one group g to its
+// rows' sums acc: the integer sums, then each row's float steps.
+func q2lutBlocksGo(g, tab, a []byte, nb int, acc []float32) {
+	var sums [32 * q2lutChunk]int32
+	q2lutSumsGo(g, tab, a, nb, sums[:])
+	q2lutAdd(g, a, nb, sums[:], acc)
+}
+
+// q2lutAdd adds the float steps of nb blocks of one group g, whose integer
+// sums are in sums (q2lutSumsGo's order), to the rows' sums acc, in block
+// order, exactly as the Q2_K kernels take them.
+func q2lutAdd(g, a []byte, nb int, sums []int32, acc []float32) {
+	acc = acc[:q2lutRows:q2lutRows]
+	for i := 0; i < nb; i++ {
+		gb := g[i*q2lutGroupBytes : i*q2lutGroupBytes+64]
+		yd := lef32(a[i*q8_KBytes:])
+		s := sums[32*i : 32*i+32 : 32*i+32]
+		for r := range acc {
+			acc[r] = q2_KAddScaled(acc[r], s[r], s[16+r], yd, f16tab[le16(gb[2*r:])], f16tab[le16(gb[32+2*r:])])
+		}
+	}
+}
+
 // q2lutGroup is the kernel's group function. It runs q2lutChunk blocks
 // of columns at a time over all its groups, so that those blocks' tables
-// (16 KiB) stay in the L1 cache while every group reads them: per group
-// the integer sums (assembly where installed), then each row's float
-// steps in block order, exactly as the Q2_K kernels take them.
+// (16 KiB) stay in the L1 cache while every group reads them (assembly
+// where installed).
 func q2lutGroup(n int, g, a, tab []byte, out []float32) {
 	nb, ng := n/256, len(out)/q2lutRows
 	g, a, tab = g[:ng*nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes]
-	var sums [32 * q2lutChunk]int32
 	clear(out)
 	for b0 := 0; b0 < nb; b0 += q2lutChunk {
 		m := min(q2lutChunk, nb-b0)
 		tc, ac := tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
 		for gi := 0; gi < ng; gi++ {
-			gc := g[(gi*nb+b0)*q2lutGroupBytes:]
+			gc, acc := g[(gi*nb+b0)*q2lutGroupBytes:], out[gi*q2lutRows:(gi+1)*q2lutRows]
 			if q2lutAsm {
-				q2lutSumsAsm(gc, tc, ac, m, sums[:])
+				q2lutBlocksAsm(gc, tc, ac, m, acc)
 			} else {
-				q2lutSumsGo(gc, tc, ac, m, sums[:])
-			}
-			acc := out[gi*q2lutRows : (gi+1)*q2lutRows : (gi+1)*q2lutRows]
-			for i := 0; i < m; i++ {
-				gb := gc[i*q2lutGroupBytes : i*q2lutGroupBytes+64]
-				yd := lef32(ac[i*q8_KBytes:])
-				s := sums[32*i : 32*i+32 : 32*i+32]
-				for r := range acc {
-					acc[r] = q2_KAddScaled(acc[r], s[r], s[16+r], yd, f16tab[le16(gb[2*r:])], f16tab[le16(gb[32+2*r:])])
-				}
+				q2lutBlocksGo(gc, tc, ac, m, acc)
 			}
 		}
 	}

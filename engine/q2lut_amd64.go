@@ -6,13 +6,14 @@ package engine
 func q2lutTablesAVX2(tab, a *byte, nb int)
 
 //go:noescape
-func q2lutSumsAVX2(grp, tab, a *byte, nb int, out *int32)
+func q2lutBlocksAVX2(grp, tab, a *byte, nb int, acc *float32)
 
-// q2lutSumsAsm is q2lutSumsGo in AVX2 (VPSHUFB table lookups, 16 rows and
-// two code bytes per instruction): the same exact integer sums.
-func q2lutSumsAsm(g, tab, a []byte, nb int, out []int32) {
-	_, _, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1], out[32*nb-1]
-	q2lutSumsAVX2(&g[0], &tab[0], &a[0], nb, &out[0])
+// q2lutBlocksAsm is q2lutBlocksGo in AVX2 (VPSHUFB table lookups, 16 rows
+// and two code bytes per instruction, and the float steps of 8 rows per
+// instruction): the same bits.
+func q2lutBlocksAsm(g, tab, a []byte, nb int, acc []float32) {
+	_, _, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1], acc[q2lutRows-1]
+	q2lutBlocksAVX2(&g[0], &tab[0], &a[0], nb, &acc[0])
 }
 
 // q2lutTablesAsm is buildQ2LUTTables in AVX2.

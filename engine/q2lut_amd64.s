@@ -2,7 +2,8 @@
 
 #include "textflag.h"
 
-// The q2lut integer sums in AVX2 (q2lutSumsGo is the specification). A
+// The q2lut kernel in AVX2 (q2lutSumsGo and q2lutAdd are the
+// specification): nb blocks of one group added to its 16 rows' float sums. A
 // 32-byte load of codes holds two code bytes k, k+1 of all 16 rows, one
 // per 128-bit lane, and a 32-byte load of tables holds the matching tables
 // of both (buildQ2LUTTables lays them out so), so one VPSHUFB looks up 16
@@ -55,13 +56,13 @@
 	VPSLLW $6, Y5, Y5 \
 	VPADDW Y5, Y4, dst
 
-// func q2lutSumsAVX2(grp, tab, a *byte, nb int, out *int32)
-TEXT ·q2lutSumsAVX2(SB), NOSPLIT, $0-40
+// func q2lutBlocksAVX2(grp, tab, a *byte, nb int, acc *float32)
+TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $0-40
 	MOVQ grp+0(FP), SI
 	MOVQ tab+8(FP), BX
 	MOVQ a+16(FP), R8
 	MOVQ nb+24(FP), CX
-	MOVQ out+32(FP), DI
+	MOVQ acc+32(FP), DI
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -114,19 +115,39 @@ sub:
 	DECQ R9
 	JNE  sub
 
-	// rows 0-7 are the low lanes of Y10, Y11, rows 8-15 the high ones
+	// rows 0-7 are the low lanes of Y10, Y11, rows 8-15 the high ones;
+	// then ggml's float steps per row, acc += yd*d*isum - yd*dmin*summs,
+	// each product rounded (no FMA), as q2_KAddScaled
 	VPERM2I128 $0x20, Y11, Y10, Y0
 	VPERM2I128 $0x31, Y11, Y10, Y1
-	VMOVDQU Y0, (DI)
-	VMOVDQU Y1, 32(DI)
-	VPERM2I128 $0x20, Y9, Y12, Y0
-	VPERM2I128 $0x31, Y9, Y12, Y1
-	VMOVDQU Y0, 64(DI)
-	VMOVDQU Y1, 96(DI)
+	VPERM2I128 $0x20, Y9, Y12, Y2
+	VPERM2I128 $0x31, Y9, Y12, Y3
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VBROADCASTSS (R8), Y4
+	VCVTPH2PS (SI), Y5
+	VMULPS Y5, Y4, Y5
+	VMULPS Y5, Y0, Y0
+	VCVTPH2PS 16(SI), Y6
+	VMULPS Y6, Y4, Y6
+	VMULPS Y6, Y1, Y1
+	VCVTPH2PS 32(SI), Y7
+	VMULPS Y7, Y4, Y7
+	VMULPS Y7, Y2, Y2
+	VCVTPH2PS 48(SI), Y8
+	VMULPS Y8, Y4, Y8
+	VMULPS Y8, Y3, Y3
+	VSUBPS Y2, Y0, Y0
+	VSUBPS Y3, Y1, Y1
+	VADDPS (DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
 
 	ADDQ $1344, SI
 	ADDQ $292, R8
-	ADDQ $128, DI
 	DECQ CX
 	JMP  block
 

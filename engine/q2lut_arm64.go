@@ -5,11 +5,13 @@ package engine
 //go:noescape
 func q2lutSumsNEON(grp, tab, a *byte, nb int, out *int32)
 
-// q2lutSumsAsm is q2lutSumsGo in NEON (TBL lookups of 16 rows per
-// instruction): the same exact integer sums.
-func q2lutSumsAsm(g, tab, a []byte, nb int, out []int32) {
-	_, _, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1], out[32*nb-1]
-	q2lutSumsNEON(&g[0], &tab[0], &a[0], nb, &out[0])
+// q2lutBlocksAsm is q2lutBlocksGo with the integer sums in NEON (TBL
+// lookups of 16 rows per instruction): the same bits.
+func q2lutBlocksAsm(g, tab, a []byte, nb int, acc []float32) {
+	_, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1]
+	var sums [32 * q2lutChunk]int32
+	q2lutSumsNEON(&g[0], &tab[0], &a[0], nb, &sums[0])
+	q2lutAdd(g, a, nb, sums[:], acc)
 }
 
 //go:noescape

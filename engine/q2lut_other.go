@@ -2,9 +2,9 @@
 
 package engine
 
-// q2lutSumsAsm is q2lutSumsGo where there is no q2lut assembly (q2lutAsm
-// stays false).
-func q2lutSumsAsm(g, tab, a []byte, nb int, out []int32) { q2lutSumsGo(g, tab, a, nb, out) }
+// q2lutBlocksAsm is q2lutBlocksGo where there is no q2lut assembly
+// (q2lutAsm stays false).
+func q2lutBlocksAsm(g, tab, a []byte, nb int, acc []float32) { q2lutBlocksGo(g, tab, a, nb, acc) }
 
 // q2lutTablesAsm is buildQ2LUTTablesGo there.
 func q2lutTablesAsm(tab, a []byte, nb int) { buildQ2LUTTablesGo(tab, a, nb) }
