@@ -3,15 +3,13 @@
 package engine
 
 //go:noescape
-func q2lutSumsNEON(grp, tab, a *byte, nb int, out *int32)
+func q2lutBlocksNEON(grp, tab, a *byte, nb int, acc *float32)
 
-// q2lutBlocksAsm is q2lutBlocksGo with the integer sums in NEON (TBL
-// lookups of 16 rows per instruction): the same bits.
+// q2lutBlocksAsm is q2lutBlocksGo in NEON (TBL lookups of 16 rows per
+// instruction, the float steps of 4 rows per instruction): the same bits.
 func q2lutBlocksAsm(g, tab, a []byte, nb int, acc []float32) {
-	_, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1]
-	var sums [32 * q2lutChunk]int32
-	q2lutSumsNEON(&g[0], &tab[0], &a[0], nb, &sums[0])
-	q2lutAdd(g, a, nb, sums[:], acc)
+	_, _, _, _ = g[nb*q2lutGroupBytes-1], tab[nb*q2lutTabBytes-1], a[nb*q8_KBytes-1], acc[q2lutRows-1]
+	q2lutBlocksNEON(&g[0], &tab[0], &a[0], nb, &acc[0])
 }
 
 //go:noescape

@@ -2,7 +2,8 @@
 
 #include "textflag.h"
 
-// The q2lut integer sums in NEON (q2lutSumsGo is the specification),
+// The q2lut kernel in NEON (q2lutSumsGo and q2lutAdd are the
+// specification): nb blocks of one group added to its 16 rows' float sums,
 // ARMv8.0 only, so both arm64 kernel sets run them. One TBL looks up 16
 // rows' nibbles of one code byte in a 16-byte table (the L or H bytes of
 // buildQ2LUTTables: T = 64*H + L). Per 16-column sub-block (4 code bytes)
@@ -10,8 +11,9 @@
 // lookups of all four too (at most 96 in magnitude); UADDL and SSHLL #6
 // widen them to the rows' int16 sums, SMLAL multiplies those by the 4-bit
 // scales into int32, and the 4-bit mins by the broadcast activation block
-// sum. Go's assembler has none of UADDL, SSHLL, USHLL and SMLAL, so they
-// are encoded with WORD (Arm ARM C7.2); the operands are register numbers.
+// sum; the float steps take four rows per instruction. Go's assembler has
+// none of UADDL, SSHLL, USHLL, SMLAL, FCVTL, SCVTF and the vector FMUL,
+// FSUB and FADD, so they are encoded with WORD (Arm ARM C7.2); the operands are register numbers.
 
 // UADDL Vd.8H, Vn.8B, Vm.8B and UADDL2 (upper halves)
 #define UADDL(d, n, m) WORD $(0x2E200000 | (m<<16) | (n<<5) | d)
@@ -25,6 +27,27 @@
 // SMLAL Vd.4S, Vn.4H, Vm.4H and SMLAL2 (upper halves)
 #define SMLAL(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
 #define SMLAL2(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
+
+// FCVTL Vd.4S, Vn.4H (half to single) and FCVTL2; SCVTF Vd.4S, Vn.4S;
+// FMUL, FSUB (n - m) and FADD Vd.4S, Vn.4S, Vm.4S
+#define FCVTL(d, n) WORD $(0x0E217800 | (n<<5) | d)
+#define FCVTL2(d, n) WORD $(0x4E217800 | (n<<5) | d)
+#define SCVTF4(d, n) WORD $(0x4E21D800 | (n<<5) | d)
+#define FMUL4(d, n, m) WORD $(0x6E20DC00 | (m<<16) | (n<<5) | d)
+#define FSUB4(d, n, m) WORD $(0x4EA0D400 | (m<<16) | (n<<5) | d)
+#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
+
+// Four rows' float step: V(t) = (yd*d)*isum - (yd*dmin)*summs with d in
+// V(d), dmin in V(dm), isum in V(is), summs in V(sm), yd in V12; V13, V14
+// scratch.
+#define ROWS4(d, dm, is, sm, t) \
+	FMUL4(d, 12, d) \
+	FMUL4(dm, 12, dm) \
+	SCVTF4(13, is) \
+	SCVTF4(14, sm) \
+	FMUL4(13, d, 13) \
+	FMUL4(14, dm, 14) \
+	FSUB4(t, 13, 14)
 
 // One code byte (the next 16 bytes at R3) against the tables in V(l0),
 // V(h0) (its low nibbles) and V(l1), V(h1) (high nibbles): L lookups added
@@ -42,13 +65,13 @@
 	VTBL V26.B16, [h1.B16], V27.B16 \
 	VADD V27.B16, V30.B16, V30.B16
 
-// func q2lutSumsNEON(grp, tab, a *byte, nb int, out *int32)
-TEXT ·q2lutSumsNEON(SB), NOSPLIT, $0-40
+// func q2lutBlocksNEON(grp, tab, a *byte, nb int, acc *float32)
+TEXT ·q2lutBlocksNEON(SB), NOSPLIT, $0-40
 	MOVD grp+0(FP), R0
 	MOVD tab+8(FP), R4
 	MOVD a+16(FP), R2
 	MOVD nb+24(FP), R8
-	MOVD out+32(FP), R7
+	MOVD acc+32(FP), R7
 	VMOVI $15, V31.B16
 
 block:
@@ -110,8 +133,28 @@ sub:
 	SUBS $1, R9
 	BNE  sub
 
-	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R7)
-	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R7)
+	// ggml's float steps per row, acc += yd*d*isum - yd*dmin*summs, each
+	// product rounded (no fused multiply-add), as q2_KAddScaled
+	VLD1 (R0), [V0.B16, V1.B16, V2.B16, V3.B16] // d, dmin of rows 0..15
+	FCVTL(4, 0)
+	FCVTL2(5, 0)
+	FCVTL(6, 1)
+	FCVTL2(7, 1)
+	FCVTL(8, 2)
+	FCVTL2(9, 2)
+	FCVTL(10, 3)
+	FCVTL2(11, 3)
+	VLD1R (R2), [V12.S4]
+	ROWS4(4, 8, 16, 20, 24)
+	ROWS4(5, 9, 17, 21, 25)
+	ROWS4(6, 10, 18, 22, 26)
+	ROWS4(7, 11, 19, 23, 27)
+	VLD1 (R7), [V0.S4, V1.S4, V2.S4, V3.S4]
+	FADD4(0, 0, 24)
+	FADD4(1, 1, 25)
+	FADD4(2, 2, 26)
+	FADD4(3, 3, 27)
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R7)
 	ADD $1344, R0
 	ADD $292, R2
 	SUB $1, R8
