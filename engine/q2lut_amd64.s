@@ -3,26 +3,30 @@
 #include "textflag.h"
 
 // The q2lut kernel in AVX2 (q2lutSumsGo and q2lutAdd are the
-// specification): nb blocks of one group added to its 16 rows' float sums. A
-// 32-byte load of codes holds two code bytes k, k+1 of all 16 rows, one
+// specification): nb blocks of one group added to its 16 rows' float sums.
+// A 32-byte load of codes holds two code bytes k, k+1 of all 16 rows, one
 // per 128-bit lane, and a 32-byte load of tables holds the matching tables
 // of both (buildQ2LUTTables lays them out so), so one VPSHUFB looks up 16
-// rows x 2 columns x 2 code bytes. The tables are T = 64*H + L: the L
-// lookups of one 16-column sub-block (4 per lane, at most 252) add up in
-// bytes, the H lookups (8 once the lanes are added, at most 96 in
-// magnitude) too; then they are widened to 16 int16 sub-block sums, one
-// per row. Two sub-blocks j, j+1 are done at a time: their sums, scales
-// and mins interleaved per row, one VPMADDWD gives each row's
-// scale_j*sum_j + scale_j+1*sum_j+1 (or the mins times the two activation
-// block sums) in int32.
+// rows x 2 columns x 2 code bytes. The tables are T = 64*H + L: per lane
+// the 4 L lookups of one 16-column sub-block (at most 252) and its 4 H
+// lookups (at most 48 in magnitude) add up in bytes. VPMADDUBSW with the
+// sub-block's scales of only the even or only the odd rows multiplies
+// them into int16 (L: at most 3780, accumulated over 8 sub-blocks; H: at
+// most 720, over all 16), and VPMADDWD with (1, 0), (0, 1), (64, 0) and
+// (0, 64) widens them to int32 at the end, so the only shuffles per
+// sub-block are the lookups. The mins take two sub-blocks j, j+1 at a
+// time: interleaved per row, one VPMADDWD with (bsums[j], bsums[j+1])
+// gives two products in int32.
 //
-// Registers: Y15 bytes 0x0f, Y14 words 0x000f; Y10/Y11 isum of rows 0-3,
-// 8-11 / 4-7, 12-15 (the lanes of VPUNPCK*WD), Y12/Y9 summs likewise; Y8
-// the first sub-block's sums; Y0-Y7 scratch.
+// Registers: Y15 bytes 0x0f, Y14 words 0x000f (even rows' scales), Y13
+// words 0x0f00 (odd rows'); Y10/Y11 the L products of even/odd rows,
+// Y8/Y7 the H products (int16, both lanes apart); Y12/Y9 summs of rows
+// 0-3, 8-11 / 4-7, 12-15; Y0-Y6 scratch; 0(SP)..127(SP) the int32 L
+// products of the first 8 sub-blocks.
 
 // One pair of code bytes at off(DX) with its tables at toff(BX): the sum
-// of the L lookups to l, of the H lookups to h.
-#define PAIR(off, toff, l, h) \
+// of the L lookups to Y4, of the H lookups to Y5.
+#define PAIR(off, toff) \
 	VMOVDQU off(DX), Y0 \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y15, Y0, Y0 \
@@ -31,33 +35,87 @@
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+64(BX), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, l \
+	VPADDB Y2, Y3, Y4 \
 	VMOVDQU toff+32(BX), Y2 \
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+96(BX), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, h
+	VPADDB Y2, Y3, Y5
 
-// One sub-block (codes at off(DX), tables at toff(BX)): the 16 rows' int16
-// sums to dst, L bytes zero-extended plus H bytes (both lanes added first)
-// sign-extended times 64.
-#define SUB(off, toff, dst) \
-	PAIR(off, toff, Y4, Y5) \
-	PAIR(off+32, toff+128, Y6, Y7) \
-	VPADDB Y6, Y4, Y4 \
-	VPADDB Y7, Y5, Y5 \
-	VEXTRACTI128 $1, Y4, X6 \
-	VPMOVZXBW X4, Y4 \
-	VPMOVZXBW X6, Y6 \
-	VPADDW Y6, Y4, Y4 \
-	VEXTRACTI128 $1, Y5, X6 \
-	VPADDB X6, X5, X5 \
-	VPMOVSXBW X5, Y5 \
-	VPSLLW $6, Y5, Y5 \
-	VPADDW Y5, Y4, dst
+// PAIR adding to Y4 and Y5.
+#define PAIRADD(off, toff) \
+	VMOVDQU off(DX), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y15, Y1, Y1 \
+	VMOVDQU toff(BX), Y2 \
+	VPSHUFB Y0, Y2, Y2 \
+	VPADDB Y2, Y4, Y4 \
+	VMOVDQU toff+64(BX), Y3 \
+	VPSHUFB Y1, Y3, Y3 \
+	VPADDB Y3, Y4, Y4 \
+	VMOVDQU toff+32(BX), Y2 \
+	VPSHUFB Y0, Y2, Y2 \
+	VPADDB Y2, Y5, Y5 \
+	VMOVDQU toff+96(BX), Y3 \
+	VPSHUFB Y1, Y3, Y3 \
+	VPADDB Y3, Y5, Y5
+
+// One sub-block (codes at off(DX), tables at toff(BX), scales at
+// soff(R10)): its lookups times its scales added to Y10, Y11, Y8, Y7.
+#define SUB(off, toff, soff) \
+	PAIR(off, toff) \
+	PAIRADD(off+32, toff+128) \
+	VBROADCASTI128 soff(R10), Y0 \
+	VPAND Y14, Y0, Y1 \
+	VPAND Y13, Y0, Y0 \
+	VPMADDUBSW Y1, Y4, Y2 \
+	VPADDW Y2, Y10, Y10 \
+	VPMADDUBSW Y0, Y4, Y2 \
+	VPADDW Y2, Y11, Y11 \
+	VPMADDUBSW Y5, Y1, Y2 \
+	VPADDW Y2, Y8, Y8 \
+	VPMADDUBSW Y5, Y0, Y2 \
+	VPADDW Y2, Y7, Y7
+
+// The mins of sub-blocks j, j+1 (at (R10), 16(R10)) times bsums[j],
+// bsums[j+1] (at (R11)) added to Y12, Y9.
+#define MINS \
+	VPMOVZXBW (R10), Y0 \
+	VPMOVZXBW 16(R10), Y1 \
+	VPUNPCKLWD Y1, Y0, Y2 \
+	VPUNPCKHWD Y1, Y0, Y3 \
+	VPSRLW $4, Y2, Y2 \
+	VPSRLW $4, Y3, Y3 \
+	VPBROADCASTD (R11), Y6 \
+	VPMADDWD Y6, Y2, Y2 \
+	VPADDD Y2, Y12, Y12 \
+	VPMADDWD Y6, Y3, Y3 \
+	VPADDD Y3, Y9, Y9
+
+DATA q2lutW10<>+0(SB)/8, $0x0000000100000001
+DATA q2lutW10<>+8(SB)/8, $0x0000000100000001
+DATA q2lutW10<>+16(SB)/8, $0x0000000100000001
+DATA q2lutW10<>+24(SB)/8, $0x0000000100000001
+GLOBL q2lutW10<>(SB), RODATA|NOPTR, $32
+DATA q2lutW01<>+0(SB)/8, $0x0001000000010000
+DATA q2lutW01<>+8(SB)/8, $0x0001000000010000
+DATA q2lutW01<>+16(SB)/8, $0x0001000000010000
+DATA q2lutW01<>+24(SB)/8, $0x0001000000010000
+GLOBL q2lutW01<>(SB), RODATA|NOPTR, $32
+DATA q2lutW40<>+0(SB)/8, $0x0000004000000040
+DATA q2lutW40<>+8(SB)/8, $0x0000004000000040
+DATA q2lutW40<>+16(SB)/8, $0x0000004000000040
+DATA q2lutW40<>+24(SB)/8, $0x0000004000000040
+GLOBL q2lutW40<>(SB), RODATA|NOPTR, $32
+DATA q2lutW04<>+0(SB)/8, $0x0040000000400000
+DATA q2lutW04<>+8(SB)/8, $0x0040000000400000
+DATA q2lutW04<>+16(SB)/8, $0x0040000000400000
+DATA q2lutW04<>+24(SB)/8, $0x0040000000400000
+GLOBL q2lutW04<>(SB), RODATA|NOPTR, $32
 
 // func q2lutBlocksAVX2(grp, tab, a *byte, nb int, acc *float32)
-TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $0-40
+TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $128-40
 	MOVQ grp+0(FP), SI
 	MOVQ tab+8(FP), BX
 	MOVQ a+16(FP), R8
@@ -69,59 +127,92 @@ TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $0-40
 	MOVL $0x000f000f, AX
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14
+	MOVL $0x0f000f00, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
 
 block:
 	TESTQ CX, CX
 	JEQ  done
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
+	VPXOR Y8, Y8, Y8
+	VPXOR Y7, Y7, Y7
 	VPXOR Y12, Y12, Y12
 	VPXOR Y9, Y9, Y9
 	LEAQ 320(SI), DX  // codes of sub-block j
 	LEAQ 64(SI), R10  // scales of sub-block j
 	LEAQ 260(R8), R11 // bsums[j]
-	MOVQ $8, R9
+	MOVQ $2, R12
 
-sub:
-	SUB(0, 0, Y8)
-	SUB(64, 256, Y4)
+half:
+	MOVQ $4, R9
 
-	// per row (sum_j, sum_j+1) with (scale_j, scale_j+1) and (min_j,
-	// min_j+1) with (bsums[j], bsums[j+1])
-	VPUNPCKLWD Y4, Y8, Y6
-	VPUNPCKHWD Y4, Y8, Y7
-	VPMOVZXBW (R10), Y0
-	VPMOVZXBW 16(R10), Y1
-	VPUNPCKLWD Y1, Y0, Y2
-	VPUNPCKHWD Y1, Y0, Y3
-	VPAND Y14, Y2, Y0
-	VPMADDWD Y0, Y6, Y0
-	VPADDD Y0, Y10, Y10
-	VPAND Y14, Y3, Y1
-	VPMADDWD Y1, Y7, Y1
-	VPADDD Y1, Y11, Y11
-	VPSRLW $4, Y2, Y2
-	VPSRLW $4, Y3, Y3
-	VPBROADCASTD (R11), Y5
-	VPMADDWD Y5, Y2, Y2
-	VPADDD Y2, Y12, Y12
-	VPMADDWD Y5, Y3, Y3
-	VPADDD Y3, Y9, Y9
-
+pairs:
+	SUB(0, 0, 0)
+	SUB(64, 256, 16)
+	MINS
 	ADDQ $128, DX
 	ADDQ $512, BX
 	ADDQ $32, R10
 	ADDQ $4, R11
 	DECQ R9
-	JNE  sub
+	JNE  pairs
 
-	// rows 0-7 are the low lanes of Y10, Y11, rows 8-15 the high ones;
-	// then ggml's float steps per row, acc += yd*d*isum - yd*dmin*summs,
+	// the L products of 8 sub-blocks to int32: dword i of each lane is
+	// row 4i (Y0), 4i+2 (Y1), 4i+1 (Y2), 4i+3 (Y3)
+	VPMADDWD q2lutW10<>(SB), Y10, Y0
+	VPMADDWD q2lutW01<>(SB), Y10, Y1
+	VPMADDWD q2lutW10<>(SB), Y11, Y2
+	VPMADDWD q2lutW01<>(SB), Y11, Y3
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	DECQ R12
+	JEQ  last
+	VMOVDQU Y0, 0(SP)
+	VMOVDQU Y1, 32(SP)
+	VMOVDQU Y2, 64(SP)
+	VMOVDQU Y3, 96(SP)
+	JMP  half
+
+last:
+	VPADDD 0(SP), Y0, Y0
+	VPADDD 32(SP), Y1, Y1
+	VPADDD 64(SP), Y2, Y2
+	VPADDD 96(SP), Y3, Y3
+	// plus 64 times the H products
+	VPMADDWD q2lutW40<>(SB), Y8, Y4
+	VPADDD Y4, Y0, Y0
+	VPMADDWD q2lutW04<>(SB), Y8, Y4
+	VPADDD Y4, Y1, Y1
+	VPMADDWD q2lutW40<>(SB), Y7, Y4
+	VPADDD Y4, Y2, Y2
+	VPMADDWD q2lutW04<>(SB), Y7, Y4
+	VPADDD Y4, Y3, Y3
+	// the two lanes (code bytes k and k+1) added, rows put in order
+	VEXTRACTI128 $1, Y0, X4
+	VPADDD X4, X0, X0
+	VEXTRACTI128 $1, Y1, X4
+	VPADDD X4, X1, X1
+	VEXTRACTI128 $1, Y2, X4
+	VPADDD X4, X2, X2
+	VEXTRACTI128 $1, Y3, X4
+	VPADDD X4, X3, X3
+	VPUNPCKLDQ X2, X0, X4 // rows 0 1 4 5
+	VPUNPCKHDQ X2, X0, X5 // rows 8 9 12 13
+	VPUNPCKLDQ X3, X1, X6 // rows 2 3 6 7
+	VPUNPCKHDQ X3, X1, X7 // rows 10 11 14 15
+	VPUNPCKLQDQ X6, X4, X0
+	VPUNPCKHQDQ X6, X4, X1
+	VPUNPCKLQDQ X7, X5, X2
+	VPUNPCKHQDQ X7, X5, X3
+	VINSERTI128 $1, X1, Y0, Y0 // isum of rows 0-7
+	VINSERTI128 $1, X3, Y2, Y1 // rows 8-15
+	VPERM2I128 $0x20, Y9, Y12, Y2 // summs of rows 0-7
+	VPERM2I128 $0x31, Y9, Y12, Y3 // rows 8-15
+
+	// ggml's float steps per row, acc += yd*d*isum - yd*dmin*summs,
 	// each product rounded (no FMA), as q2_KAddScaled
-	VPERM2I128 $0x20, Y11, Y10, Y0
-	VPERM2I128 $0x31, Y11, Y10, Y1
-	VPERM2I128 $0x20, Y9, Y12, Y2
-	VPERM2I128 $0x31, Y9, Y12, Y3
 	VCVTDQ2PS Y0, Y0
 	VCVTDQ2PS Y1, Y1
 	VCVTDQ2PS Y2, Y2

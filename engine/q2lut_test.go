@@ -94,9 +94,10 @@ func newQ2LUTCase(t testing.TB, rng *fixture.SplitMix64, cols, rows int, extreme
 	return q2lutCase{cols: cols, rows: rows, q2k: w, lut: lut}
 }
 
-// q8kRows returns nb random Q8_K activation rows of n columns: quantized
-// from random floats, or (extreme) every value -128 with its block sums.
-func q8kRows(t testing.TB, rng *fixture.SplitMix64, n, nb int, extreme bool) []byte {
+// q8kRows returns nb random Q8_K activation rows of n columns, quantized
+// from random floats; with a pattern, every row's values cycle through it
+// instead (with their block sums).
+func q8kRows(t testing.TB, rng *fixture.SplitMix64, n, nb int, pattern []int8) []byte {
 	t.Helper()
 	stride := actRowBytes(gguf.TypeQ8_K, n)
 	out := make([]byte, nb*stride)
@@ -113,20 +114,35 @@ func q8kRows(t testing.TB, rng *fixture.SplitMix64, n, nb int, extreme bool) []b
 		if err := quantizeAct(gguf.TypeQ8_K, a, f); err != nil {
 			t.Fatal(err)
 		}
-		if extreme {
-			for b := 0; b < n/256; b++ {
-				y := a[b*q8_KBytes:]
-				for i := 4; i < 260; i++ {
-					y[i] = 0x80
+		if pattern == nil {
+			continue
+		}
+		for b := 0; b < n/256; b++ {
+			y := a[b*q8_KBytes:]
+			for s := 0; s < 16; s++ {
+				sum := 0
+				for i := 16 * s; i < 16*s+16; i++ {
+					v := pattern[i%len(pattern)]
+					y[4+i] = byte(v)
+					sum += int(v)
 				}
-				for s := 0; s < 16; s++ {
-					binary.LittleEndian.PutUint16(y[260+2*s:], uint16(0xFFFF&(-16*128)))
-				}
+				binary.LittleEndian.PutUint16(y[260+2*s:], uint16(int16(sum)))
 			}
 		}
 	}
 	return out
 }
+
+// q2lutPatterns are the activation patterns of the tests: random, every
+// value -128 (the H tables' extreme, -12, at every lookup), and pairs
+// (10, 11), whose code-15 entry 63 is the L tables' largest; with the
+// extreme weights (every code 3, scale and min 15) they reach the largest
+// sums the kernels hold in bytes and int16.
+var q2lutPatterns = []struct {
+	name    string
+	extreme bool
+	pattern []int8
+}{{"random", false, nil}, {"-128", true, []int8{-128}}, {"10,11", true, []int8{10, 11}}}
 
 // q2lutMatmul runs State.matmul on the q2lut expert of c (a Matrix over
 // its bytes alone, copied to a fresh 8-byte aligned buffer as a pager
@@ -163,10 +179,10 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 		}
 		t.Logf("q2lut kernels: set %s with %s", set, sums)
 		for _, sh := range shapes {
-			for _, extreme := range []bool{false, true} {
-				c := newQ2LUTCase(t, &rng, sh.cols, sh.rows, extreme)
+			for _, p := range q2lutPatterns {
+				c := newQ2LUTCase(t, &rng, sh.cols, sh.rows, p.extreme)
 				const nb = 5
-				act := q8kRows(t, &rng, sh.cols, nb, extreme)
+				act := q8kRows(t, &rng, sh.cols, nb, p.pattern)
 				stride := actRowBytes(gguf.TypeQ8_K, sh.cols)
 				got := q2lutMatmul(t, c, act, nb, 1+int(rng.Next()&1), 2)
 				rb := len(c.q2k) / c.rows
@@ -174,7 +190,7 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 					for r := 0; r < c.rows; r++ {
 						want := refDotQ2_K(c.cols, c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride])
 						if g := got[j*c.rows+r]; math.Float32bits(g) != math.Float32bits(want) {
-							t.Fatalf("set %s %dx%d extreme=%v token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, extreme, j, r, g, want)
+							t.Fatalf("set %s %dx%d %s token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, p.name, j, r, g, want)
 						}
 					}
 				}
@@ -199,16 +215,16 @@ func TestQ2LUTAsm(t *testing.T) {
 		}
 		ran = true
 		t.Logf("q2lut kernels: assembly of set %s checked", set)
-		for _, extreme := range []bool{false, true} {
+		for _, p := range q2lutPatterns {
 			for _, nb := range []int{1, 3, q2lutChunk} {
-				c := newQ2LUTCase(t, &rng, 256*nb, 16, extreme)
-				act := q8kRows(t, &rng, 256*nb, 1, extreme)
+				c := newQ2LUTCase(t, &rng, 256*nb, 16, p.extreme)
+				act := q8kRows(t, &rng, 256*nb, 1, p.pattern)
 				tab := make([]byte, q2lutTableBytes(256*nb))
 				buildQ2LUTTables(tab, act, nb)
 				goTab := make([]byte, len(tab))
 				buildQ2LUTTablesGo(goTab, act, nb)
 				if !bytes.Equal(tab, goTab) {
-					t.Fatalf("set %s nb %d extreme=%v: assembly tables differ from buildQ2LUTTablesGo", set, nb, extreme)
+					t.Fatalf("set %s nb %d %s: assembly tables differ from buildQ2LUTTablesGo", set, nb, p.name)
 				}
 				want, got := make([]float32, q2lutRows), make([]float32, q2lutRows)
 				for r := range want {
@@ -219,7 +235,7 @@ func TestQ2LUTAsm(t *testing.T) {
 				q2lutBlocksAsm(c.lut, tab, act, nb, got)
 				for r := range got {
 					if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
-						t.Fatalf("set %s nb %d extreme=%v row %d: assembly %.9g, portable %.9g", set, nb, extreme, r, got[r], want[r])
+						t.Fatalf("set %s nb %d %s row %d: assembly %.9g, portable %.9g", set, nb, p.name, r, got[r], want[r])
 					}
 				}
 			}
@@ -252,7 +268,7 @@ func BenchmarkQ2LUT(b *testing.B) {
 		if err := layout.PackQ2LUT(lut, q2k, int64(sh.cols), int64(sh.rows)); err != nil {
 			b.Fatal(err)
 		}
-		act := q8kRows(b, &rng, sh.cols, 1, false)
+		act := q8kRows(b, &rng, sh.cols, 1, nil)
 		out := make([]float32, sh.rows)
 		s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(sh.cols))}
 		defer s.pool.close()
