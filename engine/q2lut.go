@@ -29,13 +29,10 @@ const (
 	// q2lutTabBytes is one 256-column block of tables: per pair of code
 	// bytes k, k+1 (columns 4k..4k+7) 128 bytes, see buildQ2LUTTables.
 	q2lutTabBytes = 4096
-	// q2lutChunk is how many blocks of columns the kernel runs over a
-	// batch of groups at a time: their tables take 16 KiB (and their
-	// integer sums 32 int32 each where Go scales them).
+	// q2lutChunk is how many blocks the kernel runs per call of its
+	// blocks function (the portable one collects their integer sums on
+	// the stack, 32 int32 each, before it scales them).
 	q2lutChunk = 4
-	// q2lutBatch is how many groups one call of the group kernel runs
-	// (128 rows): each chunk of tables is read from L2 once per batch.
-	q2lutBatch = 8
 	// q2lutTableBudget bounds the tables a State holds: the matmul of a
 	// q2lut matrix builds them for as many tokens as fit at a time (at
 	// least one: a token of a 14336-column row takes 224 KiB).
@@ -52,9 +49,9 @@ var q2lutKernel = &kernel{act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K, g
 // kernel set).
 var q2lutAsm bool
 
-// groupFunc computes the rows of len(out)/16 consecutive q2lut groups at g
-// (n columns: n/256 blocks of q2lutGroupBytes each) with one Q8_K
-// activation row a and its tables tab (buildQ2LUTTables).
+// groupFunc computes the 16 rows of one q2lut group g (n columns: n/256
+// blocks of q2lutGroupBytes) with one Q8_K activation row a and its tables
+// tab (buildQ2LUTTables) into out.
 type groupFunc func(n int, g, a, tab []byte, out []float32)
 
 // buildQ2LUTTables writes the tables of one Q8_K activation row a of nb
@@ -156,24 +153,19 @@ func q2lutAdd(g, a []byte, nb int, sums []int32, acc []float32) {
 	}
 }
 
-// q2lutGroup is the kernel's group function. It runs q2lutChunk blocks
-// of columns at a time over all its groups, so that those blocks' tables
-// (16 KiB) stay in the L1 cache while every group reads them (assembly
-// where installed).
+// q2lutGroup is the kernel's group function: q2lutChunk blocks of columns
+// at a time (assembly where installed).
 func q2lutGroup(n int, g, a, tab []byte, out []float32) {
-	nb, ng := n/256, len(out)/q2lutRows
-	g, a, tab = g[:ng*nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes]
+	nb := n / 256
+	g, a, tab, out = g[:nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes], out[:q2lutRows]
 	clear(out)
 	for b0 := 0; b0 < nb; b0 += q2lutChunk {
 		m := min(q2lutChunk, nb-b0)
-		tc, ac := tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
-		for gi := 0; gi < ng; gi++ {
-			gc, acc := g[(gi*nb+b0)*q2lutGroupBytes:], out[gi*q2lutRows:(gi+1)*q2lutRows]
-			if q2lutAsm {
-				q2lutBlocksAsm(gc, tc, ac, m, acc)
-			} else {
-				q2lutBlocksGo(gc, tc, ac, m, acc)
-			}
+		gc, tc, ac := g[b0*q2lutGroupBytes:], tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
+		if q2lutAsm {
+			q2lutBlocksAsm(gc, tc, ac, m, out)
+		} else {
+			q2lutBlocksGo(gc, tc, ac, m, out)
 		}
 	}
 }
@@ -262,17 +254,18 @@ func (s *State) matmulQ2LUT(w *Matrix, act []byte, stride int, out []float32, nb
 	}
 }
 
-// runGroups computes groups [lo, hi) of a q2lut matrix: q2lutBatch
-// groups of 16 rows at a time with the group kernel, the last group's
-// tail rows (Rows%16, plain Q2_K) with dot.
+// runGroups computes groups [lo, hi) of a q2lut matrix: 16 rows each with
+// the group kernel, every token of a group in turn while its bytes are in
+// the cache, the last group's tail rows (Rows%16, plain Q2_K) with dot.
+// Groups run in memory order: the kernels prefetch the bytes ahead.
 func (t *matmulTask) runGroups(lo, hi, wk int) {
 	w, k := t.w, t.w.k
 	full := w.Rows / q2lutRows
-	for g0 := lo; g0 < min(hi, full); g0 += q2lutBatch {
-		r0, r1 := g0*q2lutRows, min(g0+q2lutBatch, hi, full)*q2lutRows
-		g := w.data[r0*w.RowBytes : r1*w.RowBytes]
+	for gi := lo; gi < min(hi, full); gi++ {
+		r0 := gi * q2lutRows
+		g := w.data[r0*w.RowBytes : (r0+q2lutRows)*w.RowBytes]
 		for j := 0; j < t.nb; j++ {
-			k.group(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], t.out[j*w.Rows+r0:j*w.Rows+r1])
+			k.group(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], t.out[j*w.Rows+r0:j*w.Rows+r0+q2lutRows])
 		}
 	}
 	if hi > full {
