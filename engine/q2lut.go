@@ -65,7 +65,7 @@ type groupFunc func(n int, g, a, tab []byte, out []float32)
 // Bytes 128p.. of a block hold the pair k = 2p, 2p+1, 16 bytes each:
 // L0(k) L0(k+1) H0(k) H0(k+1) L1(k) L1(k+1) H1(k) H1(k+1), so one 32-byte
 // load gives a table for each of two code vectors. Assembly builds them
-// where the sums are assembly (q2lutAsm).
+// where the kernel is assembly (q2lutAsm).
 func buildQ2LUTTables(tab, a []byte, nb int) {
 	if q2lutAsm {
 		q2lutTablesAsm(tab, a, nb)
