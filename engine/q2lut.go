@@ -258,7 +258,7 @@ func (s *State) matmulQ2LUT(w *Matrix, act []byte, stride int, out []float32, nb
 // the group kernel, every token of a group in turn while its bytes are in
 // the cache, the last group's tail rows (Rows%16, plain Q2_K) with dot.
 // Groups run in memory order: the kernels prefetch the bytes ahead.
-func (t *matmulTask) runGroups(lo, hi, wk int) {
+func (t *matmulTask) runGroups(lo, hi int) {
 	w, k := t.w, t.w.k
 	full := w.Rows / q2lutRows
 	for gi := lo; gi < min(hi, full); gi++ {

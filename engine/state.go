@@ -199,7 +199,7 @@ type matmulTask struct {
 func (t *matmulTask) run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
 	if k.group != nil {
-		t.runGroups(lo, hi, wk)
+		t.runGroups(lo, hi)
 		return
 	}
 	n := w.Cols
