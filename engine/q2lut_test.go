@@ -161,14 +161,15 @@ func q2lutMatmul(t testing.TB, c q2lutCase, act []byte, nb, threads, tokensPerCh
 
 // TestQ2LUTKernelBitExact: the runtime's q2lut matmul (tables, the group
 // kernel of every kernel set this CPU runs, Q2_K tail rows, several
-// tokens, tables built a few tokens at a time, one and two threads) gives
+// tokens, tables built two tokens at a time, one and two threads: the
+// 4096 x 128 expert is large enough for the pool to split it) gives
 // for every row exactly the bits of refDotQ2_K on the same row in Q2_K,
 // on random experts of several shapes and on the extreme codes, scales and
 // activations.
 func TestQ2LUTKernelBitExact(t *testing.T) {
 	defer SelectKernels("")
 	rng := fixture.SplitMix64(7)
-	shapes := []struct{ cols, rows int }{{256, 16}, {512, 48}, {1024, 21}, {256, 5}, {2304, 37}, {4096, 64}, {512, 200}}
+	shapes := []struct{ cols, rows int }{{256, 16}, {512, 48}, {1024, 21}, {256, 5}, {2304, 37}, {4096, 128}, {512, 200}}
 	for _, set := range KernelSets() {
 		if err := SelectKernels(set); err != nil {
 			t.Fatal(err)
@@ -184,13 +185,15 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 				const nb = 5
 				act := q8kRows(t, &rng, sh.cols, nb, p.pattern)
 				stride := actRowBytes(gguf.TypeQ8_K, sh.cols)
-				got := q2lutMatmul(t, c, act, nb, 1+int(rng.Next()&1), 2)
 				rb := len(c.q2k) / c.rows
-				for j := 0; j < nb; j++ {
-					for r := 0; r < c.rows; r++ {
-						want := refDotQ2_K(c.cols, c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride])
-						if g := got[j*c.rows+r]; math.Float32bits(g) != math.Float32bits(want) {
-							t.Fatalf("set %s %dx%d %s token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, p.name, j, r, g, want)
+				for threads := 1; threads <= 2; threads++ {
+					got := q2lutMatmul(t, c, act, nb, threads, 2)
+					for j := 0; j < nb; j++ {
+						for r := 0; r < c.rows; r++ {
+							want := refDotQ2_K(c.cols, c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride])
+							if g := got[j*c.rows+r]; math.Float32bits(g) != math.Float32bits(want) {
+								t.Fatalf("set %s %dx%d %s threads %d token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, p.name, threads, j, r, g, want)
+							}
 						}
 					}
 				}
