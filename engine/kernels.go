@@ -31,6 +31,10 @@ type kernel struct {
 	// (activation rows stride elements apart), loading the weights once:
 	// prompt batches use it. Its float sums may be ordered unlike dot's.
 	dot4 dot4Func
+	// group, where set, computes a matrix 16 rows at a time (a q2lut
+	// matrix: rows interleaved in groups); dot then runs the rows past the
+	// last whole group.
+	group groupFunc
 	// generic marks types without an integer kernel: rows are dequantized
 	// to float32 and multiplied with the activations rounded to act and
 	// turned back into float32.
@@ -195,6 +199,7 @@ func SelectKernels(name string) error {
 		return fmt.Errorf("kernel set %q is not available here (have %s)", name, strings.Join(sets, ", "))
 	}
 	installKernels(name)
+	installQ2LUT(name)
 	kernelSet = name
 	return nil
 }

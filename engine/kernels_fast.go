@@ -158,8 +158,13 @@ func q2_KMins(x, y []byte) int32 {
 // q2_KAdd adds a Q2_K super-block to sumf as q4_KAdd does (ggml's order:
 // activation scale first).
 func q2_KAdd(sumf float32, isum, summs int32, x, y []byte) float32 {
-	yd := lef32(y)
-	return sumf + float32(float32(yd*f16tab[le16(x[80:])]*float32(isum))-float32(yd*f16tab[le16(x[82:])]*float32(summs)))
+	return q2_KAddScaled(sumf, isum, summs, lef32(y), f16tab[le16(x[80:])], f16tab[le16(x[82:])])
+}
+
+// q2_KAddScaled is q2_KAdd given the scales: the activation block's yd and
+// the weight block's d and dmin (q2lut keeps them away from the codes).
+func q2_KAddScaled(sumf float32, isum, summs int32, yd, d, dmin float32) float32 {
+	return sumf + float32(float32(yd*d*float32(isum))-float32(yd*dmin*float32(summs)))
 }
 
 // kMinsSum is the mins term of a Q4_K/Q5_K super-block: each 32-value

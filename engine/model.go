@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/split"
 )
 
@@ -115,6 +116,8 @@ type tensorSet struct {
 	info map[string]*gguf.TensorInfo
 	data map[string][]byte
 	used map[string]bool
+	// layouts are the q2lut expert tensors, by original name.
+	layouts map[string]layout.Entry
 }
 
 // Open loads the model in the GGUF file at path. Split models (llama.cpp's
@@ -408,15 +411,21 @@ func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix
 
 // experts returns the 3-D tensor name (ne = [cols, rows, n]) as n matrices.
 func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) {
-	t, err := ts.get(name, false, cols, rows, n)
+	t, err := ts.q2lutExperts(name, cols, rows, n)
+	if t == nil && err == nil {
+		t, err = ts.get(name, false, cols, rows, n)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ts.data[name]; !ok {
+	if _, ok := ts.data[t.Name]; !ok {
 		// paged: matrices without bytes, which the pager's slots supply
 		k, err := kernelFor(t.Type, cols)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		if _, ok := ts.layouts[name]; ok {
+			k = q2lutKernel
 		}
 		out := make([]*Matrix, n)
 		for e := range out {
@@ -427,6 +436,9 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 	all, err := ts.newMatrix(t, cols, rows*n)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := ts.layouts[name]; ok {
+		all.k = q2lutKernel
 	}
 	out := make([]*Matrix, n)
 	for e := range out {
@@ -462,6 +474,9 @@ func (m *Model) build(ts *tensorSet) error {
 	}
 	if m.opts.PageExperts && len(m.paged) == 0 {
 		return fmt.Errorf("the model has no expert tensors to page")
+	}
+	if ts.layouts, err = q2lutLayouts(m.Metadata, ts); err != nil {
+		return err
 	}
 	te, ok := ts.info["token_embd.weight"]
 	if !ok {

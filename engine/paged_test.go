@@ -15,6 +15,7 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/moegen"
+	"github.com/ggufkit/gguf/ops"
 )
 
 // moeModel is a generated MoE of family arch (internal/moegen: a skewed
@@ -137,8 +138,25 @@ func TestPagerBitIdentical(t *testing.T) {
 	}
 	toks := moeTokens(40)
 	direct := true
+	type file struct {
+		g    moegen.Spec
+		path string
+	}
+	var files []file
 	for _, g := range specs {
 		path := writeMoE(t, dir, g)
+		files = append(files, file{g, path})
+		if g.ExpertType == gguf.TypeQ2_K {
+			// the same experts repacked for the table-lookup kernel
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, file{g, writeModel(t, dir, "q2lut-"+filepath.Base(path), runOps(t, b, ops.Options{ExpertsLayout: "q2lut"}))})
+		}
+	}
+	for _, f := range files {
+		g, path := f.g, f.path
 		for _, oneByOne := range []bool{true, false} {
 			want, _ := runLogits(t, path, OpenOptions{}, Options{Batch: 8}, toks, oneByOne)
 			for _, pool := range []int{g.ExpertsUsed, g.Experts / 2, g.Experts} {
@@ -151,7 +169,7 @@ func TestPagerBitIdentical(t *testing.T) {
 						po := &PagerOptions{Pool: pool, Policy: policy, Prefetch: pre, Readers: 3, Direct: direct}
 						direct = !direct
 						got, st := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po, Batch: 8}, toks, oneByOne)
-						name := fmt.Sprintf("%s one=%v pool=%d %s prefetch=%d", g.Name, oneByOne, pool, pol, pre)
+						name := fmt.Sprintf("%s one=%v pool=%d %s prefetch=%d", filepath.Base(path), oneByOne, pool, pol, pre)
 						if !sameBits(got, want) {
 							t.Fatalf("%s: logits differ from the unpaged run", name)
 						}

@@ -70,6 +70,8 @@ type State struct {
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
 	actf                             []float32 // act back in float32 (generic kernels)
+	lut                              []byte    // q2lut tables of some activation rows
+	lutSrc                           []byte    // the Q8_K rows lut was built from
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -140,6 +142,10 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.pool = newPool(o.Threads)
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
+	if n := m.q2lutCols(); n > 0 {
+		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
+		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
+	}
 	s.at.scores = make([][]float32, o.Threads)
 	for w := 0; w < o.Threads; w++ {
 		s.mt.scratch[w] = make([]float32, maxCols)
@@ -205,6 +211,10 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		_ = quantizeAct(k.act, s.act[j*stride:(j+1)*stride], in[j*w.Cols:(j+1)*w.Cols])
 	}
 	act := s.act
+	if k.group != nil {
+		s.matmulQ2LUT(w, act, stride, out, nb)
+		return
+	}
 	if k.generic && k.act != gguf.TypeF32 {
 		// The dequantized weight row is multiplied in float32: give it the
 		// rounded activations as float32 too.
@@ -231,10 +241,18 @@ type matmulTask struct {
 	// quad holds each worker's four dot4 results: a local array would
 	// escape through the function value and cost an allocation per row.
 	quad [][4]float32
+	// tab holds the q2lut tables of each activation row (tabStride bytes
+	// apart).
+	tab       []byte
+	tabStride int
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
+	if k.group != nil {
+		t.runGroups(lo, hi)
+		return
+	}
 	n := w.Cols
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)

@@ -76,16 +76,25 @@ func unpackGroup(blks [][]byte, g []byte) {
 
 // q2lutShape checks a chunk of whole experts and returns the bytes of one
 // row and one expert.
-func q2lutShape(n int, ne0, rowsPerExpert int64) (rb, eb int64, err error) {
+func q2lutShape(n int64, ne0, rowsPerExpert int64) (rb, eb int64, err error) {
 	if ne0%256 != 0 || rowsPerExpert <= 0 {
 		return 0, 0, fmt.Errorf("q2lut: rows of %d weights are not Q2_K rows", ne0)
 	}
 	rb = ne0 / 256 * q2kBytes
 	eb = rb * rowsPerExpert
-	if int64(n)%eb != 0 {
+	if n%eb != 0 {
 		return 0, 0, fmt.Errorf("q2lut: %d bytes are not whole experts of %d bytes", n, eb)
 	}
 	return rb, eb, nil
+}
+
+// Q2LUTExpertBytes returns the bytes of one q2lut expert (rowsPerExpert
+// rows of ne0 weights) after checking that size bytes are whole experts:
+// each expert's bytes are contiguous and self-contained, so a kernel can
+// run one from any buffer holding it alone.
+func Q2LUTExpertBytes(size, ne0, rowsPerExpert int64) (int64, error) {
+	_, eb, err := q2lutShape(size, ne0, rowsPerExpert)
+	return eb, err
 }
 
 // convertQ2LUT packs (or unpacks) whole experts of Q2_K rows. Within each
@@ -93,7 +102,7 @@ func q2lutShape(n int, ne0, rowsPerExpert int64) (rb, eb int64, err error) {
 // columns, in column order, filling the same bytes the 16 rows filled. The
 // last rowsPerExpert%16 rows of each expert stay Q2_K rows.
 func convertQ2LUT(dst, src []byte, ne0, rowsPerExpert int64, pack bool) error {
-	rb, eb, err := q2lutShape(len(src), ne0, rowsPerExpert)
+	rb, eb, err := q2lutShape(int64(len(src)), ne0, rowsPerExpert)
 	if err != nil {
 		return err
 	}
@@ -146,7 +155,7 @@ func UnpackQ2LUT(dst, src []byte, ne0, rowsPerExpert int64) error {
 // reaches 3*127*2), looked up with each row's pair code; the integer sums are
 // exact, so only ggml's final float steps per 256 columns need to match.
 func DotQ2LUT(out []float32, w []byte, ne0, rows int64, act []byte) error {
-	rb, _, err := q2lutShape(len(w), ne0, rows)
+	rb, _, err := q2lutShape(int64(len(w)), ne0, rows)
 	if err != nil {
 		return err
 	}

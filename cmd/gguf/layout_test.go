@@ -13,8 +13,8 @@ import (
 
 // TestLayoutCLI: build quantizes experts to Q2_K and moves them last,
 // layout repacks them (as build --experts-layout does), info shows it,
-// none restores the file byte for byte, and the runtime refuses the
-// repacked file instead of reading it as Q2_K.
+// none restores the file byte for byte, and the runtime runs the repacked
+// file with the q2lut kernel, not as Q2_K rows.
 func TestLayoutCLI(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
@@ -40,7 +40,16 @@ func TestLayoutCLI(t *testing.T) {
 	if !bytes.Equal(back, el) || !bytes.Equal(lut, lut2) || bytes.Equal(lut, el) {
 		t.Errorf("restored == original %v, layout == build %v", bytes.Equal(back, el), bytes.Equal(lut, lut2))
 	}
-	checkOneLineError(t, runGGUF(t, nil, "run", p("lut.gguf"), "-p", "t1", "-n", "1"), 2, `ffn_gate_exps.weight" is missing`)
+	// The runtime runs the repacked file with its table-lookup kernel: the
+	// same greedy text as the Q2_K file, under every kernel set.
+	for _, k := range []string{"auto", "portable"} {
+		args := []string{"-p", "t1 t2 t3", "-n", "8", "--temp", "0", "--kernels", k}
+		want := mustRun(t, nil, append([]string{"run", p("el.gguf")}, args...)...)
+		got := mustRun(t, nil, append([]string{"run", p("lut.gguf")}, args...)...)
+		if len(want.stdout) == 0 || !bytes.Equal(got.stdout, want.stdout) {
+			t.Errorf("--kernels %s: q2lut file says %q, Q2_K file %q", k, got.stdout, want.stdout)
+		}
+	}
 	checkOneLineError(t, runGGUF(t, nil, "layout", p("el.gguf"), "-o", p("x.gguf")), 2, "nothing to do")
 	checkOneLineError(t, runGGUF(t, nil, "layout", p("el.gguf"), "--experts", "ter3", "-o", p("x.gguf")), 2, "want q2lut or none")
 	checkOneLineError(t, runGGUF(t, nil, "layout", p("f32.gguf"), "--experts", "q2lut", "-o", p("x.gguf")), 2, "experts last")
