@@ -1,18 +1,15 @@
 package engine
 
 import (
-	"bytes"
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
-	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/opstest"
 	"github.com/ggufkit/gguf/ops"
-	"github.com/ggufkit/gguf/plan"
 )
 
 // buildPruned cuts a head out of the model file src as `gguf build
@@ -20,21 +17,9 @@ import (
 // kept) and writes it to dir.
 func buildPruned(t *testing.T, src []byte, ranked []int32, dir string) string {
 	t.Helper()
-	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := ops.Plan(&plan.Input{Name: "src.gguf", File: r.File, ReaderAt: bytes.NewReader(src)},
-		ops.Options{HeadIDs: ranked, Head: headprune.Options{Pad: 8}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	out := opstest.Build(t, "src.gguf", src, ops.Options{HeadIDs: ranked, Head: headprune.Options{Pad: 8}})
 	path := filepath.Join(dir, "pruned.gguf")
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,28 +13,16 @@ import (
 	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/opstest"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/ops"
-	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 )
 
 // runOps rewrites the GGUF file src with opts as `gguf build` does.
 func runOps(t testing.TB, src []byte, opts ops.Options) []byte {
 	t.Helper()
-	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := ops.Plan(&plan.Input{Name: "in.gguf", File: r.File, ReaderAt: bytes.NewReader(src)}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return opstest.Build(t, "in.gguf", src, opts)
 }
 
 // q2kAndQ2LUT returns a generated MoE model with its experts in Q2_K (the

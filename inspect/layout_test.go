@@ -2,32 +2,19 @@ package inspect_test
 
 import (
 	"bytes"
-	"context"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/inspect"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/opstest"
 	"github.com/ggufkit/gguf/ops"
-	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 )
 
 func build(t *testing.T, data []byte, opts ops.Options) []byte {
 	t.Helper()
-	r, err := gguf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := ops.Plan(&plan.Input{Name: "in", File: r.File, ReaderAt: bytes.NewReader(data)}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return opstest.Build(t, "in", data, opts)
 }
 
 // TestLayoutBitsPerWeight: info reports each ternary layout with the

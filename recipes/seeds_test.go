@@ -18,9 +18,9 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/opstest"
 	"github.com/ggufkit/gguf/internal/shared"
 	"github.com/ggufkit/gguf/ops"
-	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/quant"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -285,23 +285,11 @@ func bailingMoEF32(t *testing.T, name string) []byte {
 // quantizeLookAlike quantizes an F32 look-alike as llama-quantize would
 // with spec.
 func quantizeLookAlike(t *testing.T, name string, f32 []byte, spec ops.QuantizeSpec) []byte {
-	rd, err := gguf.NewReader(bytes.NewReader(f32), int64(len(f32)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	q, err := spec.Quantize()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := ops.Plan(&plan.Input{Name: name, File: rd.File, ReaderAt: bytes.NewReader(f32)}, ops.Options{Quant: q})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := p.Execute(context.Background(), &out, plan.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return opstest.Build(t, name, f32, ops.Options{Quant: q})
 }
 
 // lingRepos are the two repos the Ling-mini-2.0 recipe assembles from: the
@@ -500,20 +488,8 @@ func restoreLayouts(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := gguf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _, err := ops.Plan(&plan.Input{Name: path, File: rd.File, ReaderAt: bytes.NewReader(data)},
-		ops.Options{ExpertsLayout: ops.LayoutNone, TernaryLayout: ops.LayoutNone})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := p.Execute(context.Background(), &buf, plan.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	restored := opstest.Build(t, path, data, ops.Options{ExpertsLayout: ops.LayoutNone, TernaryLayout: ops.LayoutNone})
 	out := filepath.Join(t.TempDir(), "restored.gguf")
-	writeFiles(t, filepath.Dir(out), map[string][]byte{"restored.gguf": buf.Bytes()})
+	writeFiles(t, filepath.Dir(out), map[string][]byte{"restored.gguf": restored})
 	return out
 }
