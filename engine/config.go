@@ -44,6 +44,9 @@ type Config struct {
 	// QScale multiplies q after RoPE, the scores then being unscaled
 	// (gemma3's f_attention_scale); 0: scores scaled by 1/sqrt(HeadDim).
 	QScale float32
+	// SSM sizes the linear-attention layers of a hybrid model (qwen35),
+	// zero when every layer is attention.
+	SSM SSMConfig
 
 	fam *family
 }
@@ -53,6 +56,20 @@ func (c *Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of the key and value projections (all KV heads).
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// maxCols is the widest input of any matrix product.
+func (c *Config) maxCols() int { return max(c.Embd, c.QDim(), c.maxFF(), c.SSM.valueDim()) }
+
+// attnLayers counts the layers with a KV cache.
+func (c *Config) attnLayers() int {
+	n := 0
+	for l := range c.Layers {
+		if !c.recurrent(l) {
+			n++
+		}
+	}
+	return n
+}
 
 // maxFF is the widest FFN hidden layer of any layer (dense, expert, shared).
 func (c *Config) maxFF() int { return max(c.FF, c.ExpertFF, c.SharedFF) }

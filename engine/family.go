@@ -33,6 +33,14 @@ type family struct {
 	// postNorms: RMS norms of the attention output and of the FFN output
 	// (post_attention_norm, post_ffw_norm) before each residual add.
 	postNorms bool
+	// attnGate: attn_q.weight holds, per head, the query and then a gate
+	// of the same width; the attention output is multiplied by
+	// sigmoid(gate) before attn_output (qwen35).
+	attnGate bool
+	// ffnNorm names the RMS norm before the FFN: "ffn_norm", or
+	// "post_attention_norm" (qwen35, where it is applied to the residual
+	// stream after the attention's add).
+	ffnNorm string
 	// gelu: the FFN is GELU-gated (ggml_geglu, tanh approximation, through
 	// ggml's half-float table) instead of SiLU-gated.
 	gelu bool
@@ -89,6 +97,18 @@ var families = map[string]*family{
 		hparams: gemma3},
 	"bailingmoe2": {ropeNeox: true, qkNorm: qkNormHead, fusedQKV: true, moe: moeRequired, expBias: true,
 		hparams: bailingMoE2},
+	// qwen35: Gated DeltaNet layers (Config.SSM, read by qwen35) with a
+	// gated full-attention layer every full_attention_interval layers.
+	"qwen35": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
+		hparams: qwen35},
+}
+
+func init() {
+	for _, f := range families {
+		if f.ffnNorm == "" {
+			f.ffnNorm = "ffn_norm"
+		}
+	}
 }
 
 // bailingMoE2 reads Ling 2.0's keys as llama_model_bailingmoe2 does:

@@ -61,6 +61,9 @@ type Layer struct {
 	UpExps                    []*Matrix
 	DownExps                  []*Matrix
 	Shared                    FFN // shared experts (*_shexp), or Gate nil
+	// DeltaNet holds a recurrent layer's weights (Q, K, V, O are then
+	// nil), or is nil for an attention layer.
+	DeltaNet *DeltaNetLayer
 }
 
 // Model is a loaded model of one of the supported families.
@@ -360,18 +363,7 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 // vector returns the 1-D tensor name of length n as float32, in place when
 // it is F32 and dequantized otherwise.
 func (ts *tensorSet) vector(name string, n int, optional bool) ([]float32, error) {
-	t, err := ts.get(name, optional, n)
-	if t == nil {
-		return nil, err
-	}
-	if t.Type == gguf.TypeF32 {
-		return f32s(ts.data[name])[:n], nil
-	}
-	out := make([]float32, n)
-	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
-	}
-	return out, nil
+	return ts.floats(name, optional, n)
 }
 
 func (m *Model) build(ts *tensorSet) error {
@@ -468,7 +460,20 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		}
 	}
 	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
-	vec(&l.FFNNorm, "ffn_norm.weight", c.Embd, false)
+	vec(&l.FFNNorm, f.ffnNorm+".weight", c.Embd, false)
+	if err != nil {
+		return err
+	}
+	if c.recurrent(i) {
+		if l.DeltaNet, err = ts.loadDeltaNet(p, c); err != nil {
+			return err
+		}
+		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, false)
+	}
+	qRows := c.QDim()
+	if f.attnGate {
+		qRows *= 2
+	}
 	if f.fusedQKV {
 		var qkv *Matrix
 		mat(&qkv, "attn_qkv.weight", c.Embd, c.QDim()+2*c.KVDim())
@@ -478,7 +483,7 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		q, kv := c.QDim(), c.KVDim()
 		l.Q, l.K, l.V = qkv.slice(0, q), qkv.slice(q, q+kv), qkv.slice(q+kv, q+2*kv)
 	} else {
-		mat(&l.Q, "attn_q.weight", c.Embd, c.QDim())
+		mat(&l.Q, "attn_q.weight", c.Embd, qRows)
 		mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
 		mat(&l.V, "attn_v.weight", c.Embd, c.KVDim())
 	}
@@ -576,9 +581,12 @@ func (c *Config) skipped(name string) bool {
 	return err == nil && l >= c.Layers && l < c.Layers+c.NextN
 }
 
-// KVCacheBytes returns the size of an F32 KV cache for ctx positions.
+// KVCacheBytes returns the size of an F32 KV cache for ctx positions (the
+// attention layers' keys and values), plus the recurrent layers' state,
+// which does not grow with ctx.
 func (m *Model) KVCacheBytes(ctx int) int64 {
-	return int64(m.Config.Layers) * int64(ctx) * int64(m.Config.KVDim()) * 2 * 4
+	c := &m.Config
+	return int64(c.attnLayers())*int64(ctx)*int64(c.KVDim())*2*4 + recurrentBytes(c)
 }
 
 var negInf = float32(math.Inf(-1))

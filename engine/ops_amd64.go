@@ -32,3 +32,18 @@ func swiglu(g, u []float32) {
 	}
 	swigluGo(g[head:], u[head:])
 }
+
+//go:noescape
+func madFMA(y, x *float32, octs int, a float32)
+
+// madF32 is y += x*a per element with one rounding (ggml_vec_mad_f32's
+// FMA), eight at a time with AVX2 and madF32Go for the rest.
+func madF32(y, x []float32, a float32) {
+	x = x[:len(y)]
+	head := 0
+	if useAVX2 && len(y) >= 8 {
+		head = len(y) &^ 7
+		madFMA(&y[0], &x[0], head/8, a)
+	}
+	madF32Go(y[head:], x[head:], a)
+}

@@ -178,3 +178,25 @@ siluloop:
 siluend:
 	VZEROUPPER
 	RET
+
+// func madFMA(y, x *float32, octs int, a float32)
+// y[i] = fma(x[i], a, y[i]) eight lanes at a time, as ggml_vec_mad_f32's
+// AVX2 loop (GGML_F32_VEC_FMA).
+TEXT ·madFMA(SB), NOSPLIT, $0-28
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ octs+16(FP), CX
+	VBROADCASTSS a+24(FP), Y1
+madloop:
+	TESTQ CX, CX
+	JEQ  madend
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JMP  madloop
+madend:
+	VZEROUPPER
+	RET

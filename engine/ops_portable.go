@@ -11,3 +11,6 @@ func expShift(x []float32, shift float32) {
 }
 
 func swiglu(g, u []float32) { swigluGo(g, u) }
+
+// madF32 is y += x*a per element, fused (madF32Go).
+func madF32(y, x []float32, a float32) { madF32Go(y, x, a) }

@@ -6,8 +6,17 @@ package engine
 // from the start. Each position's keys and values depend only on the
 // tokens before it, so what is kept stays valid. n outside 0..Pos() is
 // ignored.
+//
+// A model with recurrent layers keeps one state for the last position
+// only, which cannot be taken back to an earlier one: there Rewind to any
+// n below Pos() empties the state (Pos() is then 0 and the caller
+// re-evaluates from the start; it must read Pos() after Rewind).
 func (s *State) Rewind(n int) {
-	if n >= 0 && n < s.pos {
+	switch {
+	case n < 0 || n >= s.pos:
+	case s.rec != nil:
+		s.Reset()
+	default:
 		s.pos = n
 	}
 }

@@ -29,10 +29,16 @@ const batchBuffers = 4 << 20
 
 // tokenBufferBytes returns the bytes of State buffers per batch token.
 func tokenBufferBytes(c *Config) int {
-	maxCols := max(c.Embd, c.QDim(), c.maxFF())
+	maxCols := c.maxCols()
 	floats := 3*c.Embd + 2*maxCols + 2*c.QDim() + 2*c.KVDim() + 2*c.maxFF()
 	if c.Experts > 0 {
 		floats += moeBufferFloats(c)
+	}
+	if c.fam.attnGate {
+		floats += 2 * c.QDim()
+	}
+	if c.SSM.VHeads > 0 {
+		floats += deltaNetBufferFloats(&c.SSM)
 	}
 	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
@@ -47,10 +53,20 @@ type State struct {
 	pos   int
 	batch int
 
-	// kc is [layer][ctx][kvDim]; vc is transposed, [layer][kvDim][ctx], as
+	// kc is [slot][ctx][kvDim]; vc is transposed, [slot][kvDim][ctx], as
 	// llama.cpp stores V without flash attention: each output element of
-	// attention is then one contiguous dot product over positions.
+	// attention is then one contiguous dot product over positions. Layer
+	// l's slot is kvSlot[l]; recurrent layers have none.
 	kc, vc []float32
+	kvSlot []int
+	// qg is the gated attention's query projection, [batch][heads][q, gate].
+	qg []float32
+
+	// rec is the recurrent layers' state and dn their buffers (nil
+	// without such layers).
+	rec *recurrentState
+	dn  *deltaNetBuffers
+	dt  deltaTask
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
@@ -81,14 +97,22 @@ func NewState(m *Model, o Options) (*State, error) {
 		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(c)))
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
-	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
+	s.kvSlot = make([]int, c.Layers)
+	slots := 0
+	for l := range c.Layers {
+		s.kvSlot[l] = slots
+		if !c.recurrent(l) {
+			slots++
+		}
+	}
+	kv := int64(slots) * int64(o.Ctx) * int64(c.KVDim())
 	if kv > math.MaxInt32*4 {
 		return nil, fmt.Errorf("KV cache of %d floats is too large", kv)
 	}
 	s.kc = make([]float32, kv)
 	s.vc = make([]float32, kv)
 	b := o.Batch
-	maxCols := max(c.Embd, c.QDim(), c.maxFF())
+	maxCols := c.maxCols()
 	s.x = make([]float32, b*c.Embd)
 	s.xb = make([]float32, b*maxCols)
 	s.xb2 = make([]float32, b*c.Embd)
@@ -125,6 +149,13 @@ func NewState(m *Model, o Options) (*State, error) {
 	if c.Experts > 0 {
 		s.moe = newMoEBuffers(c, b)
 	}
+	if c.fam.attnGate {
+		s.qg = make([]float32, b*2*c.QDim())
+	}
+	if c.SSM.VHeads > 0 {
+		s.rec = newRecurrentState(c)
+		s.dn = newDeltaNetBuffers(&c.SSM, b, o.Threads)
+	}
 	return s, nil
 }
 
@@ -137,8 +168,23 @@ func (s *State) Pos() int { return s.pos }
 // Ctx returns the KV cache size in positions.
 func (s *State) Ctx() int { return s.ctx }
 
-// Reset empties the KV cache.
-func (s *State) Reset() { s.pos = 0 }
+// Reset empties the KV cache and zeroes the recurrent state.
+func (s *State) Reset() {
+	s.pos = 0
+	if s.rec != nil {
+		s.rec.reset()
+	}
+}
+
+// RecurrentBytes returns the size of the recurrent layers' state (their
+// convolutions' last inputs and delta-rule matrices), allocated once per
+// State whatever its context size; 0 for models without such layers.
+func (s *State) RecurrentBytes() int64 {
+	if s.rec == nil {
+		return 0
+	}
+	return recurrentBytes(s.c)
+}
 
 // Model returns the model the state runs.
 func (s *State) Model() *Model { return s.m }
@@ -225,7 +271,8 @@ func (t *attnTask) run(lo, hi, w int) {
 		scale = 1 // q is scaled already
 	}
 	local := c.localLayer(t.layer)
-	base := t.layer * s.ctx * kvd
+	slot := s.kvSlot[t.layer]
+	base := slot * s.ctx * kvd
 	for item := lo; item < hi; item++ {
 		i, h := item/c.Heads, item%c.Heads
 		p := t.pos0 + i
@@ -241,7 +288,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		vb := t.layer*kvd*s.ctx + kvo*s.ctx + from
+		vb := slot*kvd*s.ctx + kvo*s.ctx + from
 		for d := range out {
 			out[d] = dotF32(len(sc), bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+len(sc)]), bytesOf(sc))
 		}
@@ -295,53 +342,16 @@ func (s *State) forward(tokens []int32) error {
 			}
 		}
 	}
-	kvd := c.KVDim()
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		for i := 0; i < nb; i++ {
 			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
 		}
-		s.matmul(L.Q, s.xb, s.q, nb)
-		s.matmul(L.K, s.xb, s.k, nb)
-		s.matmul(L.V, s.xb, s.v, nb)
-		for i := 0; i < nb; i++ {
-			q := s.q[i*c.QDim() : (i+1)*c.QDim()]
-			k := s.k[i*kvd : (i+1)*kvd]
-			v := s.v[i*kvd : (i+1)*kvd]
-			addBias(q, L.BQ)
-			addBias(k, L.BK)
-			addBias(v, L.BV)
-			if L.QNorm != nil {
-				rmsNormChunks(q, L.QNorm, c.RMSEps)
-				rmsNormChunks(k, L.KNorm, c.RMSEps)
-			}
-			if c.localLayer(l) {
-				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
-			} else {
-				ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
-			}
-			if c.fam.ropeNeox {
-				ropeNeox(q, c.Heads, c.HeadDim, s.rope)
-				ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
-			} else {
-				rope(q, c.Heads, c.HeadDim, s.rope)
-				rope(k, c.KVHeads, c.HeadDim, s.rope)
-			}
-			if c.QScale != 0 {
-				for j := range q {
-					q[j] *= c.QScale
-				}
-			}
-			off := (l*s.ctx + s.pos + i) * kvd
-			copy(s.kc[off:off+kvd], k)
-			for d, x := range v {
-				s.vc[(l*kvd+d)*s.ctx+s.pos+i] = x
-			}
+		if L.DeltaNet != nil {
+			s.deltaNet(l, L.DeltaNet, nb)
+		} else {
+			s.attention(L, l, nb)
 		}
-		s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
-		// An item writes HeadDim floats of ao: keep threads a cache line apart.
-		s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
-		s.matmul(L.O, s.ao, s.xb2, nb)
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
 			addBias(o, L.BO)
@@ -370,6 +380,77 @@ func (s *State) forward(tokens []int32) error {
 		}
 	}
 	return nil
+}
+
+// attention is an attention layer on s.xb into s.xb2 (before attn_output's
+// bias): q, k, v with their biases and norms, RoPE, the KV cache, the
+// scores and, for a gated family, the output times sigmoid(gate).
+func (s *State) attention(L *Layer, l, nb int) {
+	c, m := s.c, s.m
+	kvd, qd, hd := c.KVDim(), c.QDim(), c.HeadDim
+	if c.fam.attnGate {
+		s.matmul(L.Q, s.xb, s.qg, nb)
+		for i := 0; i < nb; i++ {
+			for h := 0; h < c.Heads; h++ {
+				src := s.qg[i*2*qd+2*h*hd:]
+				copy(s.q[i*qd+h*hd:i*qd+(h+1)*hd], src[:hd])
+			}
+		}
+	} else {
+		s.matmul(L.Q, s.xb, s.q, nb)
+	}
+	s.matmul(L.K, s.xb, s.k, nb)
+	s.matmul(L.V, s.xb, s.v, nb)
+	for i := 0; i < nb; i++ {
+		q := s.q[i*qd : (i+1)*qd]
+		k := s.k[i*kvd : (i+1)*kvd]
+		v := s.v[i*kvd : (i+1)*kvd]
+		addBias(q, L.BQ)
+		addBias(k, L.BK)
+		addBias(v, L.BV)
+		if L.QNorm != nil {
+			rmsNormChunks(q, L.QNorm, c.RMSEps)
+			rmsNormChunks(k, L.KNorm, c.RMSEps)
+		}
+		if c.localLayer(l) {
+			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
+		} else {
+			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+		}
+		if c.fam.ropeNeox {
+			ropeNeox(q, c.Heads, c.HeadDim, s.rope)
+			ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
+		} else {
+			rope(q, c.Heads, c.HeadDim, s.rope)
+			rope(k, c.KVHeads, c.HeadDim, s.rope)
+		}
+		if c.QScale != 0 {
+			for j := range q {
+				q[j] *= c.QScale
+			}
+		}
+		slot := s.kvSlot[l]
+		off := (slot*s.ctx + s.pos + i) * kvd
+		copy(s.kc[off:off+kvd], k)
+		for d, x := range v {
+			s.vc[(slot*kvd+d)*s.ctx+s.pos+i] = x
+		}
+	}
+	s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
+	// An item writes HeadDim floats of ao: keep threads a cache line apart.
+	s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+	if c.fam.attnGate {
+		for i := 0; i < nb; i++ {
+			for h := 0; h < c.Heads; h++ {
+				g := s.qg[i*2*qd+(2*h+1)*hd : i*2*qd+(2*h+2)*hd]
+				o := s.ao[i*qd+h*hd : i*qd+(h+1)*hd]
+				for d, v := range g {
+					o[d] *= sigmoid(v)
+				}
+			}
+		}
+	}
+	s.matmul(L.O, s.ao, s.xb2, nb)
 }
 
 // ffn computes down(silu(gate x) * up x) of s.xb (FFN width ff) into out.

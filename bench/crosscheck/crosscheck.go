@@ -70,10 +70,18 @@ var Shapes = map[string]Shape{
 	// residual stream makes every prediction the input token)
 	"gemma3": {"gemma3", fixture.Model{Arch: "gemma3", Name: "xcheck-gemma3", Layers: 7, Embd: 512, FF: 512, Heads: 4,
 		KVHeads: 1, HeadDim: 128, Vocab: 512, SlidingWindow: 4, RopeBase: 1e6, Seed: 116}},
+	// four layers, Gated DeltaNet ones (0, 2) and gated full attention (1,
+	// 3: full_attention_interval 2); 4 value heads over 2 key heads of 64
+	// (each key head read by two value heads), convolution of 4 taps;
+	// attention heads of 64 with RoPE on 16 dims in M-RoPE sections
+	// 3, 3, 2 (Qwen3.5's 11, 11, 10 of 64 scaled down); head tied
+	"qwen35": {"qwen35", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
+		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, Seed: 117}},
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
-var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3"}
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "qwen35"}
 
 // FamilyTypes are the types every family is checked in; Q4_K_M is
 // llama-quantize's mix (not --pure).
@@ -230,8 +238,10 @@ func std(m fixture.Model, name string) float64 {
 		return 2 / math.Sqrt(e)
 	case name == "token_embd.weight":
 		return 1
-	case strings.Contains(name, "attn_output"):
+	case strings.Contains(name, "attn_output"), strings.Contains(name, "ssm_out"):
 		return 3 / math.Sqrt(e)
+	case strings.Contains(name, "ssm_conv1d"):
+		return 1 / math.Sqrt(float64(m.SSMConv))
 	case strings.Contains(name, "ffn_down"):
 		return 3 / math.Sqrt(f)
 	}
@@ -255,7 +265,15 @@ func F32(s Shape) []byte {
 			// uniform on [-1, 1): std 1/sqrt(3)
 			u := float64(int64(rng.Next()>>11)-1<<52) / (1 << 52)
 			v := u * math.Sqrt(3) * sd
-			if sd == 0 {
+			switch {
+			case strings.HasSuffix(ti.Name, ".ssm_a"):
+				// -exp(A_log) in [-1, -0.1]: every head decays
+				v = -0.55 + 0.45*u
+			case strings.HasSuffix(ti.Name, ".ssm_dt.bias"):
+				// softplus(alpha + dt) ~ 0.02-0.13: decays of 0.9-0.99 per
+				// token, so the state remembers tens of tokens
+				v = -3 + u
+			case sd == 0:
 				v = 1 + u*math.Sqrt(3)*0.02
 			}
 			binary.LittleEndian.PutUint32(data[j:], math.Float32bits(float32(v)))

@@ -113,7 +113,8 @@ func (cs *chatSession) turn(user string) error {
 		common++
 	}
 	cs.s.Rewind(common)
-	cs.cached = cs.cached[:common]
+	// a recurrent model's state cannot rewind: it starts over (Pos 0)
+	cs.cached = cs.cached[:cs.s.Pos()]
 	stream := chat.NewStream(cs.tm.Stops())
 	var reply strings.Builder
 	var emitted []int32
