@@ -1,5 +1,5 @@
 // Package engine runs GGUF models of the llama, qwen2, qwen3, qwen3moe,
-// olmoe, bailingmoe2 and gemma3 architectures in pure Go: no cgo, one static
+// olmoe, bailingmoe2, gemma3 and qwen35 architectures in pure Go: no cgo, one static
 // binary that cross-compiles to the devices the toolkit targets (linux/arm64,
 // linux/arm, darwin/arm64) as well as amd64.
 //
@@ -13,7 +13,10 @@
 // max subtraction, SiLU- or GELU-gated FFN, expert routing), so logits
 // agree with llama.cpp's to float32 rounding. What sets one architecture
 // apart from another is data in one table (family.go: biases, q/k norms,
-// fused QKV, post-norms, sliding windows, which keys it reads), and every
+// fused QKV, post-norms, sliding windows, gated attention, which layers
+// are recurrent and which keys it reads); a recurrent layer (qwen35's
+// Gated DeltaNet, deltanet.go) keeps a fixed-size state in the State
+// instead of a KV cache; and every
 // MoE layer routes through one function (Routing.route: softmax or sigmoid
 // gating, selection bias, group limit, renormalization, scale), so an
 // expert pager has one place to hook.

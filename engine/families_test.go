@@ -60,7 +60,7 @@ func readFamilyRefs(t *testing.T) map[string]familyRef {
 const flipMargin = 0.1
 
 // TestLlamaCppFamilies checks every family case (qwen2, qwen3, qwen3moe,
-// olmoe, bailingmoe2, gemma3 in F32, Q8_0 and the Q4_K_M mix; their prompt logits
+// olmoe, bailingmoe2, gemma3, qwen35 in F32, Q8_0 and the Q4_K_M mix; their prompt logits
 // are checked by TestLlamaCppCrossCheck) against llama.cpp's perplexity
 // and greedy ids:
 //

@@ -250,8 +250,9 @@ func std(m fixture.Model, name string) float64 {
 
 // F32 returns the shape's source model as a GGUF file: every tensor F32,
 // weights uniform with the tensor's std (norms 1 + uniform noise of std
-// 0.02), drawn from fixture.SplitMix64(Seed) tensor by tensor in file
-// order.
+// 0.02; qwen35's ssm_a uniform in [-1, -0.1] and ssm_dt.bias in [-4, -2],
+// so that every recurrent head decays slowly), drawn from
+// fixture.SplitMix64(Seed) tensor by tensor in file order.
 func F32(s Shape) []byte {
 	m := s.Model
 	m.Type, m.HeadType = gguf.TypeF32, gguf.TypeF32

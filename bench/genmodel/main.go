@@ -22,13 +22,19 @@ func main() {
 	seed := flag.Uint64("seed", 42, "seed of the generated weights (two sources of one shape for gguf assemble)")
 	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
 	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
-	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3)")
+	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3, qwen35)")
 	heads := flag.Int("heads", 16, "attention heads")
 	kvHeads := flag.Int("kv-heads", 8, "KV heads")
 	headDim := flag.Int("head-dim", 0, "head width (attention.key_length; 0: embd/heads)")
 	experts := flag.Int("experts", 0, "experts per layer (0: dense)")
 	used := flag.Int("experts-used", 0, "experts used per token")
 	expertFF := flag.Int("expert-ff", 0, "expert FFN width (expert_feed_forward_length; 0: ff)")
+	ropeDims := flag.Int("rope-dims", 0, "rotated dimensions per head (rope.dimension_count; 0: the head width, qwen35 a quarter of it)")
+	ssmConv := flag.Int("ssm-conv", 4, "qwen35: taps of the Gated DeltaNet convolution (ssm.conv_kernel)")
+	ssmHeadDim := flag.Int("ssm-head-dim", 128, "qwen35: width of a DeltaNet key and value head (ssm.state_size)")
+	ssmKHeads := flag.Int("ssm-k-heads", 16, "qwen35: DeltaNet key heads (ssm.group_count)")
+	ssmVHeads := flag.Int("ssm-v-heads", 16, "qwen35: DeltaNet value heads (ssm.time_step_rank)")
+	interval := flag.Int("full-attn-interval", 4, "qwen35: every this many layers one is full attention")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -40,7 +46,22 @@ func main() {
 	check(err)
 	m := fixture.Model{Arch: *arch, Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: *heads,
 		KVHeads: *kvHeads, HeadDim: *headDim, Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht,
-		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, Seed: *seed}
+		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, RopeDims: *ropeDims, Seed: *seed}
+	if *arch == "qwen35" {
+		if m.RopeDims == 0 {
+			hd := *headDim
+			if hd == 0 {
+				hd = *embd / *heads
+			}
+			m.RopeDims = hd / 4
+		}
+		// text-only M-RoPE sections covering every rotated pair, as
+		// Qwen3.5's 11, 11, 10 of 32
+		n := int32(m.RopeDims / 2)
+		m.RopeSections = [4]int32{(n + 2) / 3, (n + 2) / 3, n - 2*((n+2)/3), 0}
+		m.SSMConv, m.SSMHeadDim, m.SSMKHeads, m.SSMVHeads = *ssmConv, *ssmHeadDim, *ssmKHeads, *ssmVHeads
+		m.FullAttnInterval = *interval
+	}
 	if *named != "" {
 		var ok bool
 		if m, ok = fixture.Named[*named]; !ok {
