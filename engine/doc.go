@@ -1,7 +1,7 @@
 // Package engine runs GGUF models of the llama, qwen2, qwen3, qwen3moe,
-// olmoe, bailingmoe2, gemma3 and qwen35 architectures in pure Go: no cgo, one static
-// binary that cross-compiles to the devices the toolkit targets (linux/arm64,
-// linux/arm, darwin/arm64) as well as amd64.
+// olmoe, bailingmoe2, gemma3, qwen35 and qwen35moe architectures in pure
+// Go: no cgo, one static binary that cross-compiles to the devices the
+// toolkit targets (linux/arm64, linux/arm, darwin/arm64) as well as amd64.
 //
 // It is how a recipe proves that its output works: load the file the toolkit
 // wrote (pruned or padded heads, quantized mixes, split files, Mixtral-style

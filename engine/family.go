@@ -41,6 +41,9 @@ type family struct {
 	// "post_attention_norm" (qwen35, where it is applied to the residual
 	// stream after the attention's add).
 	ffnNorm string
+	// sharedGate: the shared experts' output is multiplied by
+	// sigmoid(ffn_gate_inp_shexp x), one gate per token (qwen35moe).
+	sharedGate bool
 	// gelu: the FFN is GELU-gated (ggml_geglu, tanh approximation, through
 	// ggml's half-float table) instead of SiLU-gated.
 	gelu bool
@@ -101,6 +104,10 @@ var families = map[string]*family{
 	// gated full-attention layer every full_attention_interval layers.
 	"qwen35": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
 		hparams: qwen35},
+	// qwen35moe: qwen35 with MoE FFNs (softmax routing, renormalized) and a
+	// gated shared expert in every layer.
+	"qwen35moe": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
+		moe: moeRequired, sharedGate: true, hparams: qwen35MoE},
 }
 
 func init() {

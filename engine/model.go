@@ -61,6 +61,9 @@ type Layer struct {
 	UpExps                    []*Matrix
 	DownExps                  []*Matrix
 	Shared                    FFN // shared experts (*_shexp), or Gate nil
+	// SharedGate (ffn_gate_inp_shexp, one row) scales the shared experts'
+	// output by sigmoid(SharedGate x) per token (qwen35moe), or is nil.
+	SharedGate *Matrix
 	// DeltaNet holds a recurrent layer's weights (Q, K, V, O are then
 	// nil), or is nil for an attention layer.
 	DeltaNet *DeltaNetLayer
@@ -468,7 +471,56 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		if l.DeltaNet, err = ts.loadDeltaNet(p, c); err != nil {
 			return err
 		}
-		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, false)
+	} else if err = m.loadAttention(ts, c, l, p); err != nil {
+		return err
+	}
+	if !c.moeLayer(i) {
+		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)
+	}
+	mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
+	if f.expBias {
+		vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
+	}
+	if err != nil {
+		return err
+	}
+	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
+		return err
+	}
+	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
+		return err
+	}
+	if l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts); err != nil {
+		return err
+	}
+	if f.sharedGate {
+		t, err := ts.get(p+"ffn_gate_inp_shexp.weight", false, c.Embd)
+		if err != nil {
+			return err
+		}
+		if l.SharedGate, err = ts.newMatrix(t, c.Embd, 1); err != nil {
+			return err
+		}
+	}
+	if c.SharedFF > 0 {
+		return ts.ffn(&l.Shared, p, "_shexp", c.Embd, c.SharedFF, false)
+	}
+	return nil
+}
+
+// loadAttention loads an attention layer's projections, biases and norms.
+func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) error {
+	f := c.fam
+	var err error
+	vec := func(dst *[]float32, name string, n int, optional bool) {
+		if err == nil {
+			*dst, err = ts.vector(p+name, n, optional)
+		}
+	}
+	mat := func(dst **Matrix, name string, cols, rows int) {
+		if err == nil {
+			*dst, err = ts.matrix(p+name, cols, rows, false)
+		}
 	}
 	qRows := c.QDim()
 	if f.attnGate {
@@ -509,32 +561,7 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		vec(&l.PostAttnNorm, "post_attention_norm.weight", c.Embd, false)
 		vec(&l.PostFFNNorm, "post_ffw_norm.weight", c.Embd, false)
 	}
-	if err != nil {
-		return err
-	}
-	if !c.moeLayer(i) {
-		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)
-	}
-	mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
-	if f.expBias {
-		vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
-	}
-	if err != nil {
-		return err
-	}
-	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
-		return err
-	}
-	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
-		return err
-	}
-	if l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts); err != nil {
-		return err
-	}
-	if c.SharedFF > 0 {
-		return ts.ffn(&l.Shared, p, "_shexp", c.Embd, c.SharedFF, false)
-	}
-	return nil
+	return err
 }
 
 // ffn loads the FFN p+ffn_{gate,up,down}+suffix.weight of width ff, with

@@ -11,6 +11,7 @@ type moeBuffers struct {
 	slot   []int     // [batch] selection slot of each gathered row
 	res    []float32 // [batch][embd] one expert's outputs
 	shared []float32 // [batch][embd] the shared experts' output, or nil
+	sgate  []float32 // [batch] the shared experts' gate, or nil
 	route  *routeScratch
 }
 
@@ -29,6 +30,9 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 	if c.SharedFF > 0 {
 		mb.shared = make([]float32, b*c.Embd)
 	}
+	if c.fam.sharedGate {
+		mb.sgate = make([]float32, b)
+	}
 	return mb
 }
 
@@ -36,7 +40,7 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 func moeBufferFloats(c *Config) int {
 	n := c.Experts + c.ExpertsUsed*(c.Embd+1) + 2*c.Embd
 	if c.SharedFF > 0 {
-		n += c.Embd
+		n += c.Embd + 1
 	}
 	return n
 }
@@ -44,7 +48,8 @@ func moeBufferFloats(c *Config) int {
 // moeFFN is llama.cpp's build_moe_ffn: router logits, the family's
 // routing (Routing.route), the weighted sum (in selection order) of each
 // chosen expert's SiLU-gated FFN, and the shared experts' FFN added to it
-// where the family has them (bailingmoe2).
+// where the family has them (bailingmoe2; gated per token by
+// sigmoid(ffn_gate_inp_shexp x) in qwen35moe).
 func (s *State) moeFFN(L *Layer, nb int) {
 	c, mb := s.c, s.moe
 	E, X, K, F := c.Embd, c.Experts, c.ExpertsUsed, c.ExpertFF
@@ -93,6 +98,15 @@ func (s *State) moeFFN(L *Layer, nb int) {
 	}
 	if L.Shared.Gate != nil {
 		s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
+		if L.SharedGate != nil {
+			s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
+			for i := 0; i < nb; i++ {
+				g := sigmoid(mb.sgate[i])
+				for d := range mb.shared[i*E : (i+1)*E] {
+					mb.shared[i*E+d] *= g
+				}
+			}
+		}
 		for i, v := range mb.shared[:nb*E] {
 			s.xb2[i] += v
 		}

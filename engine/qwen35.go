@@ -102,6 +102,29 @@ func qwen35(k keys, c *Config) error {
 	return ropeSections(k, c.RopeDims)
 }
 
+// qwen35MoE reads Qwen3.5 MoE's keys: qwen35's, and as
+// llama_model_qwen35moe does expert_feed_forward_length (default FF /
+// expert_used_count), the shared expert's
+// expert_shared_feed_forward_length (default FF) and
+// expert_weights_scale (default none); softmax routing, renormalized.
+func qwen35MoE(k keys, c *Config) error {
+	if err := qwen35(k, c); err != nil {
+		return err
+	}
+	var err error
+	if c.ExpertFF, err = k.uint("expert_feed_forward_length", c.FF/c.ExpertsUsed, false); err != nil {
+		return err
+	}
+	if c.SharedFF, err = k.uint("expert_shared_feed_forward_length", c.FF, false); err != nil {
+		return err
+	}
+	if c.ExpertFF == 0 || c.SharedFF == 0 {
+		return fmt.Errorf("metadata %s.expert_feed_forward_length and expert_shared_feed_forward_length must be positive", k.arch)
+	}
+	c.Routing.Scale, err = k.float("expert_weights_scale", 0, false)
+	return err
+}
+
 // ropeSections checks rope.dimension_sections for text-only positions.
 // llama.cpp gives a text token the same position in the first three
 // sections and 0 in the fourth, and its interleaved M-RoPE (IMROPE) takes

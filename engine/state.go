@@ -43,8 +43,10 @@ func tokenBufferBytes(c *Config) int {
 	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
 
-// State is one inference context: a KV cache and every buffer a forward
-// pass needs, allocated once so that evaluating a token allocates nothing.
+// State is one inference context: a KV cache (attention layers), the
+// recurrent state (Gated DeltaNet layers: fixed size, RecurrentBytes) and
+// every buffer a forward pass needs, allocated once so that evaluating a
+// token allocates nothing.
 // It is not safe for concurrent use.
 type State struct {
 	m     *Model

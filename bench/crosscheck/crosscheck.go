@@ -78,10 +78,17 @@ var Shapes = map[string]Shape{
 	"qwen35": {"qwen35", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
 		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
 		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, Seed: 117}},
+	// qwen35 with MoE FFNs in every layer: 8 experts of 256, top 2,
+	// softmax renormalized, and one shared expert of 256 whose output is
+	// scaled by sigmoid(ffn_gate_inp_shexp x)
+	"qwen35moe": {"qwen35moe", fixture.Model{Arch: "qwen35moe", Name: "xcheck-qwen35moe", Layers: 4, Embd: 256, FF: 512,
+		Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SharedExperts: 1,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, Seed: 118}},
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
-var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "qwen35"}
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "qwen35", "qwen35moe"}
 
 // FamilyTypes are the types every family is checked in; Q4_K_M is
 // llama-quantize's mix (not --pure).
@@ -167,12 +174,21 @@ func Cases() []Case {
 }
 
 // FamilyCases returns the cases of the other families: each of
-// FamilyShapes in each of FamilyTypes, and qwen3 in Q1_0 and Q2_0 (--pure),
-// the types of the Bonsai models built on it.
+// FamilyShapes in each of FamilyTypes (qwen35moe in F32 only), and qwen3
+// in Q1_0 and Q2_0 (--pure), the types of the Bonsai models built on it.
 func FamilyCases() []Case {
 	var out []Case
 	for _, s := range FamilyShapes {
-		for _, t := range FamilyTypes {
+		types := FamilyTypes
+		if s == "qwen35moe" {
+			// Its quantized files are off by q8 rounding flips from the
+			// first positions on (engine/testdata/llamacpp/README.txt
+			// section 6): the F32 router and shared-expert gate products
+			// sum in another order than ggml's, and the flipped
+			// activation stays in the recurrent state.
+			types = []string{"F32"}
+		}
+		for _, t := range types {
 			out = append(out, Case{Shape: s, Type: t})
 		}
 	}
