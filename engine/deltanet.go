@@ -11,23 +11,25 @@ import "math"
 // convStep runs one token through a causal depthwise convolution of k taps
 // per channel, in place: x[c] becomes sum_t w[c][t] * in[t] over the
 // channel's previous k-1 inputs (state, oldest first) and x[c] itself,
-// summed in tap order from zero as ggml_ssm_conv does, and the state moves
-// on by one input. w is [channels][k], state [channels][k-1].
+// summed in tap order from zero with one rounding per tap, as
+// ggml_ssm_conv's loop compiles for an FMA CPU (sumf += s*c contracted),
+// and the state moves on by one input. w is [channels][k], state
+// [channels][k-1].
 func convStep(x, w, state []float32, k int) {
 	n := k - 1
 	for c, in := range x {
 		st := state[c*n : (c+1)*n]
 		wc := w[c*k : (c+1)*k]
-		var sum float32
+		var sum float64
 		for t, v := range st {
-			sum += float32(v * wc[t])
+			sum += float64(v * wc[t])
 		}
-		sum += float32(in * wc[n])
+		sum += float64(in * wc[n])
 		copy(st, st[1:])
 		if n > 0 {
 			st[n-1] = in
 		}
-		x[c] = sum
+		x[c] = float32(sum)
 	}
 }
 
@@ -90,18 +92,21 @@ func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float3
 			}
 		}
 	}
-	kb, qb := bytesOf(k), bytesOf(q)
 	for j := range v {
-		sum := dotF32(sk, bytesOf(m[j*sk:(j+1)*sk]), kb)
+		sum := dotGGML(m[j*sk:(j+1)*sk], k)
 		d[j] = (v[j] - sum) * beta
 	}
 	for j, dj := range d[:len(v)] {
 		madF32(m[j*sk:(j+1)*sk], k, dj)
 	}
 	for j := range v {
-		out[j] = dotF32(sk, bytesOf(m[j*sk:(j+1)*sk]), qb) * scale
+		out[j] = dotGGML(m[j*sk:(j+1)*sk], q) * scale
 	}
 }
+
+// fmaf is a*b+c rounded once (but where the float64 sum sits within
+// 2^-29 of a float32 rounding boundary: see madF32Go).
+func fmaf(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
 
 // madF32Go is ggml_vec_mad_f32 with ggml's fused multiply-add: y[i] +=
 // x[i]*a rounded once. The float32 product is exact in float64, so the
@@ -111,6 +116,36 @@ func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float3
 func madF32Go(y, x []float32, a float32) {
 	x = x[:len(y)]
 	for i, v := range x {
-		y[i] = float32(float64(v)*float64(a) + float64(y[i]))
+		y[i] = fmaf(v, a, y[i])
 	}
+}
+
+// dot32Go is dot32FMA in Go (len(x) a multiple of 32): 32 lanes, lane l
+// accumulating x[i]*y[i] for i%32 == l with one rounding per step (the
+// float32 product is exact in float64, so only the float64 sum rounds
+// before float32 does), reduced in GGML_F32x8_REDUCE's order.
+func dot32Go(x, y []float32) float32 {
+	var acc [32]float32
+	y = y[:len(x)]
+	for i := 0; i+32 <= len(x); i += 32 {
+		for l := range acc {
+			acc[l] = fmaf(x[i+l], y[i+l], acc[l])
+		}
+	}
+	var v [8]float32
+	for l := range v {
+		v[l] = (acc[l] + acc[16+l]) + (acc[8+l] + acc[24+l])
+	}
+	// 128-bit halves, then _mm_hadd_ps twice: (a0+a1) + (a2+a3)
+	a := [4]float32{v[0] + v[4], v[1] + v[5], v[2] + v[6], v[3] + v[7]}
+	return (a[0] + a[1]) + (a[2] + a[3])
+}
+
+// dotTail adds ggml_vec_dot_f32's leftover products to s in float64.
+func dotTail(s float64, x, y []float32) float32 {
+	y = y[:len(x)]
+	for i, v := range x {
+		s += float64(v * y[i])
+	}
+	return float32(s)
 }

@@ -47,3 +47,19 @@ func madF32(y, x []float32, a float32) {
 	}
 	madF32Go(y[head:], x[head:], a)
 }
+
+//go:noescape
+func dot32FMA(x, y *float32, n int) float32
+
+// dotGGML is ggml_vec_dot_f32 as ggml-cpu's AVX2 build computes it: the
+// first n&^31 products in dot32FMA's order, the rest added in float64.
+func dotGGML(x, y []float32) float32 {
+	np := len(x) &^ 31
+	var s float64
+	if useAVX2 && np > 0 {
+		s = float64(dot32FMA(&x[0], &y[0], np))
+	} else {
+		s = float64(dot32Go(x[:np], y[:np]))
+	}
+	return dotTail(s, x[np:], y[np:])
+}

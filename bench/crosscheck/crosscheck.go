@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -270,34 +271,57 @@ func std(m fixture.Model, name string) float64 {
 // so that every recurrent head decays slowly), drawn from
 // fixture.SplitMix64(Seed) tensor by tensor in file order.
 func F32(s Shape) []byte {
-	m := s.Model
+	var b bytes.Buffer
+	if _, err := WriteF32(&b, s.Model); err != nil {
+		panic(err) // a bytes.Buffer does not fail
+	}
+	return b.Bytes()
+}
+
+// WriteF32 streams model m with F32's weights to w, 1 MiB at a time, so
+// that a model of benchmark size (bench/genmodel -crosscheck) needs no
+// memory of its own; m's Type and HeadType are ignored.
+func WriteF32(w io.Writer, m fixture.Model) (int64, error) {
 	m.Type, m.HeadType = gguf.TypeF32, gguf.TypeF32
 	infos := m.TensorInfos()
-	rng := fixture.SplitMix64(m.Seed)
-	ts := make([]fixture.Tensor, len(infos))
-	for i, ti := range infos {
-		sd := std(m, ti.Name)
-		data := make([]byte, ti.Size())
-		for j := 0; j < len(data); j += 4 {
-			// uniform on [-1, 1): std 1/sqrt(3)
-			u := float64(int64(rng.Next()>>11)-1<<52) / (1 << 52)
-			v := u * math.Sqrt(3) * sd
-			switch {
-			case strings.HasSuffix(ti.Name, ".ssm_a"):
-				// -exp(A_log) in [-1, -0.1]: every head decays
-				v = -0.55 + 0.45*u
-			case strings.HasSuffix(ti.Name, ".ssm_dt.bias"):
-				// softplus(alpha + dt) ~ 0.02-0.13: decays of 0.9-0.99 per
-				// token, so the state remembers tens of tokens
-				v = -3 + u
-			case sd == 0:
-				v = 1 + u*math.Sqrt(3)*0.02
-			}
-			binary.LittleEndian.PutUint32(data[j:], math.Float32bits(float32(v)))
-		}
-		ts[i] = fixture.Tensor{Info: ti, Data: data}
+	gw, err := gguf.NewWriter(w, 3, m.Metadata(), infos)
+	if err != nil {
+		return 0, err
 	}
-	return fixture.Write(m.Metadata(), ts)
+	rng := fixture.SplitMix64(m.Seed)
+	buf := make([]byte, 1<<20)
+	for _, ti := range infos {
+		sd := std(m, ti.Name)
+		for left := ti.Size(); left > 0; {
+			n := min(left, int64(len(buf)))
+			for j := 0; j < int(n); j += 4 {
+				binary.LittleEndian.PutUint32(buf[j:], math.Float32bits(float32(value(ti.Name, sd, &rng))))
+			}
+			if _, err := gw.Write(buf[:n]); err != nil {
+				return gw.Written(), err
+			}
+			left -= n
+		}
+	}
+	return gw.Written(), gw.Close()
+}
+
+// value draws the next weight of tensor name with standard deviation sd.
+func value(name string, sd float64, rng *fixture.SplitMix64) float64 {
+	// uniform on [-1, 1): std 1/sqrt(3)
+	u := float64(int64(rng.Next()>>11)-1<<52) / (1 << 52)
+	switch {
+	case strings.HasSuffix(name, ".ssm_a"):
+		// -exp(A_log) in [-1, -0.1]: every head decays
+		return -0.55 + 0.45*u
+	case strings.HasSuffix(name, ".ssm_dt.bias"):
+		// softplus(alpha + dt) ~ 0.02-0.13: decays of 0.9-0.99 per token,
+		// so the state remembers tens of tokens
+		return -3 + u
+	case sd == 0:
+		return 1 + u*math.Sqrt(3)*0.02
+	}
+	return u * math.Sqrt(3) * sd
 }
 
 // Build returns the case's model file: F32 quantized with `--pure` (and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 )
@@ -35,6 +36,7 @@ func main() {
 	ssmKHeads := flag.Int("ssm-k-heads", 16, "qwen35: DeltaNet key heads (ssm.group_count)")
 	ssmVHeads := flag.Int("ssm-v-heads", 16, "qwen35: DeltaNet value heads (ssm.time_step_rank)")
 	interval := flag.Int("full-attn-interval", 4, "qwen35: every this many layers one is full attention")
+	xcheck := flag.Bool("crosscheck", false, "draw F32 weights as bench/crosscheck does (activations stay O(1), recurrent heads decay) instead of random blocks of -type; quantize the file with gguf quantize")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "genmodel: -o is required")
@@ -75,7 +77,12 @@ func main() {
 	f, err := os.Create(*out)
 	check(err)
 	w := bufio.NewWriterSize(f, 4<<20)
-	n, err := m.WriteTo(w)
+	var n int64
+	if *xcheck {
+		n, err = crosscheck.WriteF32(w, m)
+	} else {
+		n, err = m.WriteTo(w)
+	}
 	check(err)
 	check(w.Flush())
 	check(f.Close())
