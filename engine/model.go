@@ -369,6 +369,27 @@ func (ts *tensorSet) vector(name string, n int, optional bool) ([]float32, error
 	return ts.floats(name, optional, n)
 }
 
+// floats returns tensor name (of shape dims) as float32, in place when it
+// is F32 and dequantized otherwise.
+func (ts *tensorSet) floats(name string, optional bool, dims ...int) ([]float32, error) {
+	t, err := ts.get(name, optional, dims...)
+	if t == nil {
+		return nil, err
+	}
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	if t.Type == gguf.TypeF32 {
+		return f32s(ts.data[name])[:n], nil
+	}
+	out := make([]float32, n)
+	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", name, err)
+	}
+	return out, nil
+}
+
 func (m *Model) build(ts *tensorSet) error {
 	c, err := readConfig(m.Metadata)
 	if err != nil {

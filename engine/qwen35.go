@@ -1,10 +1,6 @@
 package engine
 
-import (
-	"fmt"
-
-	"github.com/ggufkit/gguf/gguf"
-)
+import "fmt"
 
 // SSMConfig holds the sizes of a hybrid model's linear-attention (Gated
 // DeltaNet) layers, read from the ssm.* keys as llama_model_qwen35 reads
@@ -311,25 +307,4 @@ func (t *deltaTask) run(lo, hi, w int) {
 				b.decay[i*hv+h:i*hv+h+1], b.beta[i*hv+h], scale, b.out[i*vd+h*hd:i*vd+(h+1)*hd], b.d[w])
 		}
 	}
-}
-
-// floats returns tensor name (of shape dims) as float32, in place when it
-// is F32 and dequantized otherwise.
-func (ts *tensorSet) floats(name string, optional bool, dims ...int) ([]float32, error) {
-	t, err := ts.get(name, optional, dims...)
-	if t == nil {
-		return nil, err
-	}
-	n := 1
-	for _, d := range dims {
-		n *= d
-	}
-	if t.Type == gguf.TypeF32 {
-		return f32s(ts.data[name])[:n], nil
-	}
-	out := make([]float32, n)
-	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
-	}
-	return out, nil
 }
