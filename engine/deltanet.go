@@ -33,12 +33,10 @@ func convStep(x, w, state []float32, k int) {
 	}
 }
 
-// siluInPlace is ggml_silu: x/(1+expf(-x)).
-func siluInPlace(x []float32) {
-	for i, v := range x {
-		x[i] = v / (1 + expf(-v))
-	}
-}
+// siluInPlace is ggml_silu, x/(1+expf(-x)): swiglu with u = 1 (exact),
+// whose AVX2 loop computes the same bits as the scalar formula. ones is
+// at least len(x) of 1.
+func siluInPlace(x, ones []float32) { swiglu(x, ones[:len(x)]) }
 
 // l2Norm is ggml_l2_norm over x: x / max(|x|, eps), the sum of squares in
 // float64, the scale in float32.
@@ -80,10 +78,7 @@ func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
 func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float32) {
 	sk := len(k)
 	if len(decay) == 1 {
-		g := decay[0]
-		for i := range m {
-			m[i] *= g
-		}
+		scaleF32(m, decay[0])
 	} else {
 		for j := range v {
 			row := m[j*sk : (j+1)*sk]

@@ -63,3 +63,18 @@ func dotGGML(x, y []float32) float32 {
 	}
 	return dotTail(s, x[np:], y[np:])
 }
+
+//go:noescape
+func scaleAVX2(x *float32, octs int, a float32)
+
+// scaleF32 is x[i] *= a, eight at a time with AVX2.
+func scaleF32(x []float32, a float32) {
+	head := 0
+	if useAVX2 && len(x) >= 8 {
+		head = len(x) &^ 7
+		scaleAVX2(&x[0], head/8, a)
+	}
+	for i := head; i < len(x); i++ {
+		x[i] *= a
+	}
+}

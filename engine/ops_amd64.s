@@ -239,3 +239,21 @@ dotreduce:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func scaleAVX2(x *float32, octs int, a float32)
+// x[i] *= a eight lanes at a time (ggml_vec_scale_f32's AVX2 loop).
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ octs+8(FP), CX
+	VBROADCASTSS a+16(FP), Y1
+scaleloop:
+	TESTQ CX, CX
+	JEQ  scaleend
+	VMULPS (DI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JMP  scaleloop
+scaleend:
+	VZEROUPPER
+	RET

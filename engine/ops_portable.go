@@ -21,3 +21,10 @@ func dotGGML(x, y []float32) float32 {
 	np := len(x) &^ 31
 	return dotTail(float64(dot32Go(x[:np], y[:np])), x[np:], y[np:])
 }
+
+// scaleF32 is x[i] *= a.
+func scaleF32(x []float32, a float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}

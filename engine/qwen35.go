@@ -193,6 +193,7 @@ type deltaNetBuffers struct {
 	beta  []float32   // [batch][VHeads]
 	decay []float32   // [batch][VHeads]: alpha, then exp(gate)
 	out   []float32   // [batch][valueDim]: the delta rule's output
+	ones  []float32   // [convDim] of 1, for siluInPlace
 	d     [][]float32 // per worker: deltaStep's scratch
 }
 
@@ -209,6 +210,10 @@ func newDeltaNetBuffers(c *SSMConfig, b, threads int) *deltaNetBuffers {
 		decay: make([]float32, b*c.VHeads),
 		out:   make([]float32, b*c.valueDim()),
 		d:     make([][]float32, threads),
+		ones:  make([]float32, c.convDim()),
+	}
+	for i := range dn.ones {
+		dn.ones[i] = 1
 	}
 	for w := range dn.d {
 		dn.d[w] = make([]float32, c.HeadDim)
@@ -266,7 +271,7 @@ func (s *State) deltaNet(l int, D *DeltaNetLayer, nb int) {
 	for i := 0; i < nb; i++ {
 		x := b.qkv[i*cd : (i+1)*cd]
 		convStep(x, D.Conv, conv, sc.ConvKernel)
-		siluInPlace(x)
+		siluInPlace(x, b.ones)
 		for o := 0; o < 2*sc.keyDim(); o += hd {
 			l2Norm(x[o:o+hd], c.RMSEps)
 		}
