@@ -9,7 +9,7 @@
 // vec_dot kernels instead of repacked weights.
 //
 // Usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack]
-//                           [-f TEXT [--ctx N]]
+//                           [-ub N] [-f TEXT [--ctx N]]
 //   -p PROMPT  tokenized with BOS (add_special true, parse_special false)
 //              and decoded as ONE batch with logits for every position
 //   -o LOGITS  where to write them: float32 little-endian, position-major
@@ -17,6 +17,10 @@
 //   -g N       then continue the prompt greedily for N tokens (argmax of the
 //              last logits, one token per llama_decode), printed as
 //              "greedy: ID ..."
+//   -ub N      the prompt's n_ubatch (default 512): llama.cpp splits the
+//              one llama_decode into micro-batches of N (N = 1: every token
+//              through the one-token graph, as a recurrent layer's
+//              autoregressive path computes it)
 //   -f TEXT    also compute the perplexity of TEXT as llama-perplexity does
 //              with -c N -b N (n_seq 1): chunks of N tokens, each starting
 //              with BOS from an empty cache, scoring positions N/2..N-2
@@ -81,11 +85,11 @@ static llama_token *tokenize(const struct llama_vocab *vocab, const char *text, 
     return toks;
 }
 
-static struct llama_context *new_context(struct llama_model *model, uint32_t n_ctx, int threads) {
+static struct llama_context *new_context(struct llama_model *model, uint32_t n_ctx, uint32_t n_ubatch, int threads) {
     struct llama_context_params cp = llama_context_default_params();
     cp.n_ctx = n_ctx;
     cp.n_batch = n_ctx;
-    cp.n_ubatch = n_ctx;
+    cp.n_ubatch = n_ubatch;
     cp.n_seq_max = 1;
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
@@ -198,13 +202,13 @@ static int greedy_ids(struct llama_context *ctx, int32_t n_vocab, int32_t n, int
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack] [-f TEXT [--ctx N]]\n");
+    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack] [-ub N] [-f TEXT [--ctx N]]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *model_path = NULL, *prompt = NULL, *out = NULL, *text_path = NULL;
-    int threads = 2, ppl_ctx = 128, greedy = 0;
+    int threads = 2, ppl_ctx = 128, greedy = 0, ubatch = 512;
     bool repack = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -219,6 +223,8 @@ int main(int argc, char **argv) {
             threads = atoi(argv[++i]);
         } else if (!strcmp(a, "-f") && more) {
             text_path = argv[++i];
+        } else if (!strcmp(a, "-ub") && more) {
+            ubatch = atoi(argv[++i]);
         } else if (!strcmp(a, "--ctx") && more) {
             ppl_ctx = atoi(argv[++i]);
         } else if (!strcmp(a, "--repack")) {
@@ -229,7 +235,7 @@ int main(int argc, char **argv) {
             model_path = a;
         }
     }
-    if (!model_path || (!prompt && !text_path) || (prompt && !out) || threads < 1 || ppl_ctx < 4) {
+    if (!model_path || (!prompt && !text_path) || (prompt && !out) || threads < 1 || ppl_ctx < 4 || ubatch < 1 || ubatch > 512) {
         usage();
     }
 
@@ -251,7 +257,7 @@ int main(int argc, char **argv) {
     if (prompt) {
         int32_t n = 0;
         llama_token *toks = tokenize(vocab, prompt, (int32_t)strlen(prompt), &n);
-        struct llama_context *ctx = toks && n <= 512 ? new_context(model, 512, threads) : NULL;
+        struct llama_context *ctx = toks && n <= 512 ? new_context(model, 512, (uint32_t)ubatch, threads) : NULL;
         if (!ctx || decode_all(ctx, toks, n) != 0) {
             fprintf(stderr, "cannot evaluate the prompt\n");
             return 1;
@@ -287,7 +293,7 @@ int main(int argc, char **argv) {
         int32_t len = 0, n = 0;
         char *text = read_text(text_path, &len);
         llama_token *toks = text ? tokenize(vocab, text, len, &n) : NULL;
-        struct llama_context *ctx = toks ? new_context(model, (uint32_t)ppl_ctx, threads) : NULL;
+        struct llama_context *ctx = toks ? new_context(model, (uint32_t)ppl_ctx, (uint32_t)ppl_ctx, threads) : NULL;
         if (!ctx) {
             fprintf(stderr, "cannot set up the perplexity run\n");
             return 1;

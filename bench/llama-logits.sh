@@ -39,8 +39,9 @@
 #   5. the fresh llama.cpp logits are compared with the committed
 #      engine/testdata/llamacpp/TAG.f32 (cmp: bit for bit)
 #   6. for the other families' cases (qwen2, qwen3, qwen3moe, olmoe,
-#      bailingmoe2, gemma3 in F32, Q8_0 and the Q4_K_M mix), also the
-#      prompt's greedy continuation of 64 tokens on both sides ("greedy":
+#      bailingmoe2, gemma3, qwen35 in F32, Q8_0 and the Q4_K_M mix, qwen35moe
+#      in F32), also the prompt's greedy continuation of 64 tokens on both
+#      sides ("greedy":
 #      how many agree before the first difference), and llama.cpp's
 #      perplexity and greedy ids go to engine/testdata/llamacpp/families.txt
 # then go test ./engine -run CrossCheck checks the per-type tolerances.

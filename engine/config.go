@@ -50,6 +50,9 @@ type Config struct {
 	Recurrent []bool
 	KDA       KDAConfig
 	MLA       MLAConfig
+	// SSM sizes the linear-attention layers of a hybrid model (qwen35),
+	// zero when every layer is attention.
+	SSM SSMConfig
 
 	fam *family
 }
@@ -61,7 +64,9 @@ func (c *Config) QDim() int { return c.Heads * c.HeadDim }
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
 
 // maxCols is the widest input of any matrix product.
-func (c *Config) maxCols() int { return max(c.Embd, c.QDim(), c.maxFF(), c.mixerCols()) }
+func (c *Config) maxCols() int {
+	return max(c.Embd, c.QDim(), c.maxFF(), c.mixerCols(), c.SSM.valueDim())
+}
 
 // maxFF is the widest FFN hidden layer of any layer (dense, expert, shared).
 func (c *Config) maxFF() int { return max(c.FF, c.ExpertFF, c.SharedFF) }

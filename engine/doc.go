@@ -1,7 +1,8 @@
 // Package engine runs GGUF models of the llama, qwen2, qwen3, qwen3moe,
-// olmoe, bailingmoe2, gemma3 and bailingmoe3 architectures in pure Go: no
-// cgo, one static binary that cross-compiles to the devices the toolkit
-// targets (linux/arm64, linux/arm, darwin/arm64) as well as amd64.
+// olmoe, bailingmoe2, gemma3, bailingmoe3, qwen35 and qwen35moe
+// architectures in pure Go: no cgo, one static binary that cross-compiles
+// to the devices the toolkit targets (linux/arm64, linux/arm,
+// darwin/arm64) as well as amd64.
 //
 // It is how a recipe proves that its output works: load the file the toolkit
 // wrote (pruned or padded heads, quantized mixes, split files, Mixtral-style
@@ -13,13 +14,16 @@
 // max subtraction, SiLU- or GELU-gated FFN, expert routing), so logits
 // agree with llama.cpp's to float32 rounding. What sets one architecture
 // apart from another is data in one table (family.go: biases, q/k norms,
-// fused QKV, post-norms, sliding windows, which keys it reads); a hybrid's
-// layers carry their own token mixer chosen at load (layerMixer:
-// bailingmoe3's KDA recurrent layers, kda.go, and MLA layers, mla.go), with
-// its state (a recurrent state, a latent cache) allocated once per State.
-// Every MoE layer routes through one function (Routing.route: softmax or
-// sigmoid gating, selection bias, group limit, renormalization, scale), so
-// an expert pager has one place to hook.
+// fused QKV, post-norms, sliding windows, gated attention, which layers
+// are recurrent and which keys it reads). A hybrid's layers carry their
+// own token mixer chosen at load: qwen35's Gated DeltaNet layers
+// (deltanet.go) keep a fixed-size state in the State instead of a KV
+// cache; bailingmoe3's KDA recurrent layers (kda.go) and MLA layers
+// (mla.go) implement layerMixer, with their state (a recurrent state, a
+// latent cache) allocated once per State. Every MoE layer routes through
+// one function (Routing.route: softmax or sigmoid gating, selection bias,
+// group limit, renormalization, scale), so the expert pager (paged.go,
+// package pager) has one place to hook.
 //
 // Kernels: every matrix multiplication goes through a per-type dot product
 // of one weight row with one activation row. For the types ggml has integer

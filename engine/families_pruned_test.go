@@ -25,8 +25,8 @@ func buildPruned(t *testing.T, src []byte, ranked []int32, dir string) string {
 	return path
 }
 
-// TestFamilyPrunedHead checks pruned heads of a tied (qwen3) and an untied
-// (bailingmoe2) family, F32 and quantized: the head keeps the ids of every
+// TestFamilyPrunedHead checks pruned heads of tied (qwen3, qwen35) and
+// untied (bailingmoe2) families, F32 and quantized: the head keeps the ids of every
 // third word; at those ids the prompt's logits equal the full model's bit
 // for bit (the rows are the same bytes, multiplied by the same kernel),
 // every other id is -inf, and perplexity counts the targets outside the
@@ -39,7 +39,8 @@ func TestFamilyPrunedHead(t *testing.T) {
 	text := crosscheck.TextIDs(1200)
 	for _, c := range []crosscheck.Case{{Shape: "qwen3", Type: "F32"}, {Shape: "qwen3", Type: "Q4_K_M"},
 		{Shape: "bailingmoe2", Type: "F32"}, {Shape: "bailingmoe2", Type: "Q8_0"},
-		{Shape: "bailingmoe3", Type: "F32"}, {Shape: "bailingmoe3", Type: "Q8_0"}} {
+		{Shape: "bailingmoe3", Type: "F32"}, {Shape: "bailingmoe3", Type: "Q8_0"},
+		{Shape: "qwen35", Type: "F32"}, {Shape: "qwen35", Type: "Q4_K_M"}} {
 		t.Run(c.Tag(), func(t *testing.T) {
 			fullPath := crossModel(t, c)
 			src, err := os.ReadFile(fullPath)

@@ -71,7 +71,7 @@ var recurrentPPLTolerance = map[string]float64{"bailingmoe3-Q8_0": 0.01, "bailin
 const flipMargin = 0.1
 
 // TestLlamaCppFamilies checks every family case (qwen2, qwen3, qwen3moe,
-// olmoe, bailingmoe2, gemma3, bailingmoe3 in F32, Q8_0 and the Q4_K_M mix; their prompt logits
+// olmoe, bailingmoe2, gemma3, bailingmoe3, qwen35 in F32, Q8_0 and the Q4_K_M mix; their prompt logits
 // are checked by TestLlamaCppCrossCheck) against llama.cpp's perplexity
 // and greedy ids:
 //

@@ -33,6 +33,17 @@ type family struct {
 	// postNorms: RMS norms of the attention output and of the FFN output
 	// (post_attention_norm, post_ffw_norm) before each residual add.
 	postNorms bool
+	// attnGate: attn_q.weight holds, per head, the query and then a gate
+	// of the same width; the attention output is multiplied by
+	// sigmoid(gate) before attn_output (qwen35).
+	attnGate bool
+	// ffnNorm names the RMS norm before the FFN: "ffn_norm", or
+	// "post_attention_norm" (qwen35, where it is applied to the residual
+	// stream after the attention's add).
+	ffnNorm string
+	// sharedGate: the shared experts' output is multiplied by
+	// sigmoid(ffn_gate_inp_shexp x), one gate per token (qwen35moe).
+	sharedGate bool
 	// gelu: the FFN is GELU-gated (ggml_geglu, tanh approximation, through
 	// ggml's half-float table) instead of SiLU-gated.
 	gelu bool
@@ -96,6 +107,22 @@ var families = map[string]*family{
 	// bailingmoe3: KDA and MLA layers (bailingmoe3.go), RoPE NORM (libllama's
 	// llama_model_rope_type for it), the head may be tied.
 	"bailingmoe3": {tiedHead: true, moe: moeRequired, expBias: true, hparams: bailingMoE3, mixer: bailingMoE3Mixer},
+	// qwen35: Gated DeltaNet layers (Config.SSM, read by qwen35) with a
+	// gated full-attention layer every full_attention_interval layers.
+	"qwen35": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
+		hparams: qwen35},
+	// qwen35moe: qwen35 with MoE FFNs (softmax routing, renormalized) and a
+	// gated shared expert in every layer.
+	"qwen35moe": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
+		moe: moeRequired, sharedGate: true, hparams: qwen35MoE},
+}
+
+func init() {
+	for _, f := range families {
+		if f.ffnNorm == "" {
+			f.ffnNorm = "ffn_norm"
+		}
+	}
 }
 
 // bailingMoE2 reads Ling 2.0's keys as llama_model_bailingmoe2 does:

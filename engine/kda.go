@@ -120,8 +120,8 @@ func (l *kdaLayer) mix(s *State, st, scratch []float32, nb int) {
 	}
 	for i := 0; i < nb; i++ {
 		for h := 0; h < H; h++ {
-			l2Norm(q[i*d+h*hd:i*d+(h+1)*hd], l.eps)
-			l2Norm(k[i*d+h*hd:i*d+(h+1)*hd], l.eps)
+			gdnL2Norm(q[i*d+h*hd:i*d+(h+1)*hd], l.eps)
+			gdnL2Norm(k[i*d+h*hd:i*d+(h+1)*hd], l.eps)
 		}
 	}
 	s.matmul(l.FA, s.xb, g, nb)
@@ -177,10 +177,11 @@ func causalConvSiLU(x, w, state, win []float32, d, K, nb int) {
 	}
 }
 
-// l2Norm scales x to unit length as llama.cpp's build_gdn_l2_norm does
+// gdnL2Norm scales x to unit length as llama.cpp 0.7.0's build_gdn_l2_norm
+// does for KDA (not ggml_l2_norm, which qwen35's layers use: l2Norm)
 // (x / sqrt(sum x^2 + eps)): ggml_rms_norm with eps/n (the sum of squares
 // in float64, its mean rounded to float32), then ggml_scale by 1/sqrt(n).
-func l2Norm(x []float32, eps float32) {
+func gdnL2Norm(x []float32, eps float32) {
 	var sum float64
 	for _, v := range x {
 		sum += float64(v * v)

@@ -70,3 +70,14 @@ func mixerTokenFloats(m *Model) int {
 	}
 	return n
 }
+
+// recurrentMixerFloats is the float32s of the recurrent mixers' state.
+func (s *State) recurrentMixerFloats() int {
+	n := 0
+	for l, st := range s.mix {
+		if st != nil && s.m.Layers[l].Mixer.recurrent() {
+			n += len(st)
+		}
+	}
+	return n
+}

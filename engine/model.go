@@ -66,6 +66,12 @@ type Layer struct {
 	// the layers of a family with other token mixers (bailingmoe3's KDA and
 	// MLA layers), or is nil.
 	Mixer layerMixer
+	// SharedGate (ffn_gate_inp_shexp, one row) scales the shared experts'
+	// output by sigmoid(SharedGate x) per token (qwen35moe), or is nil.
+	SharedGate *Matrix
+	// DeltaNet holds a recurrent layer's weights (Q, K, V, O are then
+	// nil), or is nil for an attention layer.
+	DeltaNet *DeltaNetLayer
 }
 
 // Model is a loaded model of one of the supported families.
@@ -450,9 +456,19 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 // vector returns the 1-D tensor name of length n as float32, in place when
 // it is F32 and dequantized otherwise.
 func (ts *tensorSet) vector(name string, n int, optional bool) ([]float32, error) {
-	t, err := ts.get(name, optional, n)
+	return ts.floats(name, optional, n)
+}
+
+// floats returns tensor name (of shape dims) as float32, in place when it
+// is F32 and dequantized otherwise.
+func (ts *tensorSet) floats(name string, optional bool, dims ...int) ([]float32, error) {
+	t, err := ts.get(name, optional, dims...)
 	if t == nil {
 		return nil, err
+	}
+	n := 1
+	for _, d := range dims {
+		n *= d
 	}
 	if t.Type == gguf.TypeF32 {
 		return f32s(ts.data[name])[:n], nil
@@ -561,18 +577,42 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 			*dst, err = ts.vector(p+name, n, optional)
 		}
 	}
+	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
+	vec(&l.FFNNorm, f.ffnNorm+".weight", c.Embd, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.mixer != nil:
+		l.Mixer, err = f.mixer(ts, c, i, p)
+	case c.recurrent(i):
+		l.DeltaNet, err = ts.loadDeltaNet(p, c)
+	default:
+		err = m.loadAttention(ts, c, l, p)
+	}
+	if err != nil {
+		return err
+	}
+	return m.loadFFN(ts, c, i, p)
+}
+
+// loadAttention loads an attention layer's projections, biases and norms.
+func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) error {
+	f := c.fam
+	var err error
+	vec := func(dst *[]float32, name string, n int, optional bool) {
+		if err == nil {
+			*dst, err = ts.vector(p+name, n, optional)
+		}
+	}
 	mat := func(dst **Matrix, name string, cols, rows int) {
 		if err == nil {
 			*dst, err = ts.matrix(p+name, cols, rows, false)
 		}
 	}
-	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
-	vec(&l.FFNNorm, "ffn_norm.weight", c.Embd, false)
-	if err == nil && f.mixer != nil {
-		if l.Mixer, err = f.mixer(ts, c, i, p); err != nil {
-			return err
-		}
-		return m.loadFFN(ts, c, i, p)
+	qRows := c.QDim()
+	if f.attnGate {
+		qRows *= 2
 	}
 	if f.fusedQKV {
 		var qkv *Matrix
@@ -583,7 +623,7 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		q, kv := c.QDim(), c.KVDim()
 		l.Q, l.K, l.V = qkv.slice(0, q), qkv.slice(q, q+kv), qkv.slice(q+kv, q+2*kv)
 	} else {
-		mat(&l.Q, "attn_q.weight", c.Embd, c.QDim())
+		mat(&l.Q, "attn_q.weight", c.Embd, qRows)
 		mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
 		mat(&l.V, "attn_v.weight", c.Embd, c.KVDim())
 	}
@@ -609,14 +649,11 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 		vec(&l.PostAttnNorm, "post_attention_norm.weight", c.Embd, false)
 		vec(&l.PostFFNNorm, "post_ffw_norm.weight", c.Embd, false)
 	}
-	if err != nil {
-		return err
-	}
-	return m.loadFFN(ts, c, i, p)
+	return err
 }
 
-// loadFFN loads layer i's FFN: dense, or the router, experts and shared
-// experts of a MoE layer.
+// loadFFN loads layer i's FFN: dense, or the router, experts, shared
+// experts and their gate of a MoE layer.
 func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
 	l := &m.Layers[i]
 	f := c.fam
@@ -649,6 +686,15 @@ func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
 	}
 	if l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts); err != nil {
 		return err
+	}
+	if f.sharedGate {
+		t, err := ts.get(p+"ffn_gate_inp_shexp.weight", false, c.Embd)
+		if err != nil {
+			return err
+		}
+		if l.SharedGate, err = ts.newMatrix(t, c.Embd, 1); err != nil {
+			return err
+		}
 	}
 	if c.SharedFF > 0 {
 		return ts.ffn(&l.Shared, p, "_shexp", c.Embd, c.SharedFF, false)
@@ -700,17 +746,27 @@ func (c *Config) skipped(name string) bool {
 	return err == nil && l >= c.Layers && l < c.Layers+c.NextN
 }
 
-// KVCacheBytes returns the size of an F32 KV cache for ctx positions,
-// with the state of the layers that have other token mixers (MLA's latent
-// cache, KDA's recurrent and convolution state).
+// KVCacheBytes returns the size of an F32 KV cache for ctx positions (the
+// attention layers' keys and values), with the state of the layers that
+// have other token mixers (MLA's latent cache, KDA's and Gated DeltaNet's
+// recurrent and convolution state, which does not grow with ctx).
 func (m *Model) KVCacheBytes(ctx int) int64 {
-	n := int64(m.Config.Layers) * int64(ctx) * int64(m.Config.KVDim()) * 2 * 4
+	c := &m.Config
+	n := recurrentBytes(c)
 	for i := range m.Layers {
-		if mx := m.Layers[i].Mixer; mx != nil {
-			n += 4 * int64(mx.contextFloats(ctx))
+		L := &m.Layers[i]
+		if L.attends() {
+			n += int64(ctx) * int64(c.KVDim()) * 2 * 4
+		}
+		if L.Mixer != nil {
+			n += 4 * int64(L.Mixer.contextFloats(ctx))
 		}
 	}
 	return n
 }
+
+// attends reports whether the layer runs the standard attention block
+// (with a slot in the KV cache).
+func (l *Layer) attends() bool { return l.Mixer == nil && l.DeltaNet == nil }
 
 var negInf = float32(math.Inf(-1))

@@ -15,6 +15,7 @@ type moeBuffers struct {
 	shared []float32 // [batch][embd] the shared experts' output, or nil
 	used   []bool    // [experts] chosen by some token of the batch
 	need   []int     // the chosen experts, in order
+	sgate  []float32 // [batch] the shared experts' gate, or nil
 	route  *routeScratch
 }
 
@@ -35,6 +36,9 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 	if c.SharedFF > 0 {
 		mb.shared = make([]float32, b*c.Embd)
 	}
+	if c.fam.sharedGate {
+		mb.sgate = make([]float32, b)
+	}
 	return mb
 }
 
@@ -42,7 +46,7 @@ func newMoEBuffers(c *Config, b int) *moeBuffers {
 func moeBufferFloats(c *Config) int {
 	n := c.Experts + c.ExpertsUsed*(c.Embd+1) + 2*c.Embd
 	if c.SharedFF > 0 {
-		n += c.Embd
+		n += c.Embd + 1
 	}
 	return n
 }
@@ -102,6 +106,15 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 	}
 	if L.Shared.Gate != nil {
 		s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
+		if L.SharedGate != nil {
+			s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
+			for i := 0; i < nb; i++ {
+				g := sigmoid(mb.sgate[i])
+				for d := range mb.shared[i*E : (i+1)*E] {
+					mb.shared[i*E+d] *= g
+				}
+			}
+		}
 		for i, v := range mb.shared[:nb*E] {
 			s.xb2[i] += v
 		}

@@ -32,3 +32,49 @@ func swiglu(g, u []float32) {
 	}
 	swigluGo(g[head:], u[head:])
 }
+
+//go:noescape
+func madFMA(y, x *float32, octs int, a float32)
+
+// madF32 is y += x*a per element with one rounding (ggml_vec_mad_f32's
+// FMA), eight at a time with AVX2 and madF32Go for the rest.
+func madF32(y, x []float32, a float32) {
+	x = x[:len(y)]
+	head := 0
+	if useAVX2 && len(y) >= 8 {
+		head = len(y) &^ 7
+		madFMA(&y[0], &x[0], head/8, a)
+	}
+	madF32Go(y[head:], x[head:], a)
+}
+
+//go:noescape
+func dot32FMA(x, y *float32, n int) float32
+
+// dotGGML is ggml_vec_dot_f32 as ggml-cpu's AVX2 build computes it: the
+// first n&^31 products in dot32FMA's order, the rest added in float64.
+func dotGGML(x, y []float32) float32 {
+	np := len(x) &^ 31
+	var s float64
+	if useAVX2 && np > 0 {
+		s = float64(dot32FMA(&x[0], &y[0], np))
+	} else {
+		s = float64(dot32Go(x[:np], y[:np]))
+	}
+	return dotTail(s, x[np:], y[np:])
+}
+
+//go:noescape
+func scaleAVX2(x *float32, octs int, a float32)
+
+// scaleF32 is x[i] *= a, eight at a time with AVX2.
+func scaleF32(x []float32, a float32) {
+	head := 0
+	if useAVX2 && len(x) >= 8 {
+		head = len(x) &^ 7
+		scaleAVX2(&x[0], head/8, a)
+	}
+	for i := head; i < len(x); i++ {
+		x[i] *= a
+	}
+}

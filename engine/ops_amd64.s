@@ -178,3 +178,82 @@ siluloop:
 siluend:
 	VZEROUPPER
 	RET
+
+// func madFMA(y, x *float32, octs int, a float32)
+// y[i] = fma(x[i], a, y[i]) eight lanes at a time, as ggml_vec_mad_f32's
+// AVX2 loop (GGML_F32_VEC_FMA).
+TEXT ·madFMA(SB), NOSPLIT, $0-28
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ octs+16(FP), CX
+	VBROADCASTSS a+24(FP), Y1
+madloop:
+	TESTQ CX, CX
+	JEQ  madend
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JMP  madloop
+madend:
+	VZEROUPPER
+	RET
+
+// func dot32FMA(x, y *float32, n int) float32
+// ggml_vec_dot_f32's AVX2 loop for n a multiple of 32: four 8-lane FMA
+// accumulators, reduced as GGML_F32x8_REDUCE does, (acc0+acc2) +
+// (acc1+acc3), then the halves added and two horizontal adds.
+TEXT ·dot32FMA(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+dotloop:
+	CMPQ CX, $32
+	JLT  dotreduce
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  dotloop
+dotreduce:
+	VADDPS Y2, Y0, Y0
+	VADDPS Y3, Y1, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func scaleAVX2(x *float32, octs int, a float32)
+// x[i] *= a eight lanes at a time (ggml_vec_scale_f32's AVX2 loop).
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), DI
+	MOVQ octs+8(FP), CX
+	VBROADCASTSS a+16(FP), Y1
+scaleloop:
+	TESTQ CX, CX
+	JEQ  scaleend
+	VMULPS (DI), Y1, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	DECQ CX
+	JMP  scaleloop
+scaleend:
+	VZEROUPPER
+	RET

@@ -7,16 +7,17 @@ package engine
 // tokens before it, so what is kept stays valid. n outside 0..Pos() is
 // ignored.
 //
-// A model with recurrent layers (bailingmoe3's KDA) keeps one state that
-// summarizes every position evaluated; it cannot be cut back to a shorter
-// prefix, so there any n below Pos() empties the state (as Reset) and the
-// caller, reading Pos(), evaluates its tokens from the start.
+// A model with recurrent layers (qwen35's Gated DeltaNet, bailingmoe3's
+// KDA) keeps one state that summarizes every position evaluated; it cannot
+// be cut back to a shorter prefix, so there any n below Pos() empties the
+// state (as Reset) and the caller, reading Pos(), evaluates its tokens
+// from the start.
 func (s *State) Rewind(n int) {
-	if n >= 0 && n < s.pos {
-		if s.recurrentState() {
-			s.Reset()
-			return
-		}
+	switch {
+	case n < 0 || n >= s.pos:
+	case s.rec != nil || s.recurrentState():
+		s.Reset()
+	default:
 		s.pos = n
 	}
 }

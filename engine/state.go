@@ -49,11 +49,19 @@ func tokenBufferBytes(m *Model) int {
 	if c.Experts > 0 {
 		floats += moeBufferFloats(c)
 	}
+	if c.fam.attnGate {
+		floats += 2 * c.QDim()
+	}
+	if c.SSM.VHeads > 0 {
+		floats += deltaNetBufferFloats(&c.SSM)
+	}
 	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
 
-// State is one inference context: a KV cache and every buffer a forward
-// pass needs, allocated once so that evaluating a token allocates nothing.
+// State is one inference context: a KV cache (attention layers), the
+// recurrent state (Gated DeltaNet layers: fixed size, RecurrentBytes) and
+// every buffer a forward pass needs, allocated once so that evaluating a
+// token allocates nothing.
 // It is not safe for concurrent use.
 type State struct {
 	m     *Model
@@ -62,10 +70,20 @@ type State struct {
 	pos   int
 	batch int
 
-	// kc is [layer][ctx][kvDim]; vc is transposed, [layer][kvDim][ctx], as
+	// kc is [slot][ctx][kvDim]; vc is transposed, [slot][kvDim][ctx], as
 	// llama.cpp stores V without flash attention: each output element of
-	// attention is then one contiguous dot product over positions.
+	// attention is then one contiguous dot product over positions. Layer
+	// l's slot is kvSlot[l]; recurrent layers have none.
 	kc, vc []float32
+	kvSlot []int
+	// qg is the gated attention's query projection, [batch][heads][q, gate].
+	qg []float32
+
+	// rec is the recurrent layers' state and dn their buffers (nil
+	// without such layers).
+	rec *recurrentState
+	dn  *deltaNetBuffers
+	dt  deltaTask
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
@@ -106,7 +124,15 @@ func NewState(m *Model, o Options) (*State, error) {
 		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(m)))
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
-	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
+	s.kvSlot = make([]int, c.Layers)
+	slots := 0
+	for l := range c.Layers {
+		s.kvSlot[l] = slots
+		if m.Layers[l].attends() {
+			slots++
+		}
+	}
+	kv := int64(slots) * int64(o.Ctx) * int64(c.KVDim())
 	if kv > math.MaxInt32*4 {
 		return nil, fmt.Errorf("KV cache of %d floats is too large", kv)
 	}
@@ -155,6 +181,13 @@ func NewState(m *Model, o Options) (*State, error) {
 		s.moe = newMoEBuffers(c, b)
 	}
 	s.newMixerState(o.Ctx, b, o.Threads)
+	if c.fam.attnGate {
+		s.qg = make([]float32, b*2*c.QDim())
+	}
+	if c.SSM.VHeads > 0 {
+		s.rec = newRecurrentState(c)
+		s.dn = newDeltaNetBuffers(&c.SSM, b, o.Threads)
+	}
 	s.trace = o.Trace
 	switch {
 	case o.Thrash != nil && m.paged != nil:
@@ -188,10 +221,24 @@ func (s *State) Pos() int { return s.pos }
 // Ctx returns the KV cache size in positions.
 func (s *State) Ctx() int { return s.ctx }
 
-// Reset empties the KV cache (and clears any recurrent state).
+// Reset empties the KV cache and zeroes the recurrent state.
 func (s *State) Reset() {
 	s.pos = 0
 	s.resetMixers()
+	if s.rec != nil {
+		s.rec.reset()
+	}
+}
+
+// RecurrentBytes returns the size of the recurrent layers' state (their
+// convolutions' last inputs and delta-rule matrices), allocated once per
+// State whatever its context size; 0 for models without such layers.
+func (s *State) RecurrentBytes() int64 {
+	n := 4 * int64(s.recurrentMixerFloats())
+	if s.rec != nil {
+		n += recurrentBytes(s.c)
+	}
+	return n
 }
 
 // Model returns the model the state runs.
@@ -294,7 +341,8 @@ func (t *attnTask) run(lo, hi, w int) {
 		scale = 1 // q is scaled already
 	}
 	local := c.localLayer(t.layer)
-	base := t.layer * s.ctx * kvd
+	slot := s.kvSlot[t.layer]
+	base := slot * s.ctx * kvd
 	for item := lo; item < hi; item++ {
 		i, h := item/c.Heads, item%c.Heads
 		p := t.pos0 + i
@@ -310,7 +358,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		vb := t.layer*kvd*s.ctx + kvo*s.ctx + from
+		vb := slot*kvd*s.ctx + kvo*s.ctx + from
 		for d := range out {
 			out[d] = dotF32(len(sc), bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+len(sc)]), bytesOf(sc))
 		}
@@ -375,9 +423,12 @@ func (s *State) forward(tokens []int32) error {
 		for i := 0; i < nb; i++ {
 			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
 		}
-		if L.Mixer != nil {
+		switch {
+		case L.Mixer != nil:
 			L.Mixer.mix(s, s.mix[l], s.mixScratch, nb)
-		} else {
+		case L.DeltaNet != nil:
+			s.deltaNet(l, L.DeltaNet, nb)
+		default:
 			s.attention(L, l, nb)
 		}
 		for i := 0; i < nb; i++ {
@@ -412,17 +463,27 @@ func (s *State) forward(tokens []int32) error {
 	return nil
 }
 
-// attention is the standard attention block of layer l: the q/k/v
-// projections of s.xb with their biases, norms and RoPE, the KV cache
-// update, attention, and the output projection into s.xb2.
+// attention is an attention layer on s.xb into s.xb2 (before attn_output's
+// bias): q, k, v with their biases and norms, RoPE, the KV cache, the
+// scores and, for a gated family, the output times sigmoid(gate).
 func (s *State) attention(L *Layer, l, nb int) {
 	c, m := s.c, s.m
-	kvd := c.KVDim()
-	s.matmul(L.Q, s.xb, s.q, nb)
+	kvd, qd, hd := c.KVDim(), c.QDim(), c.HeadDim
+	if c.fam.attnGate {
+		s.matmul(L.Q, s.xb, s.qg, nb)
+		for i := 0; i < nb; i++ {
+			for h := 0; h < c.Heads; h++ {
+				src := s.qg[i*2*qd+2*h*hd:]
+				copy(s.q[i*qd+h*hd:i*qd+(h+1)*hd], src[:hd])
+			}
+		}
+	} else {
+		s.matmul(L.Q, s.xb, s.q, nb)
+	}
 	s.matmul(L.K, s.xb, s.k, nb)
 	s.matmul(L.V, s.xb, s.v, nb)
 	for i := 0; i < nb; i++ {
-		q := s.q[i*c.QDim() : (i+1)*c.QDim()]
+		q := s.q[i*qd : (i+1)*qd]
 		k := s.k[i*kvd : (i+1)*kvd]
 		v := s.v[i*kvd : (i+1)*kvd]
 		addBias(q, L.BQ)
@@ -449,15 +510,27 @@ func (s *State) attention(L *Layer, l, nb int) {
 				q[j] *= c.QScale
 			}
 		}
-		off := (l*s.ctx + s.pos + i) * kvd
+		slot := s.kvSlot[l]
+		off := (slot*s.ctx + s.pos + i) * kvd
 		copy(s.kc[off:off+kvd], k)
 		for d, x := range v {
-			s.vc[(l*kvd+d)*s.ctx+s.pos+i] = x
+			s.vc[(slot*kvd+d)*s.ctx+s.pos+i] = x
 		}
 	}
 	s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
 	// An item writes HeadDim floats of ao: keep threads a cache line apart.
 	s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+	if c.fam.attnGate {
+		for i := 0; i < nb; i++ {
+			for h := 0; h < c.Heads; h++ {
+				g := s.qg[i*2*qd+(2*h+1)*hd : i*2*qd+(2*h+2)*hd]
+				o := s.ao[i*qd+h*hd : i*qd+(h+1)*hd]
+				for d, v := range g {
+					o[d] *= sigmoid(v)
+				}
+			}
+		}
+	}
 	s.matmul(L.O, s.ao, s.xb2, nb)
 }
 
