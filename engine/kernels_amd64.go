@@ -25,6 +25,9 @@ func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float3
 func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 
 //go:noescape
+func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+
+//go:noescape
 func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 
 //go:noescape
@@ -102,6 +105,14 @@ func dotQ8_0x4(n int, w, a []byte, stride int, out *[4]float32) {
 	nb := n / 32
 	_ = a[3*stride+nb*q8_0Bytes-1]
 	dotQ8_0x4AVX2(&w[:nb*q8_0Bytes][0], &a[0], stride, nb, out)
+}
+
+// dotQ4_0x4 is the four-row Q4_0 product: each row's result is
+// dotQ4_0Asm's, bit for bit, with the weight block decoded once.
+func dotQ4_0x4(n int, w, a []byte, stride int, out *[4]float32) {
+	nb := n / 32
+	_ = a[3*stride+nb*q8_0Bytes-1]
+	dotQ4_0x4AVX2(&w[:nb*q4_0Bytes][0], &a[0], stride, nb, out)
 }
 
 // scores sets sc[t] = scale * (q . k[t*kstride : t*kstride+len(q)]) for
@@ -200,6 +211,7 @@ func installKernels(name string) {
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ8_0].dot4 = dotQ8_0x4
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
+		kernels[gguf.TypeQ4_0].dot4 = dotQ4_0x4
 		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = x4of(dotQ4_Kx2AVX2, 256, q4_KBytes, q8_KBytes)

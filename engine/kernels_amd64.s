@@ -1451,3 +1451,69 @@ q3k2done:
 	VMOVSS X0, 4(DX)
 	VZEROUPPER
 	RET
+
+// func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+// Four dotQ4_0AVX2 products of one weight row with the activation rows at
+// a, a+astride, a+2*astride, a+3*astride (bytes): each weight block's
+// nibbles are decoded, offset and made absolute once for the four rows,
+// which then take dotQ8_0x4AVX2's per-row steps (Q8ROW); each row's sums
+// are the single-row kernel's, bit for bit.
+TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	LEAQ (DI)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL $0x08080808, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+q4x4loop:
+	TESTQ CX, CX
+	JEQ  q4x4done
+	MOVWLZX (SI), AX
+	VMOVD AX, X1
+	VCVTPH2PS X1, X1
+	VMOVDQU 2(SI), X2
+	VPSRLW $4, X2, X3
+	VINSERTI128 $1, X3, Y2, Y2
+	VPAND Y11, Y2, Y2
+	VPSUBB Y12, Y2, Y2
+	VPSIGNB Y2, Y2, Y4
+	Q8ROW(DI, Y0)
+	Q8ROW(R9, Y8)
+	Q8ROW(R10, Y9)
+	Q8ROW(R11, Y10)
+	ADDQ $18, SI
+	ADDQ $34, DI
+	ADDQ $34, R9
+	ADDQ $34, R10
+	ADDQ $34, R11
+	DECQ CX
+	JMP  q4x4loop
+q4x4done:
+	MOVQ out+32(FP), DX
+	HSUM_Y0
+	VMOVSS X0, (DX)
+	VMOVAPS Y8, Y0
+	HSUM_Y0
+	VMOVSS X0, 4(DX)
+	VMOVAPS Y9, Y0
+	HSUM_Y0
+	VMOVSS X0, 8(DX)
+	VMOVAPS Y10, Y0
+	HSUM_Y0
+	VMOVSS X0, 12(DX)
+	VZEROUPPER
+	RET
