@@ -1517,3 +1517,102 @@ q4x4done:
 	VMOVSS X0, 12(DX)
 	VZEROUPPER
 	RET
+
+// One weight row of dotQ4_0r4AVX2: the row's block at off(reg)(BX*1)
+// decoded to unsigned nibbles (low half elements 0-15, high 16-31), times
+// the activations in Y4 as unsigned x signed pairs, less the pairs of 8 x
+// activations (Y7): exactly ggml's pair sums of (nibble-8) x activation,
+// to int32 lanes (Y6: int16 ones), scaled by the product at (4*k)(SP) and
+// FMA'd into acc, dotQ4_0AVX2's arithmetic lane for lane.
+#define Q40R4ROW(reg, idx, acc) \
+	VMOVDQU 2(reg)(BX*1), X9 \
+	VPSRLW $4, X9, X10 \
+	VINSERTI128 $1, X10, Y9, Y9 \
+	VPAND Y8, Y9, Y9 \
+	VPMADDUBSW Y4, Y9, Y9 \
+	VPSUBW Y7, Y9, Y9 \
+	VPMADDWD Y6, Y9, Y9 \
+	VCVTDQ2PS Y9, Y9 \
+	VPERMPS Y13, idx, Y10 \
+	VFMADD231PS Y9, Y10, acc
+
+// func dotQ4_0r4AVX2(w *byte, wstride int, a *byte, nb int, out *[4]float32)
+// Four dotQ4_0AVX2 products: the weight rows at w, w+wstride, w+2*wstride
+// and w+3*wstride (bytes) against one activation row (generation). The
+// activation block, its 8 x pair sums and its scale are loaded once for
+// the four rows, the four weight scales converted together; each row
+// keeps its own accumulator in dotQ4_0AVX2's order, so its result is that
+// kernel's bit for bit.
+TEXT ·dotQ4_0r4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ wstride+8(FP), R8
+	MOVQ a+16(FP), DI
+	MOVQ nb+24(FP), CX
+	LEAQ (SI)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	XORQ BX, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVL $0x08080808, AX
+	VMOVD AX, X5
+	VPBROADCASTD X5, Y5
+	MOVL $0x00010001, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VXORPS Y11, Y11, Y11
+	MOVL $1, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	MOVL $2, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $3, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+q4r4loop:
+	TESTQ CX, CX
+	JEQ  q4r4done
+	MOVWLZX (SI)(BX*1), AX
+	VMOVD AX, X13
+	VPINSRW $1, (R12)(BX*1), X13, X13
+	VPINSRW $2, (R13)(BX*1), X13, X13
+	VPINSRW $3, (R14)(BX*1), X13, X13
+	VPINSRW $4, (DI), X13, X13
+	VCVTPH2PS X13, Y13
+	VEXTRACTF128 $1, Y13, X9
+	VBROADCASTSS X9, X9
+	VMULPS X9, X13, X13
+	VMOVDQU 2(DI), Y4
+	VPMADDUBSW Y4, Y5, Y7
+	Q40R4ROW(SI, Y11, Y0)
+	Q40R4ROW(R12, Y12, Y1)
+	Q40R4ROW(R13, Y15, Y2)
+	Q40R4ROW(R14, Y14, Y3)
+	ADDQ $18, BX
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q4r4loop
+q4r4done:
+	MOVQ out+32(FP), DX
+	VMOVAPS Y1, Y11
+	VMOVAPS Y2, Y12
+	VMOVAPS Y3, Y13
+	HSUM_Y0
+	VMOVSS X0, (DX)
+	VMOVAPS Y11, Y0
+	HSUM_Y0
+	VMOVSS X0, 4(DX)
+	VMOVAPS Y12, Y0
+	HSUM_Y0
+	VMOVSS X0, 8(DX)
+	VMOVAPS Y13, Y0
+	HSUM_Y0
+	VMOVSS X0, 12(DX)
+	VZEROUPPER
+	RET
