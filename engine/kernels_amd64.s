@@ -1452,12 +1452,58 @@ q3k2done:
 	VZEROUPPER
 	RET
 
+// Broadcast constants of the Q4_0 kernels: Y5 bytes of 8, Y6 int16 ones,
+// Y8 the nibble mask; Y11, Y12, Y15 and Y14 the VPERMPS indexes of lanes
+// 0-3 (Q40R4ROW and Q40X4ROW pick a row's scale product with them: a
+// broadcast from a stack slot stalls on store forwarding).
+#define Q40_CONSTS \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X5 \
+	VPBROADCASTD X5, Y5 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Y6 \
+	MOVL $0x0f0f0f0f, AX \
+	VMOVD AX, X8 \
+	VPBROADCASTD X8, Y8 \
+	VXORPS Y11, Y11, Y11 \
+	MOVL $1, AX \
+	VMOVD AX, X12 \
+	VPBROADCASTD X12, Y12 \
+	MOVL $2, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Y15 \
+	MOVL $3, AX \
+	VMOVD AX, X14 \
+	VPBROADCASTD X14, Y14
+
+// Q40_SCALES converts the four f16 scales in X13's words 0-3 and the one
+// in word 4 together and leaves their products (word k times word 4, as
+// ggml's fp16(x.d) * fp16(y.d)) in lanes 0-3 of Y13. Clobbers Y9.
+#define Q40_SCALES \
+	VCVTPH2PS X13, Y13 \
+	VEXTRACTF128 $1, Y13, X9 \
+	VBROADCASTSS X9, X9 \
+	VMULPS X9, X13, X13
+
+// One activation row of dotQ4_0x4AVX2: its block at 2(reg)(DX*1) against
+// the unsigned nibbles in Y4 (Q40R4ROW's arithmetic, the offset pairs per
+// row), scaled by lane idx of Y13, FMA'd into acc.
+#define Q40X4ROW(reg, idx, acc) \
+	VPMADDUBSW 2(reg)(DX*1), Y5, Y7 \
+	VPMADDUBSW 2(reg)(DX*1), Y4, Y9 \
+	VPSUBW Y7, Y9, Y9 \
+	VPMADDWD Y6, Y9, Y9 \
+	VCVTDQ2PS Y9, Y9 \
+	VPERMPS Y13, idx, Y10 \
+	VFMADD231PS Y9, Y10, acc
+
 // func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 // Four dotQ4_0AVX2 products of one weight row with the activation rows at
 // a, a+astride, a+2*astride, a+3*astride (bytes): each weight block's
-// nibbles are decoded, offset and made absolute once for the four rows,
-// which then take dotQ8_0x4AVX2's per-row steps (Q8ROW); each row's sums
-// are the single-row kernel's, bit for bit.
+// nibbles are decoded once for the four rows and the five scales
+// converted together; each row keeps its own accumulator in
+// dotQ4_0AVX2's order, so its result is that kernel's bit for bit.
 TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
@@ -1466,53 +1512,48 @@ TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
 	LEAQ (DI)(R8*1), R9
 	LEAQ (R9)(R8*1), R10
 	LEAQ (R10)(R8*1), R11
+	XORQ DX, DX
 	VXORPS Y0, Y0, Y0
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X11
-	VPBROADCASTD X11, Y11
-	MOVL $0x08080808, AX
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	Q40_CONSTS
 q4x4loop:
 	TESTQ CX, CX
 	JEQ  q4x4done
-	MOVWLZX (SI), AX
-	VMOVD AX, X1
-	VCVTPH2PS X1, X1
-	VMOVDQU 2(SI), X2
-	VPSRLW $4, X2, X3
-	VINSERTI128 $1, X3, Y2, Y2
-	VPAND Y11, Y2, Y2
-	VPSUBB Y12, Y2, Y2
-	VPSIGNB Y2, Y2, Y4
-	Q8ROW(DI, Y0)
-	Q8ROW(R9, Y8)
-	Q8ROW(R10, Y9)
-	Q8ROW(R11, Y10)
+	MOVWLZX (DI)(DX*1), AX
+	VMOVD AX, X13
+	VPINSRW $1, (R9)(DX*1), X13, X13
+	VPINSRW $2, (R10)(DX*1), X13, X13
+	VPINSRW $3, (R11)(DX*1), X13, X13
+	VPINSRW $4, (SI), X13, X13
+	Q40_SCALES
+	VMOVDQU 2(SI), X4
+	VPSRLW $4, X4, X9
+	VINSERTI128 $1, X9, Y4, Y4
+	VPAND Y8, Y4, Y4
+	Q40X4ROW(DI, Y11, Y0)
+	Q40X4ROW(R9, Y12, Y1)
+	Q40X4ROW(R10, Y15, Y2)
+	Q40X4ROW(R11, Y14, Y3)
 	ADDQ $18, SI
-	ADDQ $34, DI
-	ADDQ $34, R9
-	ADDQ $34, R10
-	ADDQ $34, R11
+	ADDQ $34, DX
 	DECQ CX
 	JMP  q4x4loop
 q4x4done:
 	MOVQ out+32(FP), DX
+	VMOVAPS Y1, Y11
+	VMOVAPS Y2, Y12
+	VMOVAPS Y3, Y13
 	HSUM_Y0
 	VMOVSS X0, (DX)
-	VMOVAPS Y8, Y0
+	VMOVAPS Y11, Y0
 	HSUM_Y0
 	VMOVSS X0, 4(DX)
-	VMOVAPS Y9, Y0
+	VMOVAPS Y12, Y0
 	HSUM_Y0
 	VMOVSS X0, 8(DX)
-	VMOVAPS Y10, Y0
+	VMOVAPS Y13, Y0
 	HSUM_Y0
 	VMOVSS X0, 12(DX)
 	VZEROUPPER
@@ -1556,25 +1597,7 @@ TEXT ·dotQ4_0r4AVX2(SB), NOSPLIT, $0-40
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	MOVL $0x08080808, AX
-	VMOVD AX, X5
-	VPBROADCASTD X5, Y5
-	MOVL $0x00010001, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8
-	VXORPS Y11, Y11, Y11
-	MOVL $1, AX
-	VMOVD AX, X12
-	VPBROADCASTD X12, Y12
-	MOVL $2, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Y15
-	MOVL $3, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
+	Q40_CONSTS
 q4r4loop:
 	TESTQ CX, CX
 	JEQ  q4r4done
@@ -1584,10 +1607,7 @@ q4r4loop:
 	VPINSRW $2, (R13)(BX*1), X13, X13
 	VPINSRW $3, (R14)(BX*1), X13, X13
 	VPINSRW $4, (DI), X13, X13
-	VCVTPH2PS X13, Y13
-	VEXTRACTF128 $1, Y13, X9
-	VBROADCASTSS X9, X9
-	VMULPS X9, X13, X13
+	Q40_SCALES
 	VMOVDQU 2(DI), Y4
 	VPMADDUBSW Y4, Y5, Y7
 	Q40R4ROW(SI, Y11, Y0)
