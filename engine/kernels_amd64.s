@@ -116,9 +116,28 @@ q8done:
 	MOVSS X0, ret+24(FP)
 	RET
 
+// One Q4_0 block of dotQ4_0AVX2 at off(SI) and aoff(DI): the nibbles
+// unsigned (low half elements 0-15, high 16-31) times the activations as
+// unsigned x signed pairs, less the pairs of 8 x activations: exactly
+// ggml's int16 pair sums of (nibble-8) x activation; then to int32 lanes
+// (Y7: int16 ones), float, and FMA'd with the block's scale product (sc)
+// into Y0, ggml's AVX2 q4_0 step lane for lane.
+#define Q40BLOCK(off, aoff, sc) \
+	VMOVDQU (off+2)(SI), X4 \
+	VPSRLW $4, X4, X5 \
+	VINSERTI128 $1, X5, Y4, Y4 \
+	VPAND Y8, Y4, Y4 \
+	VPMADDUBSW (aoff+2)(DI), Y9, Y6 \
+	VPMADDUBSW (aoff+2)(DI), Y4, Y4 \
+	VPSUBW Y6, Y4, Y4 \
+	VPMADDWD Y7, Y4, Y4 \
+	VCVTDQ2PS Y4, Y4 \
+	VFMADD231PS Y4, sc, Y0
+
 // func dotQ4_0AVX2(x, y *byte, nb int) float32
-// Weights: 16 bytes of nibbles, low nibbles are elements 0-15, high 16-31,
-// each minus 8.
+// ggml's AVX2 q4_0 x q8_0 dot: one accumulator, blocks in order. Two
+// blocks per step share the conversion of their four f16 scales; an odd
+// last block converts its own.
 TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
@@ -133,21 +152,31 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
 	MOVL $0x08080808, AX
 	VMOVD AX, X9
 	VPBROADCASTD X9, Y9
-q4loop:
+q4pair:
+	CMPQ CX, $2
+	JLT  q4last
+	MOVWLZX (SI), AX
+	VMOVD AX, X1
+	VPINSRW $1, 18(SI), X1, X1
+	VPINSRW $2, (DI), X1, X1
+	VPINSRW $3, 34(DI), X1, X1
+	VCVTPH2PS X1, X1
+	VMOVHLPS X1, X1, X2
+	VMULPS X2, X1, X1
+	VBROADCASTSS X1, Y2
+	VMOVSHDUP X1, X3
+	VBROADCASTSS X3, Y3
+	Q40BLOCK(0, 0, Y2)
+	Q40BLOCK(18, 34, Y3)
+	ADDQ $36, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	JMP  q4pair
+q4last:
 	TESTQ CX, CX
 	JEQ  q4done
 	BLOCK_SCALE
-	VMOVDQU 2(SI), X2
-	VPSRLW $4, X2, X3
-	VINSERTI128 $1, X3, Y2, Y2
-	VPAND Y8, Y2, Y2
-	VPSUBB Y9, Y2, Y2
-	VMOVDQU 2(DI), Y3
-	DOT_I8
-	ADDQ $18, SI
-	ADDQ $34, DI
-	DECQ CX
-	JMP  q4loop
+	Q40BLOCK(0, 0, Y1)
 q4done:
 	HSUM_Y0
 	VZEROUPPER
@@ -1592,6 +1621,10 @@ TEXT ·dotQ4_0r4AVX2(SB), NOSPLIT, $0-40
 	LEAQ (SI)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
 	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R15
 	XORQ BX, BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -1614,6 +1647,10 @@ q4r4loop:
 	Q40R4ROW(R12, Y12, Y1)
 	Q40R4ROW(R13, Y15, Y2)
 	Q40R4ROW(R14, Y14, Y3)
+	PREFETCHT0 (R9)(BX*1)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 (R11)(BX*1)
+	PREFETCHT0 (R15)(BX*1)
 	ADDQ $18, BX
 	ADDQ $34, DI
 	DECQ CX
