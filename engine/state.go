@@ -16,7 +16,8 @@ type Options struct {
 	// (default 1).
 	Threads int
 	// Batch is the number of tokens processed together when evaluating a
-	// prompt (default: as many as fit batchBuffers, 32 to 512).
+	// prompt (default: as many as fit batchBuffers, a multiple of 4 from
+	// 32 to 512).
 	Batch int
 }
 
@@ -78,7 +79,10 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	o.Threads = max(1, o.Threads)
 	if o.Batch <= 0 {
-		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(c)))
+		// A multiple of 4: the four-row kernels (dot4) then leave no
+		// activation rows to the slower one-row products but in a
+		// prompt's last batch.
+		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(c))) &^ 3
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
 	kv := int64(c.Layers) * int64(o.Ctx) * int64(c.KVDim())
