@@ -686,6 +686,76 @@ scdone:
 	VCVTDQ2PS Y6, Y6 \
 	VFMADD231PS Y6, Y3, acc
 
+// Q8ROWV is Q8ROW with the pair sums of VPMADDUBSW and VPMADDWD in one
+// AVX-512 VNNI VPDPBUSD (ymm, EVEX): the same int32 lanes (no
+// intermediate int16 saturation can occur: |w| <= 127 against signed
+// activations >= -127 gives pairs within int16), one multiply instead of
+// two.
+#define Q8ROWV(reg, acc) \
+	MOVWLZX (reg), AX \
+	VMOVD AX, X3 \
+	VCVTPH2PS X3, X3 \
+	VMULSS X3, X1, X3 \
+	VBROADCASTSS X3, Y3 \
+	VMOVDQU 2(reg), Y5 \
+	VPSIGNB Y2, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPDPBUSD Y5, Y4, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VFMADD231PS Y6, Y3, acc
+
+// The four-row Q8_0 and Q4_0 kernels (X4_INIT, a block macro per weight
+// block, X4_OUT): weights at SI, activation rows at DI, R9 (DI+R8), R10,
+// R11, blocks in CX, their float accumulators Y0, Y8, Y9, Y10, int16 ones
+// in Y7; X4_OUT stores the four results at DX.
+#define X4_INIT \
+	LEAQ (DI)(R8*1), R9 \
+	LEAQ (R9)(R8*1), R10 \
+	LEAQ (R10)(R8*1), R11 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Y7
+
+// The four rows' blocks with row macro ROW (Q8ROW or Q8ROWV), the weight
+// block's signed values in Y2, absolute values in Y4 and scale in X1.
+#define X4_ROWS(ROW) \
+	VPSIGNB Y2, Y2, Y4 \
+	ROW(DI, Y0) \
+	ROW(R9, Y8) \
+	ROW(R10, Y9) \
+	ROW(R11, Y10) \
+	ADDQ $34, DI \
+	ADDQ $34, R9 \
+	ADDQ $34, R10 \
+	ADDQ $34, R11
+
+#define X4_OUT \
+	HSUM_Y0 \
+	VMOVSS X0, (DX) \
+	VMOVAPS Y8, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 4(DX) \
+	VMOVAPS Y9, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 8(DX) \
+	VMOVAPS Y10, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 12(DX) \
+	VZEROUPPER
+
+// One Q8_0 weight block of the four-row kernel, its scale into X1.
+#define Q8X4_BLOCK(ROW) \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMOVDQU 2(SI), Y2 \
+	X4_ROWS(ROW) \
+	ADDQ $34, SI
+
 // func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 // Four dotQ8_0AVX2 products of one weight row with the activation rows at
 // a, a+astride, a+2*astride, a+3*astride (bytes): the weight block, its
@@ -696,49 +766,35 @@ TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ a+8(FP), DI
 	MOVQ astride+16(FP), R8
 	MOVQ nb+24(FP), CX
-	LEAQ (DI)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7
+	X4_INIT
 q8x4loop:
 	TESTQ CX, CX
 	JEQ  q8x4done
-	MOVWLZX (SI), AX
-	VMOVD AX, X1
-	VCVTPH2PS X1, X1
-	VMOVDQU 2(SI), Y2
-	VPSIGNB Y2, Y2, Y4
-	Q8ROW(DI, Y0)
-	Q8ROW(R9, Y8)
-	Q8ROW(R10, Y9)
-	Q8ROW(R11, Y10)
-	ADDQ $34, SI
-	ADDQ $34, DI
-	ADDQ $34, R9
-	ADDQ $34, R10
-	ADDQ $34, R11
+	Q8X4_BLOCK(Q8ROW)
 	DECQ CX
 	JMP  q8x4loop
 q8x4done:
 	MOVQ out+32(FP), DX
-	HSUM_Y0
-	VMOVSS X0, (DX)
-	VMOVAPS Y8, Y0
-	HSUM_Y0
-	VMOVSS X0, 4(DX)
-	VMOVAPS Y9, Y0
-	HSUM_Y0
-	VMOVSS X0, 8(DX)
-	VMOVAPS Y10, Y0
-	HSUM_Y0
-	VMOVSS X0, 12(DX)
-	VZEROUPPER
+	X4_OUT
+	RET
+
+// func dotQ8_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+// dotQ8_0x4AVX2 with Q8ROWV: the same results, bit for bit.
+TEXT ·dotQ8_0x4VNNI(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	X4_INIT
+q8x4vloop:
+	TESTQ CX, CX
+	JEQ  q8x4vdone
+	Q8X4_BLOCK(Q8ROWV)
+	DECQ CX
+	JMP  q8x4vloop
+q8x4vdone:
+	MOVQ out+32(FP), DX
+	X4_OUT
 	RET
 
 // One activation row's share of a Q4_K quarter in the two-row kernel:
@@ -1481,10 +1537,10 @@ q3k2done:
 	VZEROUPPER
 	RET
 
-// Broadcast constants of the Q4_0 kernels: Y5 bytes of 8, Y6 int16 ones,
+// Broadcast constants of dotQ4_0r4AVX2: Y5 bytes of 8, Y6 int16 ones,
 // Y8 the nibble mask; Y11, Y12, Y15 and Y14 the VPERMPS indexes of lanes
-// 0-3 (Q40R4ROW and Q40X4ROW pick a row's scale product with them: a
-// broadcast from a stack slot stalls on store forwarding).
+// 0-3 (Q40R4ROW picks a row's scale product with them: a broadcast from a
+// stack slot stalls on store forwarding).
 #define Q40_CONSTS \
 	MOVL $0x08080808, AX \
 	VMOVD AX, X5 \
@@ -1515,77 +1571,70 @@ q3k2done:
 	VBROADCASTSS X9, X9 \
 	VMULPS X9, X13, X13
 
-// One activation row of dotQ4_0x4AVX2: its block at 2(reg)(DX*1) against
-// the unsigned nibbles in Y4 (Q40R4ROW's arithmetic, the offset pairs per
-// row), scaled by lane idx of Y13, FMA'd into acc.
-#define Q40X4ROW(reg, idx, acc) \
-	VPMADDUBSW 2(reg)(DX*1), Y5, Y7 \
-	VPMADDUBSW 2(reg)(DX*1), Y4, Y9 \
-	VPSUBW Y7, Y9, Y9 \
-	VPMADDWD Y6, Y9, Y9 \
-	VCVTDQ2PS Y9, Y9 \
-	VPERMPS Y13, idx, Y10 \
-	VFMADD231PS Y9, Y10, acc
+// One Q4_0 weight block of the four-row kernel: scale into X1, the
+// nibbles less 8 into Y2 (Y11: 0x0f, Y12: 8s), then X4_ROWS.
+#define Q4X4_BLOCK(ROW) \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMOVDQU 2(SI), X2 \
+	VPSRLW $4, X2, X3 \
+	VINSERTI128 $1, X3, Y2, Y2 \
+	VPAND Y11, Y2, Y2 \
+	VPSUBB Y12, Y2, Y2 \
+	X4_ROWS(ROW) \
+	ADDQ $18, SI
+
+#define Q4X4_CONSTS \
+	MOVL $0x0f0f0f0f, AX \
+	VMOVD AX, X11 \
+	VPBROADCASTD X11, Y11 \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X12 \
+	VPBROADCASTD X12, Y12
 
 // func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 // Four dotQ4_0AVX2 products of one weight row with the activation rows at
 // a, a+astride, a+2*astride, a+3*astride (bytes): each weight block's
-// nibbles are decoded once for the four rows and the five scales
-// converted together; each row keeps its own accumulator in
-// dotQ4_0AVX2's order, so its result is that kernel's bit for bit.
+// nibbles are decoded, offset and made absolute once for the four rows,
+// which then take dotQ8_0x4AVX2's per-row steps; each row's sums are the
+// single-row kernel's, bit for bit.
 TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ astride+16(FP), R8
 	MOVQ nb+24(FP), CX
-	LEAQ (DI)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	XORQ DX, DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	Q40_CONSTS
+	X4_INIT
+	Q4X4_CONSTS
 q4x4loop:
 	TESTQ CX, CX
 	JEQ  q4x4done
-	MOVWLZX (DI)(DX*1), AX
-	VMOVD AX, X13
-	VPINSRW $1, (R9)(DX*1), X13, X13
-	VPINSRW $2, (R10)(DX*1), X13, X13
-	VPINSRW $3, (R11)(DX*1), X13, X13
-	VPINSRW $4, (SI), X13, X13
-	Q40_SCALES
-	VMOVDQU 2(SI), X4
-	VPSRLW $4, X4, X9
-	VINSERTI128 $1, X9, Y4, Y4
-	VPAND Y8, Y4, Y4
-	Q40X4ROW(DI, Y11, Y0)
-	Q40X4ROW(R9, Y12, Y1)
-	Q40X4ROW(R10, Y15, Y2)
-	Q40X4ROW(R11, Y14, Y3)
-	ADDQ $18, SI
-	ADDQ $34, DX
+	Q4X4_BLOCK(Q8ROW)
 	DECQ CX
 	JMP  q4x4loop
 q4x4done:
 	MOVQ out+32(FP), DX
-	VMOVAPS Y1, Y11
-	VMOVAPS Y2, Y12
-	VMOVAPS Y3, Y13
-	HSUM_Y0
-	VMOVSS X0, (DX)
-	VMOVAPS Y11, Y0
-	HSUM_Y0
-	VMOVSS X0, 4(DX)
-	VMOVAPS Y12, Y0
-	HSUM_Y0
-	VMOVSS X0, 8(DX)
-	VMOVAPS Y13, Y0
-	HSUM_Y0
-	VMOVSS X0, 12(DX)
-	VZEROUPPER
+	X4_OUT
+	RET
+
+// func dotQ4_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+// dotQ4_0x4AVX2 with Q8ROWV: the same results, bit for bit.
+TEXT ·dotQ4_0x4VNNI(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	X4_INIT
+	Q4X4_CONSTS
+q4x4vloop:
+	TESTQ CX, CX
+	JEQ  q4x4vdone
+	Q4X4_BLOCK(Q8ROWV)
+	DECQ CX
+	JMP  q4x4vloop
+q4x4vdone:
+	MOVQ out+32(FP), DX
+	X4_OUT
 	RET
 
 // One weight row of dotQ4_0r4AVX2: the row's block at off(reg)(BX*1)

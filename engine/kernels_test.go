@@ -207,7 +207,11 @@ func fastMatchesReference(t *testing.T, rng *rand.Rand, n int) {
 // their sums differently: relative 1e-5 of the sum of |products|), the
 // integer kernels bit for bit (they share the per-row arithmetic).
 func TestDot4(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
+	dot4MatchesDot(t, rand.New(rand.NewPCG(9, 10)))
+}
+
+// dot4MatchesDot is TestDot4 for the installed kernel set.
+func dot4MatchesDot(t *testing.T, rng *rand.Rand) {
 	cases := map[string]struct {
 		k     *kernel
 		wtype gguf.Type
@@ -358,8 +362,8 @@ func TestScores(t *testing.T) {
 	}
 }
 
-// TestSelectKernels runs the fast-versus-reference check with every kernel
-// set this CPU offers installed (so "portable" is tested beside the
+// TestSelectKernels runs the fast-versus-reference and four-row checks
+// with every kernel set this CPU offers installed (so "portable" is tested beside the
 // assembly in one binary), and checks that an unknown set is refused.
 func TestSelectKernels(t *testing.T) {
 	defer SelectKernels("")
@@ -372,6 +376,7 @@ func TestSelectKernels(t *testing.T) {
 		}
 		t.Logf("kernel set %s", name)
 		fastMatchesReference(t, rand.New(rand.NewPCG(3, 4)), 1024)
+		dot4MatchesDot(t, rand.New(rand.NewPCG(9, 10)))
 	}
 	if err := SelectKernels("sse9"); err == nil {
 		t.Error("unknown kernel set accepted")
@@ -415,11 +420,13 @@ func BenchmarkKernelSets(b *testing.B) {
 
 // BenchmarkDot4 measures the products of one 4096-element weight row with
 // four activation rows, per type with a four-row kernel: four calls of
-// the single-row dot ("dot") against one of dot4 ("dot4"), rows in cache,
+// the single-row dot ("dot") against one of dot4 ("dot4/SET", under every
+// kernel set this CPU offers), rows in cache,
 // so the ratio is the prompt path's gain from sharing the weight decode;
 // and for types with rows4 four weight rows against one activation row
 // ("dot-rows" against "rows4": generation's products).
 func BenchmarkDot4(b *testing.B) {
+	defer SelectKernels("")
 	const n = 4096
 	rng := rand.New(rand.NewPCG(7, 8))
 	f := make([]float32, n)
@@ -452,12 +459,23 @@ func BenchmarkDot4(b *testing.B) {
 				}
 			}
 		})
-		b.Run(typ.String()+"/dot4", func(b *testing.B) {
-			var out [4]float32
-			for b.Loop() {
-				k.dot4(n, w, a, stride, &out)
-			}
-		})
+		for _, set := range KernelSets() {
+			b.Run(typ.String()+"/dot4/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				if k.dot4 == nil {
+					b.Skip("no four-row kernel")
+				}
+				var out [4]float32
+				for b.Loop() {
+					k.dot4(n, w, a, stride, &out)
+				}
+			})
+		}
+		if err := SelectKernels(""); err != nil {
+			b.Fatal(err)
+		}
 		if k.rows4 == nil {
 			continue
 		}
