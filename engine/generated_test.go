@@ -108,7 +108,7 @@ func withRefKernels(fn func()) {
 	saved := map[*kernel]kernel{}
 	for _, k := range append(slices.Collect(maps.Values(kernels)), genericKernel) {
 		saved[k] = *k
-		k.dot, k.dot4, k.rows4 = k.ref, nil, nil
+		k.dot, k.dot4 = k.ref, nil
 	}
 	defer func() {
 		for k, v := range saved {
@@ -153,10 +153,10 @@ func TestGeneratedModels(t *testing.T) {
 }
 
 // TestBatchIndependence runs 2-layer width-256 models of the types whose
-// multi-row kernels (dot4, rows4) promise each product bit for bit equal
-// to the single-row dot: a prompt batch of 23 on 2 threads (four-row
-// products and a tail of 3) must give exactly the logits of one token at a
-// time on one thread (rows4 in place of dot). Q4_0 is not in
+// four-row kernels (dot4) promise each product bit for bit equal to the
+// single-row dot: a prompt batch of 23 on 2 threads (four-row products
+// and a tail of 3) must give exactly the logits of one token at a time on
+// one thread. Q4_0 is not in
 // TestGeneratedModels: its kernels follow ggml's x86 float order, the
 // reference the generic C one, and a last-bit difference moving a q8
 // activation across a rounding step moves later logits by ~0.05.

@@ -20,10 +20,6 @@ type dotFunc func(n int, w, a []byte) float32
 // c = 0..3, n elements each; stride is the byte distance between rows.
 type dot4Func func(n int, w, a []byte, stride int, out *[4]float32)
 
-// rows4Func computes out[i] = (weight row at w[i*wstride:]) . a for
-// i = 0..3, n elements each: four weight rows against one activation row.
-type rows4Func func(n int, w []byte, wstride int, a []byte, out *[4]float32)
-
 // kernel is how one weight type is multiplied.
 type kernel struct {
 	// act is the type activations are converted to first: ggml's
@@ -35,11 +31,6 @@ type kernel struct {
 	// (activation rows stride elements apart), loading the weights once:
 	// prompt batches use it. Its float sums may be ordered unlike dot's.
 	dot4 dot4Func
-	// rows4, where set, computes four weight rows against one activation
-	// row, sharing the activation's loads and the scale conversions, each
-	// result dot's bit for bit: the activation rows dot4 leaves (a single
-	// token in generation, a batch's last 1-3) use it.
-	rows4 rows4Func
 	// generic marks types without an integer kernel: rows are dequantized
 	// to float32 and multiplied with the activations rounded to act and
 	// turned back into float32.
@@ -180,7 +171,6 @@ func restorePortable() {
 		*kernels[t] = k
 	}
 	genericKernel.dot4 = nil
-	genericKernel.rows4 = nil
 }
 
 // kernelSet is the name of the installed kernel set.

@@ -34,9 +34,6 @@ func dotQ8_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
 func dotQ4_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
 
 //go:noescape
-func dotQ4_0r4AVX2(w *byte, wstride int, a *byte, nb int, out *[4]float32)
-
-//go:noescape
 func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 
 //go:noescape
@@ -118,14 +115,6 @@ func x4q8(x4 func(w, a *byte, astride, nb int, out *[4]float32), wBytes int) dot
 		_ = a[3*stride+nb*q8_0Bytes-1]
 		x4(&w[:nb*wBytes][0], &a[0], stride, nb, out)
 	}
-}
-
-// dotQ4_0r4 is the four-weight-row Q4_0 product: each row's result is
-// dotQ4_0Asm's, bit for bit.
-func dotQ4_0r4(n int, w []byte, wstride int, a []byte, out *[4]float32) {
-	nb := n / 32
-	_, _ = w[3*wstride+nb*q4_0Bytes-1], a[nb*q8_0Bytes-1]
-	dotQ4_0r4AVX2(&w[0], wstride, &a[0], nb, out)
 }
 
 // scores sets sc[t] = scale * (q . k[t*kstride : t*kstride+len(q)]) for
@@ -242,7 +231,6 @@ func installKernels(name string) {
 		kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4AVX2, q8_0Bytes)
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_0].dot4 = x4q8(dotQ4_0x4AVX2, q4_0Bytes)
-		kernels[gguf.TypeQ4_0].rows4 = dotQ4_0r4
 		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = x4of(dotQ4_Kx2AVX2, 256, q4_KBytes, q8_KBytes)

@@ -116,28 +116,9 @@ q8done:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// One Q4_0 block of dotQ4_0AVX2 at off(SI) and aoff(DI): the nibbles
-// unsigned (low half elements 0-15, high 16-31) times the activations as
-// unsigned x signed pairs, less the pairs of 8 x activations: exactly
-// ggml's int16 pair sums of (nibble-8) x activation; then to int32 lanes
-// (Y7: int16 ones), float, and FMA'd with the block's scale product (sc)
-// into Y0, ggml's AVX2 q4_0 step lane for lane.
-#define Q40BLOCK(off, aoff, sc) \
-	VMOVDQU (off+2)(SI), X4 \
-	VPSRLW $4, X4, X5 \
-	VINSERTI128 $1, X5, Y4, Y4 \
-	VPAND Y8, Y4, Y4 \
-	VPMADDUBSW (aoff+2)(DI), Y9, Y6 \
-	VPMADDUBSW (aoff+2)(DI), Y4, Y4 \
-	VPSUBW Y6, Y4, Y4 \
-	VPMADDWD Y7, Y4, Y4 \
-	VCVTDQ2PS Y4, Y4 \
-	VFMADD231PS Y4, sc, Y0
-
 // func dotQ4_0AVX2(x, y *byte, nb int) float32
-// ggml's AVX2 q4_0 x q8_0 dot: one accumulator, blocks in order. Two
-// blocks per step share the conversion of their four f16 scales; an odd
-// last block converts its own.
+// Weights: 16 bytes of nibbles, low nibbles are elements 0-15, high 16-31,
+// each minus 8.
 TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
@@ -152,31 +133,21 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-28
 	MOVL $0x08080808, AX
 	VMOVD AX, X9
 	VPBROADCASTD X9, Y9
-q4pair:
-	CMPQ CX, $2
-	JLT  q4last
-	MOVWLZX (SI), AX
-	VMOVD AX, X1
-	VPINSRW $1, 18(SI), X1, X1
-	VPINSRW $2, (DI), X1, X1
-	VPINSRW $3, 34(DI), X1, X1
-	VCVTPH2PS X1, X1
-	VMOVHLPS X1, X1, X2
-	VMULPS X2, X1, X1
-	VBROADCASTSS X1, Y2
-	VMOVSHDUP X1, X3
-	VBROADCASTSS X3, Y3
-	Q40BLOCK(0, 0, Y2)
-	Q40BLOCK(18, 34, Y3)
-	ADDQ $36, SI
-	ADDQ $68, DI
-	SUBQ $2, CX
-	JMP  q4pair
-q4last:
+q4loop:
 	TESTQ CX, CX
 	JEQ  q4done
 	BLOCK_SCALE
-	Q40BLOCK(0, 0, Y1)
+	VMOVDQU 2(SI), X2
+	VPSRLW $4, X2, X3
+	VINSERTI128 $1, X3, Y2, Y2
+	VPAND Y8, Y2, Y2
+	VPSUBB Y9, Y2, Y2
+	VMOVDQU 2(DI), Y3
+	DOT_I8
+	ADDQ $18, SI
+	ADDQ $34, DI
+	DECQ CX
+	JMP  q4loop
 q4done:
 	HSUM_Y0
 	VZEROUPPER
@@ -686,11 +657,10 @@ scdone:
 	VCVTDQ2PS Y6, Y6 \
 	VFMADD231PS Y6, Y3, acc
 
-// Q8ROWV is Q8ROW with the pair sums of VPMADDUBSW and VPMADDWD in one
-// AVX-512 VNNI VPDPBUSD (ymm, EVEX): the same int32 lanes (no
-// intermediate int16 saturation can occur: |w| <= 127 against signed
-// activations >= -127 gives pairs within int16), one multiply instead of
-// two.
+// Q8ROWV is Q8ROW with VPMADDUBSW and VPMADDWD replaced by one AVX-512
+// VNNI VPDPBUSD (ymm, EVEX): one multiply instead of two and the same
+// int32 lanes, since VPMADDUBSW's int16 pairs never saturate here
+// (|w| <= 128 times activations in [-127, 127]: at most 32512).
 #define Q8ROWV(reg, acc) \
 	MOVWLZX (reg), AX \
 	VMOVD AX, X3 \
@@ -1537,40 +1507,6 @@ q3k2done:
 	VZEROUPPER
 	RET
 
-// Broadcast constants of dotQ4_0r4AVX2: Y5 bytes of 8, Y6 int16 ones,
-// Y8 the nibble mask; Y11, Y12, Y15 and Y14 the VPERMPS indexes of lanes
-// 0-3 (Q40R4ROW picks a row's scale product with them: a broadcast from a
-// stack slot stalls on store forwarding).
-#define Q40_CONSTS \
-	MOVL $0x08080808, AX \
-	VMOVD AX, X5 \
-	VPBROADCASTD X5, Y5 \
-	MOVL $0x00010001, AX \
-	VMOVD AX, X6 \
-	VPBROADCASTD X6, Y6 \
-	MOVL $0x0f0f0f0f, AX \
-	VMOVD AX, X8 \
-	VPBROADCASTD X8, Y8 \
-	VXORPS Y11, Y11, Y11 \
-	MOVL $1, AX \
-	VMOVD AX, X12 \
-	VPBROADCASTD X12, Y12 \
-	MOVL $2, AX \
-	VMOVD AX, X15 \
-	VPBROADCASTD X15, Y15 \
-	MOVL $3, AX \
-	VMOVD AX, X14 \
-	VPBROADCASTD X14, Y14
-
-// Q40_SCALES converts the four f16 scales in X13's words 0-3 and the one
-// in word 4 together and leaves their products (word k times word 4, as
-// ggml's fp16(x.d) * fp16(y.d)) in lanes 0-3 of Y13. Clobbers Y9.
-#define Q40_SCALES \
-	VCVTPH2PS X13, Y13 \
-	VEXTRACTF128 $1, Y13, X9 \
-	VBROADCASTSS X9, X9 \
-	VMULPS X9, X13, X13
-
 // One Q4_0 weight block of the four-row kernel: scale into X1, the
 // nibbles less 8 into Y2 (Y11: 0x0f, Y12: 8s), then X4_ROWS.
 #define Q4X4_BLOCK(ROW) \
@@ -1635,90 +1571,4 @@ q4x4vloop:
 q4x4vdone:
 	MOVQ out+32(FP), DX
 	X4_OUT
-	RET
-
-// One weight row of dotQ4_0r4AVX2: the row's block at off(reg)(BX*1)
-// decoded to unsigned nibbles (low half elements 0-15, high 16-31), times
-// the activations in Y4 as unsigned x signed pairs, less the pairs of 8 x
-// activations (Y7): exactly ggml's pair sums of (nibble-8) x activation,
-// to int32 lanes (Y6: int16 ones), scaled by the product at (4*k)(SP) and
-// FMA'd into acc, dotQ4_0AVX2's arithmetic lane for lane.
-#define Q40R4ROW(reg, idx, acc) \
-	VMOVDQU 2(reg)(BX*1), X9 \
-	VPSRLW $4, X9, X10 \
-	VINSERTI128 $1, X10, Y9, Y9 \
-	VPAND Y8, Y9, Y9 \
-	VPMADDUBSW Y4, Y9, Y9 \
-	VPSUBW Y7, Y9, Y9 \
-	VPMADDWD Y6, Y9, Y9 \
-	VCVTDQ2PS Y9, Y9 \
-	VPERMPS Y13, idx, Y10 \
-	VFMADD231PS Y9, Y10, acc
-
-// func dotQ4_0r4AVX2(w *byte, wstride int, a *byte, nb int, out *[4]float32)
-// Four dotQ4_0AVX2 products: the weight rows at w, w+wstride, w+2*wstride
-// and w+3*wstride (bytes) against one activation row (generation). The
-// activation block, its 8 x pair sums and its scale are loaded once for
-// the four rows, the four weight scales converted together; each row
-// keeps its own accumulator in dotQ4_0AVX2's order, so its result is that
-// kernel's bit for bit.
-TEXT ·dotQ4_0r4AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ wstride+8(FP), R8
-	MOVQ a+16(FP), DI
-	MOVQ nb+24(FP), CX
-	LEAQ (SI)(R8*1), R12
-	LEAQ (R12)(R8*1), R13
-	LEAQ (R13)(R8*1), R14
-	LEAQ (R14)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	LEAQ (R11)(R8*1), R15
-	XORQ BX, BX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	Q40_CONSTS
-q4r4loop:
-	TESTQ CX, CX
-	JEQ  q4r4done
-	MOVWLZX (SI)(BX*1), AX
-	VMOVD AX, X13
-	VPINSRW $1, (R12)(BX*1), X13, X13
-	VPINSRW $2, (R13)(BX*1), X13, X13
-	VPINSRW $3, (R14)(BX*1), X13, X13
-	VPINSRW $4, (DI), X13, X13
-	Q40_SCALES
-	VMOVDQU 2(DI), Y4
-	VPMADDUBSW Y4, Y5, Y7
-	Q40R4ROW(SI, Y11, Y0)
-	Q40R4ROW(R12, Y12, Y1)
-	Q40R4ROW(R13, Y15, Y2)
-	Q40R4ROW(R14, Y14, Y3)
-	PREFETCHT0 (R9)(BX*1)
-	PREFETCHT0 (R10)(BX*1)
-	PREFETCHT0 (R11)(BX*1)
-	PREFETCHT0 (R15)(BX*1)
-	ADDQ $18, BX
-	ADDQ $34, DI
-	DECQ CX
-	JMP  q4r4loop
-q4r4done:
-	MOVQ out+32(FP), DX
-	VMOVAPS Y1, Y11
-	VMOVAPS Y2, Y12
-	VMOVAPS Y3, Y13
-	HSUM_Y0
-	VMOVSS X0, (DX)
-	VMOVAPS Y11, Y0
-	HSUM_Y0
-	VMOVSS X0, 4(DX)
-	VMOVAPS Y12, Y0
-	HSUM_Y0
-	VMOVSS X0, 8(DX)
-	VMOVAPS Y13, Y0
-	HSUM_Y0
-	VMOVSS X0, 12(DX)
-	VZEROUPPER
 	RET

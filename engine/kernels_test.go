@@ -280,50 +280,6 @@ func dot4MatchesDot(t *testing.T, rng *rand.Rand) {
 	}
 }
 
-// TestRows4 checks every four-weight-row kernel against the kernel's
-// single-row dot on the same rows, bit for bit, for lengths with odd
-// block counts and weight rows further apart than their length.
-func TestRows4(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	tested := 0
-	for typ, k := range kernels {
-		if k.rows4 == nil {
-			continue
-		}
-		tested++
-		for _, n := range []int{32, 64, 96, 256, 512, 1024, 2816} {
-			if n%typ.BlockSize() != 0 || n%k.act.BlockSize() != 0 {
-				continue
-			}
-			f := make([]float32, n)
-			quant := func(typ gguf.Type, dst []byte) {
-				for i := range f {
-					f[i] = float32(rng.NormFloat64())
-				}
-				if err := quantizeAct(typ, dst, f); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rb := actRowBytes(typ, n)
-			wstride := rb + 20
-			w := make([]byte, 3*wstride+rb)
-			for i := 0; i < 4; i++ {
-				quant(typ, w[i*wstride:i*wstride+rb])
-			}
-			a := make([]byte, actRowBytes(k.act, n))
-			quant(k.act, a)
-			var out [4]float32
-			k.rows4(n, w, wstride, a, &out)
-			for i, got := range out {
-				if want := k.dot(n, w[i*wstride:i*wstride+rb], a); got != want {
-					t.Errorf("%s n=%d row %d: %v, single-row dot %v", typ, n, i, got, want)
-				}
-			}
-		}
-	}
-	t.Logf("%d types with a four-weight-row kernel in this build", tested)
-}
-
 // TestScores checks the attention-score kernel against float64 dot
 // products for head sizes with and without the four-key assembly path and
 // key counts with tails, and that it returns the maximum.
@@ -422,9 +378,7 @@ func BenchmarkKernelSets(b *testing.B) {
 // four activation rows, per type with a four-row kernel: four calls of
 // the single-row dot ("dot") against one of dot4 ("dot4/SET", under every
 // kernel set this CPU offers), rows in cache,
-// so the ratio is the prompt path's gain from sharing the weight decode;
-// and for types with rows4 four weight rows against one activation row
-// ("dot-rows" against "rows4": generation's products).
+// so the ratio is the prompt path's gain from sharing the weight decode.
 func BenchmarkDot4(b *testing.B) {
 	defer SelectKernels("")
 	const n = 4096
@@ -476,32 +430,5 @@ func BenchmarkDot4(b *testing.B) {
 		if err := SelectKernels(""); err != nil {
 			b.Fatal(err)
 		}
-		if k.rows4 == nil {
-			continue
-		}
-		// rows4: four weight rows (w4) against one activation row.
-		rb := len(w)
-		w4 := make([]byte, 4*rb)
-		for r := 0; r < 4; r++ {
-			for i := range f {
-				f[i] = float32(rng.NormFloat64())
-			}
-			if err := quantizeAct(typ, w4[r*rb:(r+1)*rb], f); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.Run(typ.String()+"/dot-rows", func(b *testing.B) {
-			for b.Loop() {
-				for r := 0; r < 4; r++ {
-					k.dot(n, w4[r*rb:(r+1)*rb], a[:stride])
-				}
-			}
-		})
-		b.Run(typ.String()+"/rows4", func(b *testing.B) {
-			var out [4]float32
-			for b.Loop() {
-				k.rows4(n, w4, rb, a[:stride], &out)
-			}
-		})
 	}
 }

@@ -189,17 +189,6 @@ type matmulTask struct {
 func (t *matmulTask) run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
 	n := w.Cols
-	o := &t.quad[wk]
-	// Activation rows [0, j4) go four at a time through dot4; the rest
-	// through rows4, four weight rows at a time, where the kernel has it,
-	// or else one product at a time.
-	j4, r4 := 0, lo
-	if k.dot4 != nil {
-		j4 = t.nb &^ 3
-	}
-	if k.rows4 != nil {
-		r4 = lo + (hi-lo)&^3
-	}
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)
 		if k.generic {
@@ -207,24 +196,18 @@ func (t *matmulTask) run(lo, hi, wk int) {
 			_ = dequantizeRow(w.Type, f, row)
 			row = bytesOf(f)
 		}
-		for j := 0; j < j4; j += 4 {
-			k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
-			for c, v := range o {
-				t.out[(j+c)*w.Rows+r] = v
+		j := 0
+		if k.dot4 != nil && t.nb >= 4 {
+			o := &t.quad[wk]
+			for ; j+4 <= t.nb; j += 4 {
+				k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
+				for c, v := range o {
+					t.out[(j+c)*w.Rows+r] = v
+				}
 			}
 		}
-		if r >= r4 {
-			for j := j4; j < t.nb; j++ {
-				t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
-			}
-		}
-	}
-	for r := lo; r < r4; r += 4 {
-		for j := j4; j < t.nb; j++ {
-			k.rows4(n, w.data[r*w.RowBytes:], w.RowBytes, t.act[j*t.stride:(j+1)*t.stride], o)
-			for i, v := range o {
-				t.out[j*w.Rows+r+i] = v
-			}
+		for ; j < t.nb; j++ {
+			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
 		}
 	}
 }
