@@ -3,7 +3,7 @@
 // (engine/kernels_haswell_test.go; bench/ggml-vecdot.sh drives it).
 //
 // The backend library (e.g. libggml-cpu-haswell.so) is dlopen'ed and its
-// ggml_vec_dot_<type>_q8_K called once per row pair: weight row r of W
+// ggml_vec_dot_<type>_q8_K (or _q8_0) called once per row pair: weight row r of W
 // (ROWBYTES bytes) with activation row r of A (A's size / rows bytes).
 // Prints one line per row: the float32 result as 8 hex digits of its bits.
 //

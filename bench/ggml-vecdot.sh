@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The engine's K-quant dot kernels against ggml-cpu's own, bit for bit:
+# The engine's K-quant, Q4_0 and Q8_0 dot kernels against ggml-cpu's own, bit for bit:
 # writes engine/testdata/llamacpp/vecdot-haswell.txt, which
 # TestKQuantAgainstHaswell (engine/kernels_haswell_test.go) checks.
 #
 # The test writes its inputs (GGUF_VECDOT_INPUTS), bench/ggml-vecdot.c
 # (built here with gcc) dlopens the backend and runs its
-# ggml_vec_dot_<type>_q8_K on them. Environment as bench/llama-logits.sh:
+# ggml_vec_dot_<type>_q8_K (q8_0 for Q4_0 and Q8_0) on them. Environment as bench/llama-logits.sh:
 #   LLAMA_CPP_ROOT     default /tmp/lcpp/root (Debian's libggml0 extracted)
 #   LLAMA_CPP_LIB      default $LLAMA_CPP_ROOT/usr/lib/x86_64-linux-gnu
 #   LLAMA_CPP_LOADER   default $LLAMA_CPP_LIB/ld-linux-x86-64.so.2 if present,
@@ -41,11 +41,12 @@ run() {
 
 out=$root/engine/testdata/llamacpp/vecdot-haswell.txt
 {
-  echo "# ggml_vec_dot_<type>_q8_K of $(basename "$backend") on TestKQuantAgainstHaswell's rows"
+  echo "# ggml_vec_dot_<type>_<q8_K|q8_0> of $(basename "$backend") on TestKQuantAgainstHaswell's rows"
   echo "# (1024 values, 64 rows per type); written by bench/ggml-vecdot.sh. TYPE row float32-bits"
-  for spec in Q2_K:q2_K:84 Q3_K:q3_K:110 Q4_K:q4_K:144 Q5_K:q5_K:176 Q6_K:q6_K:210; do
-    IFS=: read -r typ sym bytes <<<"$spec"
-    run "$tmp/ggml-vecdot" "$backend" "ggml_vec_dot_${sym}_q8_K" 1024 $((4 * bytes)) "$tmp/$typ.w" "$tmp/$typ.a" |
+  for spec in Q2_K:q2_K_q8_K:84:4 Q3_K:q3_K_q8_K:110:4 Q4_K:q4_K_q8_K:144:4 Q5_K:q5_K_q8_K:176:4 Q6_K:q6_K_q8_K:210:4 \
+    Q4_0:q4_0_q8_0:18:32 Q8_0:q8_0_q8_0:34:32; do
+    IFS=: read -r typ sym bytes blocks <<<"$spec"
+    run "$tmp/ggml-vecdot" "$backend" "ggml_vec_dot_${sym}" 1024 $((blocks * bytes)) "$tmp/$typ.w" "$tmp/$typ.a" |
       awk -v t="$typ" '{ print t, NR-1, $1 }'
   done
 } >"$out"

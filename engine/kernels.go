@@ -181,8 +181,9 @@ func restorePortable() {
 var kernelSet = "portable"
 
 // KernelSets lists the kernel sets this build and CPU can run, best (the
-// default) first: "avx2" on amd64, "dotprod" (ARMv8.2 SDOT) and "neon"
-// (ARMv8.0) on arm64, and "portable" (Go only) everywhere.
+// default) first: "vnni" (AVX2 plus AVX-512 VNNI) and "avx2" on amd64,
+// "dotprod" (ARMv8.2 SDOT) and "neon" (ARMv8.0) on arm64, and "portable"
+// (Go only) everywhere.
 func KernelSets() []string { return kernelSets() }
 
 // KernelSet returns the name of the kernel set in use.

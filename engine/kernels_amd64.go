@@ -25,6 +25,15 @@ func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float3
 func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 
 //go:noescape
+func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+
+//go:noescape
+func dotQ8_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+
+//go:noescape
+func dotQ4_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+
+//go:noescape
 func dotQ4_Kx2AVX2(w, a *byte, astride, nb int, out *[2]float32)
 
 //go:noescape
@@ -96,12 +105,16 @@ func dotIQ4NLAsm(n int, w, a []byte) float32 {
 	return s
 }
 
-// dotQ8_0x4 is the four-row Q8_0 product: each row's result is
-// dotQ8_0Asm's, bit for bit, with the weight block decoded once.
-func dotQ8_0x4(n int, w, a []byte, stride int, out *[4]float32) {
-	nb := n / 32
-	_ = a[3*stride+nb*q8_0Bytes-1]
-	dotQ8_0x4AVX2(&w[:nb*q8_0Bytes][0], &a[0], stride, nb, out)
+// x4q8 returns a four-row product of 32-value blocks of wBytes bytes
+// against q8_0 activations, made of assembly kernel x4: each row's result
+// is the single-row kernel's, bit for bit, with the weight block decoded
+// once for the four.
+func x4q8(x4 func(w, a *byte, astride, nb int, out *[4]float32), wBytes int) dot4Func {
+	return func(n int, w, a []byte, stride int, out *[4]float32) {
+		nb := n / 32
+		_ = a[3*stride+nb*q8_0Bytes-1]
+		x4(&w[:nb*wBytes][0], &a[0], stride, nb, out)
+	}
 }
 
 // scores sets sc[t] = scale * (q . k[t*kstride : t*kstride+len(q)]) for
@@ -182,9 +195,20 @@ func dotQ2_0Asm(n int, w, a []byte) float32 {
 // hasAVX2 is what the CPU offers; useAVX2 what is installed (SelectKernels).
 var hasAVX2 = useAVX2
 
-// kernelSets lists the kernel sets this build can select, best first.
+// hasVNNI reports AVX-512 VNNI with 256-bit vectors (AVX512VL), which the
+// "vnni" set's VPDPBUSD needs (x/sys/cpu sets the AVX-512 flags only where
+// the OS saves the AVX-512 state).
+var hasVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+// kernelSets lists the kernel sets this build can select, best first:
+// "vnni" is "avx2" with the Q8_0 and Q4_0 prompt kernels summing byte
+// pairs with VPDPBUSD (one multiply where AVX2 takes two; the same
+// integers, so the same results bit for bit).
 func kernelSets() []string {
 	if hasAVX2 && cpu.X86.HasAVX {
+		if hasVNNI {
+			return []string{"vnni", "avx2", "portable"}
+		}
 		return []string{"avx2", "portable"}
 	}
 	return []string{"portable"}
@@ -193,13 +217,20 @@ func kernelSets() []string {
 // installKernels switches to the named set, one of kernelSets().
 func installKernels(name string) {
 	restorePortable()
-	useAVX2 = name == "avx2"
+	useAVX2 = name == "avx2" || name == "vnni"
+	if name == "vnni" {
+		defer func() {
+			kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4VNNI, q8_0Bytes)
+			kernels[gguf.TypeQ4_0].dot4 = x4q8(dotQ4_0x4VNNI, q4_0Bytes)
+		}()
+	}
 	if useAVX2 {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
 		genericKernel.dot4 = dotF32x4
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
-		kernels[gguf.TypeQ8_0].dot4 = dotQ8_0x4
+		kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4AVX2, q8_0Bytes)
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
+		kernels[gguf.TypeQ4_0].dot4 = x4q8(dotQ4_0x4AVX2, q4_0Bytes)
 		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = x4of(dotQ4_Kx2AVX2, 256, q4_KBytes, q8_KBytes)

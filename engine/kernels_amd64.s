@@ -657,6 +657,75 @@ scdone:
 	VCVTDQ2PS Y6, Y6 \
 	VFMADD231PS Y6, Y3, acc
 
+// Q8ROWV is Q8ROW with VPMADDUBSW and VPMADDWD replaced by one AVX-512
+// VNNI VPDPBUSD (ymm, EVEX): one multiply instead of two and the same
+// int32 lanes, since VPMADDUBSW's int16 pairs never saturate here
+// (|w| <= 128 times activations in [-127, 127]: at most 32512).
+#define Q8ROWV(reg, acc) \
+	MOVWLZX (reg), AX \
+	VMOVD AX, X3 \
+	VCVTPH2PS X3, X3 \
+	VMULSS X3, X1, X3 \
+	VBROADCASTSS X3, Y3 \
+	VMOVDQU 2(reg), Y5 \
+	VPSIGNB Y2, Y5, Y5 \
+	VPXOR Y6, Y6, Y6 \
+	VPDPBUSD Y5, Y4, Y6 \
+	VCVTDQ2PS Y6, Y6 \
+	VFMADD231PS Y6, Y3, acc
+
+// The four-row Q8_0 and Q4_0 kernels (X4_INIT, a block macro per weight
+// block, X4_OUT): weights at SI, activation rows at DI, R9 (DI+R8), R10,
+// R11, blocks in CX, their float accumulators Y0, Y8, Y9, Y10, int16 ones
+// in Y7; X4_OUT stores the four results at DX.
+#define X4_INIT \
+	LEAQ (DI)(R8*1), R9 \
+	LEAQ (R9)(R8*1), R10 \
+	LEAQ (R10)(R8*1), R11 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Y7
+
+// The four rows' blocks with row macro ROW (Q8ROW or Q8ROWV), the weight
+// block's signed values in Y2, absolute values in Y4 and scale in X1.
+#define X4_ROWS(ROW) \
+	VPSIGNB Y2, Y2, Y4 \
+	ROW(DI, Y0) \
+	ROW(R9, Y8) \
+	ROW(R10, Y9) \
+	ROW(R11, Y10) \
+	ADDQ $34, DI \
+	ADDQ $34, R9 \
+	ADDQ $34, R10 \
+	ADDQ $34, R11
+
+#define X4_OUT \
+	HSUM_Y0 \
+	VMOVSS X0, (DX) \
+	VMOVAPS Y8, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 4(DX) \
+	VMOVAPS Y9, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 8(DX) \
+	VMOVAPS Y10, Y0 \
+	HSUM_Y0 \
+	VMOVSS X0, 12(DX) \
+	VZEROUPPER
+
+// One Q8_0 weight block of the four-row kernel, its scale into X1.
+#define Q8X4_BLOCK(ROW) \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMOVDQU 2(SI), Y2 \
+	X4_ROWS(ROW) \
+	ADDQ $34, SI
+
 // func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 // Four dotQ8_0AVX2 products of one weight row with the activation rows at
 // a, a+astride, a+2*astride, a+3*astride (bytes): the weight block, its
@@ -667,49 +736,35 @@ TEXT ·dotQ8_0x4AVX2(SB), NOSPLIT, $0-40
 	MOVQ a+8(FP), DI
 	MOVQ astride+16(FP), R8
 	MOVQ nb+24(FP), CX
-	LEAQ (DI)(R8*1), R9
-	LEAQ (R9)(R8*1), R10
-	LEAQ (R10)(R8*1), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7
+	X4_INIT
 q8x4loop:
 	TESTQ CX, CX
 	JEQ  q8x4done
-	MOVWLZX (SI), AX
-	VMOVD AX, X1
-	VCVTPH2PS X1, X1
-	VMOVDQU 2(SI), Y2
-	VPSIGNB Y2, Y2, Y4
-	Q8ROW(DI, Y0)
-	Q8ROW(R9, Y8)
-	Q8ROW(R10, Y9)
-	Q8ROW(R11, Y10)
-	ADDQ $34, SI
-	ADDQ $34, DI
-	ADDQ $34, R9
-	ADDQ $34, R10
-	ADDQ $34, R11
+	Q8X4_BLOCK(Q8ROW)
 	DECQ CX
 	JMP  q8x4loop
 q8x4done:
 	MOVQ out+32(FP), DX
-	HSUM_Y0
-	VMOVSS X0, (DX)
-	VMOVAPS Y8, Y0
-	HSUM_Y0
-	VMOVSS X0, 4(DX)
-	VMOVAPS Y9, Y0
-	HSUM_Y0
-	VMOVSS X0, 8(DX)
-	VMOVAPS Y10, Y0
-	HSUM_Y0
-	VMOVSS X0, 12(DX)
-	VZEROUPPER
+	X4_OUT
+	RET
+
+// func dotQ8_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+// dotQ8_0x4AVX2 with Q8ROWV: the same results, bit for bit.
+TEXT ·dotQ8_0x4VNNI(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	X4_INIT
+q8x4vloop:
+	TESTQ CX, CX
+	JEQ  q8x4vdone
+	Q8X4_BLOCK(Q8ROWV)
+	DECQ CX
+	JMP  q8x4vloop
+q8x4vdone:
+	MOVQ out+32(FP), DX
+	X4_OUT
 	RET
 
 // One activation row's share of a Q4_K quarter in the two-row kernel:
@@ -1450,4 +1505,70 @@ q3k2done:
 	HSUM_Y0
 	VMOVSS X0, 4(DX)
 	VZEROUPPER
+	RET
+
+// One Q4_0 weight block of the four-row kernel: scale into X1, the
+// nibbles less 8 into Y2 (Y11: 0x0f, Y12: 8s), then X4_ROWS.
+#define Q4X4_BLOCK(ROW) \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X1 \
+	VCVTPH2PS X1, X1 \
+	VMOVDQU 2(SI), X2 \
+	VPSRLW $4, X2, X3 \
+	VINSERTI128 $1, X3, Y2, Y2 \
+	VPAND Y11, Y2, Y2 \
+	VPSUBB Y12, Y2, Y2 \
+	X4_ROWS(ROW) \
+	ADDQ $18, SI
+
+#define Q4X4_CONSTS \
+	MOVL $0x0f0f0f0f, AX \
+	VMOVD AX, X11 \
+	VPBROADCASTD X11, Y11 \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X12 \
+	VPBROADCASTD X12, Y12
+
+// func dotQ4_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
+// Four dotQ4_0AVX2 products of one weight row with the activation rows at
+// a, a+astride, a+2*astride, a+3*astride (bytes): each weight block's
+// nibbles are decoded, offset and made absolute once for the four rows,
+// which then take dotQ8_0x4AVX2's per-row steps; each row's sums are the
+// single-row kernel's, bit for bit.
+TEXT ·dotQ4_0x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	X4_INIT
+	Q4X4_CONSTS
+q4x4loop:
+	TESTQ CX, CX
+	JEQ  q4x4done
+	Q4X4_BLOCK(Q8ROW)
+	DECQ CX
+	JMP  q4x4loop
+q4x4done:
+	MOVQ out+32(FP), DX
+	X4_OUT
+	RET
+
+// func dotQ4_0x4VNNI(w, a *byte, astride, nb int, out *[4]float32)
+// dotQ4_0x4AVX2 with Q8ROWV: the same results, bit for bit.
+TEXT ·dotQ4_0x4VNNI(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ astride+16(FP), R8
+	MOVQ nb+24(FP), CX
+	X4_INIT
+	Q4X4_CONSTS
+q4x4vloop:
+	TESTQ CX, CX
+	JEQ  q4x4vdone
+	Q4X4_BLOCK(Q8ROWV)
+	DECQ CX
+	JMP  q4x4vloop
+q4x4vdone:
+	MOVQ out+32(FP), DX
+	X4_OUT
 	RET

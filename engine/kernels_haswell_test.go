@@ -15,8 +15,9 @@ import (
 )
 
 // haswellTypes are the weight types of testdata/llamacpp/vecdot-haswell.txt:
-// the K-quants with AVX2 kernels.
-var haswellTypes = []gguf.Type{gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K}
+// the K-quants (against q8_K activations) and Q4_0 and Q8_0 (against
+// q8_0), the types with AVX2 kernels.
+var haswellTypes = []gguf.Type{gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ4_0, gguf.TypeQ8_0}
 
 // haswellInexact lists the types whose kernel sums in another order than
 // ggml 0.27's AVX2 one (so rounds the per-lane floats differently): checked
@@ -29,13 +30,15 @@ var haswellTypes = []gguf.Type{gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf
 var haswellInexact = map[gguf.Type]bool{gguf.TypeQ5_K: true, gguf.TypeQ6_K: true}
 
 // haswellRows builds the inputs of vecdot-haswell.txt for type typ: rows
-// weight rows of n values and as many q8_K activation rows, from a fixed
+// weight rows of n values and as many activation rows of the type's
+// kernel (q8_K or q8_0), from a fixed
 // seed, with magnitudes varying by row (2^-3..2^3 for the weights, 2^-2..2^2
 // for the activations).
 func haswellRows(t *testing.T, typ gguf.Type, n, rows int) (w, a []byte) {
 	rng := rand.New(rand.NewPCG(uint64(typ), 11))
 	f, g := make([]float32, n), make([]float32, n)
-	wb, ab := actRowBytes(typ, n), actRowBytes(gguf.TypeQ8_K, n)
+	act := kernels[typ].act
+	wb, ab := actRowBytes(typ, n), actRowBytes(act, n)
 	w, a = make([]byte, rows*wb), make([]byte, rows*ab)
 	for r := 0; r < rows; r++ {
 		for i := range f {
@@ -45,16 +48,17 @@ func haswellRows(t *testing.T, typ gguf.Type, n, rows int) (w, a []byte) {
 		if err := quantizeAct(typ, w[r*wb:(r+1)*wb], f); err != nil {
 			t.Fatal(err)
 		}
-		if err := quantizeAct(gguf.TypeQ8_K, a[r*ab:(r+1)*ab], g); err != nil {
+		if err := quantizeAct(act, a[r*ab:(r+1)*ab], g); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return w, a
 }
 
-// TestKQuantAgainstHaswell checks the K-quant kernels against the results
-// libggml-cpu-haswell.so (Debian ggml 0.27, the backend of the crosscheck
-// references) computed with its own ggml_vec_dot_*_q8_K on the same bytes
+// TestKQuantAgainstHaswell checks the K-quant, Q4_0 and Q8_0 kernels
+// against the results libggml-cpu-haswell.so (Debian ggml 0.27, the
+// backend of the crosscheck references) computed with its own
+// ggml_vec_dot_*_q8_K (ggml_vec_dot_*_q8_0) on the same bytes
 // (bench/ggml-vecdot.sh wrote testdata/llamacpp/vecdot-haswell.txt): the
 // AVX2 kernels bit for bit (they follow its lane order and FMAs), the
 // portable ones to float32 rounding of the sum of |products|.
@@ -96,7 +100,7 @@ func TestKQuantAgainstHaswell(t *testing.T) {
 			if err := dequantizeRow(typ, wf, wr); err != nil {
 				t.Fatal(err)
 			}
-			if err := dequantizeRow(gguf.TypeQ8_K, af, ar); err != nil {
+			if err := dequantizeRow(kernels[typ].act, af, ar); err != nil {
 				t.Fatal(err)
 			}
 			var mag float64

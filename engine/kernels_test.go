@@ -207,7 +207,11 @@ func fastMatchesReference(t *testing.T, rng *rand.Rand, n int) {
 // their sums differently: relative 1e-5 of the sum of |products|), the
 // integer kernels bit for bit (they share the per-row arithmetic).
 func TestDot4(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
+	dot4MatchesDot(t, rand.New(rand.NewPCG(9, 10)))
+}
+
+// dot4MatchesDot is TestDot4 for the installed kernel set.
+func dot4MatchesDot(t *testing.T, rng *rand.Rand) {
 	cases := map[string]struct {
 		k     *kernel
 		wtype gguf.Type
@@ -216,6 +220,7 @@ func TestDot4(t *testing.T) {
 		"F32":     {kernels[gguf.TypeF32], gguf.TypeF32, false},
 		"generic": {genericKernel, gguf.TypeF32, false},
 		"Q8_0":    {kernels[gguf.TypeQ8_0], gguf.TypeQ8_0, true},
+		"Q4_0":    {kernels[gguf.TypeQ4_0], gguf.TypeQ4_0, true},
 		"Q3_K":    {kernels[gguf.TypeQ3_K], gguf.TypeQ3_K, true},
 		"Q4_K":    {kernels[gguf.TypeQ4_K], gguf.TypeQ4_K, true},
 		"Q5_K":    {kernels[gguf.TypeQ5_K], gguf.TypeQ5_K, true},
@@ -313,8 +318,8 @@ func TestScores(t *testing.T) {
 	}
 }
 
-// TestSelectKernels runs the fast-versus-reference check with every kernel
-// set this CPU offers installed (so "portable" is tested beside the
+// TestSelectKernels runs the fast-versus-reference and four-row checks
+// with every kernel set this CPU offers installed (so "portable" is tested beside the
 // assembly in one binary), and checks that an unknown set is refused.
 func TestSelectKernels(t *testing.T) {
 	defer SelectKernels("")
@@ -327,6 +332,7 @@ func TestSelectKernels(t *testing.T) {
 		}
 		t.Logf("kernel set %s", name)
 		fastMatchesReference(t, rand.New(rand.NewPCG(3, 4)), 1024)
+		dot4MatchesDot(t, rand.New(rand.NewPCG(9, 10)))
 	}
 	if err := SelectKernels("sse9"); err == nil {
 		t.Error("unknown kernel set accepted")
@@ -344,7 +350,7 @@ func BenchmarkKernelSets(b *testing.B) {
 	for i := range f {
 		f[i] = float32(rng.NormFloat64())
 	}
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ1_0, gguf.TypeQ2_0} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ1_0, gguf.TypeQ2_0} {
 		k := kernels[typ]
 		w := make([]byte, actRowBytes(typ, n))
 		a := make([]byte, actRowBytes(k.act, n))
@@ -364,6 +370,65 @@ func BenchmarkKernelSets(b *testing.B) {
 					k.dot(n, w, a)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkDot4 measures the products of one 4096-element weight row with
+// four activation rows, per type with a four-row kernel: four calls of
+// the single-row dot ("dot") against one of dot4 ("dot4/SET", under every
+// kernel set this CPU offers), rows in cache,
+// so the ratio is the prompt path's gain from sharing the weight decode.
+func BenchmarkDot4(b *testing.B) {
+	defer SelectKernels("")
+	const n = 4096
+	rng := rand.New(rand.NewPCG(7, 8))
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = float32(rng.NormFloat64())
+	}
+	for _, typ := range []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		k := kernels[typ]
+		if k.dot4 == nil {
+			continue
+		}
+		w := make([]byte, actRowBytes(typ, n))
+		if err := quantizeAct(typ, w, f); err != nil {
+			b.Fatal(err)
+		}
+		stride := actRowBytes(k.act, n)
+		a := make([]byte, 4*stride)
+		for r := 0; r < 4; r++ {
+			for i := range f {
+				f[i] = float32(rng.NormFloat64())
+			}
+			if err := quantizeAct(k.act, a[r*stride:(r+1)*stride], f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(typ.String()+"/dot", func(b *testing.B) {
+			for b.Loop() {
+				for r := 0; r < 4; r++ {
+					k.dot(n, w, a[r*stride:(r+1)*stride])
+				}
+			}
+		})
+		for _, set := range KernelSets() {
+			b.Run(typ.String()+"/dot4/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				if k.dot4 == nil {
+					b.Skip("no four-row kernel")
+				}
+				var out [4]float32
+				for b.Loop() {
+					k.dot4(n, w, a, stride, &out)
+				}
+			})
+		}
+		if err := SelectKernels(""); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -17,7 +17,8 @@ type Options struct {
 	// (default 1).
 	Threads int
 	// Batch is the number of tokens processed together when evaluating a
-	// prompt (default: as many as fit batchBuffers, 32 to 512).
+	// prompt (default: as many as fit batchBuffers, a multiple of 4 from
+	// 32 to 512).
 	Batch int
 	// Pager configures the expert pager; a model opened with
 	// OpenOptions.PageExperts needs it, others refuse it.
@@ -121,7 +122,10 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	o.Threads = max(1, o.Threads)
 	if o.Batch <= 0 {
-		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(m)))
+		// A multiple of 4: the four-row kernels (dot4) then leave no
+		// activation rows to the slower one-row products but in a
+		// prompt's last batch.
+		o.Batch = min(512, max(32, batchBuffers/tokenBufferBytes(m))) &^ 3
 	}
 	s := &State{m: m, c: c, ctx: o.Ctx, batch: o.Batch}
 	s.kvSlot = make([]int, c.Layers)

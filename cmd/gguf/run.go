@@ -125,7 +125,7 @@ KV cache is kept from turn to turn.`,
 // GGUF_KERNELS environment variable does the same for any command).
 func kernelsFlag(cmd *cobra.Command) {
 	var name string
-	cmd.Flags().StringVar(&name, "kernels", "auto", "dot-product kernels: auto (the CPU's best), portable (Go), avx2 (amd64), neon or dotprod (arm64)")
+	cmd.Flags().StringVar(&name, "kernels", "auto", "dot-product kernels: auto (the CPU's best), portable (Go), avx2 or vnni (amd64), neon or dotprod (arm64)")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if err := engine.SelectKernels(name); err != nil {
 			return usageError("--kernels: %v", err)
