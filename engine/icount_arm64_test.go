@@ -4,14 +4,15 @@ package engine
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
 )
 
 // TestICountCoversArm64 checks that testdata/icount-arm64.txt has a row
-// for every assembly kernel of every arm64 set: each sums function of
-// neonSet and dotprodSet (found by reflection, so a kernel added to armSet
+// for every assembly kernel of every arm64 set: each sums and whole-dot
+// function of neonSet and dotprodSet (found by reflection, so a kernel added to armSet
 // without being counted fails here) and the NEON F32 dot both sets use.
 func TestICountCoversArm64(t *testing.T) {
 	rows, _, _ := readICount(t)
@@ -24,10 +25,11 @@ func TestICountCoversArm64(t *testing.T) {
 		v := reflect.ValueOf(*s)
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
-			if f.Type != reflect.TypeFor[sumsFunc]() || v.Field(i).IsNil() {
+			isSums, isDot := f.Type == reflect.TypeFor[sumsFunc](), f.Type == reflect.TypeFor[blocksFunc]()
+			if !isSums && !isDot || v.Field(i).IsNil() {
 				continue
 			}
-			typ, err := gguf.ParseType(f.Name)
+			typ, err := gguf.ParseType(strings.TrimSuffix(f.Name, "Dot"))
 			if err != nil || kernels[typ] == nil {
 				t.Fatalf("armSet.%s names no weight type with a kernel", f.Name)
 			}

@@ -131,10 +131,24 @@ TEXT ·q8_0SumsNEON(SB), NOSPLIT, $0-32
 TEXT ·q8_0SumsSDOT(SB), NOSPLIT, $0-32
 	Q8_0_BODY(MAC_SDOT)
 
-// ---- Q4_K: out[8i+g] = sum over the 32 values of group g of super-block
-// i of nibble * activation (before the 6-bit scales and mins, applied in
-// Go). Weight blocks are 144 bytes (qs at 16), activations q8_K blocks of
-// 292 (qs at 4).
+// ---- Q4_K: the whole dot of nb super-blocks, written to *out.
+// Weight blocks are 144 bytes (d, dmin f16, 12 bytes of 6-bit scales and
+// mins, qs at 16), activations q8_K blocks of 292 (d f32, qs at 4, bsums
+// at 260). Per block: the eight 32-value group sums of nibble * activation
+// (SDOT or SMULL/SADALP), then, as dotQ4_KGo does: isum = sum of scale *
+// group sum, summ = sum of min * (bsums pair), both exact int32, and the
+// float32 steps of q4_KAdd in its order, each rounded (FMULS, FSUBS,
+// FADDS: no fused multiply-add), the halves read from f16tab as Go does,
+// so the result equals the portable kernel's bit for bit.
+
+// MUL Vd.4S, Vn.4S, Vm.4S
+#define VMUL4S(d, n, m) WORD $(0x4EA09C00 | (m<<16) | (n<<5) | d)
+// MLA Vd.4S, Vn.4S, Vm.4S
+#define VMLA4S(d, n, m) WORD $(0x4EA09400 | (m<<16) | (n<<5) | d)
+// SMULL Vd.4S, Vn.4H, Vm.4H
+#define SMULL4S(d, n, m) WORD $(0x0E60C000 | (m<<16) | (n<<5) | d)
+// SMLAL2 Vd.4S, Vn.8H, Vm.8H
+#define SMLAL2_4S(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
 
 // One quarter: 32 bytes of nibbles, low ones for activation values
 // 0..31 of the quarter (group 2j, accumulator V(lo)), high ones for 32..63
@@ -151,35 +165,95 @@ TEXT ·q8_0SumsSDOT(SB), NOSPLIT, $0-32
 	MAC(hi, 8, 4) \
 	MAC(hi, 9, 5)
 
+// Registers: R0 the block's qs, R1 its activations' qs (both advance),
+// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab, F28 the
+// float sum.
 #define Q4K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
 	VMOVI $15, V31.B16 \
 	ADD $16, R0 \
 	ADD $4, R1 \
 loop: \
+	SUB $16, R0, R5 \
+	SUB $4, R1, R6 \
 	ZERO8 \
 	Q4K_QUARTER(MAC, 16, 17) \
 	Q4K_QUARTER(MAC, 18, 19) \
 	Q4K_QUARTER(MAC, 20, 21) \
 	Q4K_QUARTER(MAC, 22, 23) \
-	STORE8 \
+	PACK4(V16, V17, V18, V19, V24, V26) \
+	PACK4(V20, V21, V22, V23, V25, V27) \
+	/* scales and mins (kScales): 0..3 = bytes 0..3 / 4..7 & 63; 4..7 = */ \
+	/* the low / high nibbles of bytes 8..11 | (top 2 bits of 0..3 / 4..7) << 4 */ \
+	MOVWU 4(R5), R7 \
+	MOVWU 8(R5), R8 \
+	MOVWU 12(R5), R9 \
+	ANDW $0x3f3f3f3f, R7, R10 \
+	ANDW $0x0f0f0f0f, R9, R11 \
+	LSRW $6, R7, R13 \
+	ANDW $0x03030303, R13, R13 \
+	ORRW R13<<4, R11, R11 \
+	ORR R11<<32, R10, R10 \
+	ANDW $0x3f3f3f3f, R8, R14 \
+	LSRW $4, R9, R15 \
+	ANDW $0x0f0f0f0f, R15, R15 \
+	LSRW $6, R8, R19 \
+	ANDW $0x03030303, R19, R19 \
+	ORRW R19<<4, R15, R15 \
+	ORR R15<<32, R14, R14 \
+	VMOV R10, V0.D[0] \
+	VMOV R14, V1.D[0] \
+	VUXTL V0.B8, V0.H8 \
+	VUXTL V1.B8, V1.H8 \
+	/* isum: scales times the group sums */ \
+	VUXTL V0.H4, V2.S4 \
+	VUXTL2 V0.H8, V3.S4 \
+	VMUL4S(4, 26, 2) \
+	VMLA4S(4, 27, 3) \
+	VADDV V4.S4, V4 \
+	VMOV V4.S[0], R7 \
+	/* summ: mins times the pairs of bsums (each pair within int16) */ \
+	ADD $260, R6, R9 \
+	VLD1 (R9), [V5.H8, V6.H8] \
+	VADDP V6.H8, V5.H8, V5.H8 \
+	SMULL4S(7, 5, 1) \
+	SMLAL2_4S(7, 5, 1) \
+	VADDV V7.S4, V7 \
+	VMOV V7.S[0], R8 \
+	/* sumf += (d*yd)*isum - (dmin*yd)*summ, each step rounded */ \
+	FMOVS (R6), F8 \
+	MOVHU (R5), R9 \
+	FMOVS (R12)(R9<<2), F9 \
+	MOVHU 2(R5), R9 \
+	FMOVS (R12)(R9<<2), F10 \
+	FMULS F8, F9, F9 \
+	SCVTFWS R7, F11 \
+	FMULS F11, F9, F9 \
+	FMULS F8, F10, F10 \
+	SCVTFWS R8, F11 \
+	FMULS F11, F10, F10 \
+	FSUBS F10, F9, F9 \
+	FADDS F9, F28, F28 \
 	ADD $16, R0 \
 	ADD $36, R1 \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
+	FMOVS F28, (R2) \
 	RET
 
-// func q4_KSumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q4_KSumsNEON(SB), NOSPLIT, $0-32
+// func q4_KDotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-32
 	Q4K_BODY(MAC_NEON)
 
-// func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q4_KSumsSDOT(SB), NOSPLIT, $0-32
+// func q4_KDotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	Q4K_BODY(MAC_SDOT)
 
 // ---- Q6_K: out[16i+g] = sum over the 16 values of group g of super-block

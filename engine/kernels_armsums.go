@@ -11,10 +11,20 @@ package engine
 // their activation blocks at a to out.
 type sumsFunc func(w, a *byte, nb int, out *int32)
 
-// armSet is one variant of the assembly kernels.
+// blocksFunc writes the whole dot of nb weight blocks at w with their
+// activation blocks at a to out, float steps in the portable kernel's
+// order: an
+// assembly kernel that does the scaling too, where the Go side of a sums
+// kernel would cost more instructions than its assembly
+// (engine/testdata/icount-arm64.txt).
+type blocksFunc func(w, a *byte, nb int, out *float32)
+
+// armSet is one variant of the assembly kernels: per type either a sums
+// kernel, scaled in Go, or a whole-dot one.
 type armSet struct {
 	name                               string
 	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
+	q4_KDot                            blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).
@@ -59,6 +69,16 @@ func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(su
 }
 
 func dotQ4_KArm(n int, w, a []byte) float32 {
+	if arm.q4_KDot != nil {
+		nb := n / 256
+		if nb == 0 {
+			return 0
+		}
+		w, a = w[:nb*q4_KBytes], a[:nb*q8_KBytes]
+		var s float32
+		arm.q4_KDot(&w[0], &a[0], nb, &s)
+		return s
+	}
 	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
 		sc, mn := kScales(x[4:16])
 		isum := int32(0)
