@@ -12,10 +12,10 @@ import (
 // of every integer kernel, and a NEON F32 dot.
 
 //go:noescape
-func q8_0SumsNEON(w, a *byte, nb int, out *int32)
+func q8_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q8_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q8_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
 func q4_KDotNEON(w, a *byte, nb int, out *float32)
@@ -80,9 +80,9 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // The two arm64 variants: ARMv8.0 NEON (every arm64 CPU, the A7 included)
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
-	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_KDot: q4_KDotNEON, q6_K: q6_KSumsNEON,
+	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_K: q6_KSumsNEON,
 		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
-	dotprodSet = armSet{name: "dotprod", q8_0: q8_0SumsSDOT, q4_KDot: q4_KDotSDOT, q6_K: q6_KSumsSDOT,
+	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_K: q6_KSumsSDOT,
 		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
 )
 

@@ -59,18 +59,39 @@
 	PACK4(V20, V21, V22, V23, V25, V27) \
 	VST1.P [V26.S4, V27.S4], 32(R2)
 
-// ---- Q8_0: out[i] = sum of the 32 products of block i (34-byte blocks).
+// ---- Q8_0: the whole dot of nb blocks (34 bytes: d f16, qs[32]), written
+// to *out. Per block its 32 products summed exactly in int32, then the
+// float32 steps of q8_0Add in their order, each rounded: t = dx*dy,
+// p = float32(sum)*t, sumf += p (scales read from f16tab as Go does), so
+// the result equals the portable kernel's bit for bit.
+
+// Block k of the four at R5 (weights) and R6 (activations): its integer
+// sum is lane k of V26; R12 is &f16tab, F28 the float sum.
+#define Q8_0_ADD(k) \
+	MOVHU (34*k)(R5), R9 \
+	MOVHU (34*k)(R6), R10 \
+	FMOVS (R12)(R9<<2), F9 \
+	FMOVS (R12)(R10<<2), F10 \
+	FMULS F10, F9, F9 \
+	VMOV V26.S[k], R11 \
+	SCVTFWS R11, F11 \
+	FMULS F9, F11, F11 \
+	FADDS F11, F28, F28
 
 #define Q8_0_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	VEOR V28.B16, V28.B16, V28.B16 \
 	ADD $2, R0 \
 	ADD $2, R1 \
 	CMP $4, R3 \
 	BLT tail \
 quad: \
+	SUB $2, R0, R5 \
+	SUB $2, R1, R6 \
 	ZERO8 \
 	VLD1 (R0), [V0.B16, V1.B16] \
 	ADD $34, R0 \
@@ -101,13 +122,18 @@ quad: \
 	VADD V21.S4, V20.S4, V18.S4 \
 	VADD V23.S4, V22.S4, V19.S4 \
 	PACK4(V16, V17, V18, V19, V24, V26) \
-	VST1.P [V26.S4], 16(R2) \
+	Q8_0_ADD(0) \
+	Q8_0_ADD(1) \
+	Q8_0_ADD(2) \
+	Q8_0_ADD(3) \
 	SUB $4, R3 \
 	CMP $4, R3 \
 	BGE quad \
 tail: \
 	CBZ R3, done \
 one: \
+	SUB $2, R0, R5 \
+	SUB $2, R1, R6 \
 	VEOR V16.B16, V16.B16, V16.B16 \
 	VLD1 (R0), [V0.B16, V1.B16] \
 	ADD $34, R0 \
@@ -115,20 +141,20 @@ one: \
 	ADD $34, R1 \
 	MAC(16, 0, 2) \
 	MAC(16, 1, 3) \
-	VADDV V16.S4, V16 \
-	FMOVS F16, (R2) \
-	ADD $4, R2 \
+	VADDV V16.S4, V26 \
+	Q8_0_ADD(0) \
 	SUBS $1, R3 \
 	BNE one \
 done: \
+	FMOVS F28, (R2) \
 	RET
 
-// func q8_0SumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q8_0SumsNEON(SB), NOSPLIT, $0-32
+// func q8_0DotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q8_0DotNEON(SB), NOSPLIT, $0-32
 	Q8_0_BODY(MAC_NEON)
 
-// func q8_0SumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q8_0SumsSDOT(SB), NOSPLIT, $0-32
+// func q8_0DotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
 	Q8_0_BODY(MAC_SDOT)
 
 // ---- Q4_K: the whole dot of nb super-blocks, written to *out.

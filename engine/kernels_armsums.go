@@ -24,7 +24,7 @@ type blocksFunc func(w, a *byte, nb int, out *float32)
 type armSet struct {
 	name                               string
 	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
-	q4_KDot                            blocksFunc
+	q8_0Dot, q4_KDot                   blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).
@@ -37,6 +37,9 @@ const sumsChunk = 64
 func dotQ8_0Arm(n int, w, a []byte) float32 {
 	nb := n / 32
 	w, a = w[:nb*q8_0Bytes], a[:nb*q8_0Bytes]
+	if arm.q8_0Dot != nil {
+		return armBlocks(arm.q8_0Dot, nb, w, a)
+	}
 	var sums [sumsChunk]int32
 	var sumf float32
 	for b := 0; b < nb; b += sumsChunk {
@@ -47,6 +50,15 @@ func dotQ8_0Arm(n int, w, a []byte) float32 {
 		}
 	}
 	return sumf
+}
+
+// armBlocks runs the whole-dot kernel dot over the nb blocks of w and a.
+func armBlocks(dot blocksFunc, nb int, w, a []byte) float32 {
+	var s float32
+	if nb > 0 {
+		dot(&w[0], &a[0], nb, &s)
+	}
+	return s
 }
 
 // armDot runs sums over the nb weight blocks of w (wBytes each, per sums
@@ -71,13 +83,7 @@ func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(su
 func dotQ4_KArm(n int, w, a []byte) float32 {
 	if arm.q4_KDot != nil {
 		nb := n / 256
-		if nb == 0 {
-			return 0
-		}
-		w, a = w[:nb*q4_KBytes], a[:nb*q8_KBytes]
-		var s float32
-		arm.q4_KDot(&w[0], &a[0], nb, &s)
-		return s
+		return armBlocks(arm.q4_KDot, nb, w[:nb*q4_KBytes], a[:nb*q8_KBytes])
 	}
 	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
 		sc, mn := kScales(x[4:16])

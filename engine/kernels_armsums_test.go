@@ -157,7 +157,7 @@ func TestArmDots(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range armCases {
-			if c.sums(s) == nil && (c.typ != gguf.TypeQ4_K || s.q4_KDot == nil) {
+			if c.sums(s) == nil && wholeDot(s, c.typ) == nil {
 				continue // no sums or whole-dot assembly for this type
 			}
 			k := kernels[c.typ]
@@ -187,6 +187,17 @@ func TestArmDots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wholeDot returns set s's whole-dot kernel for type t, nil if it has none.
+func wholeDot(s *armSet, t gguf.Type) blocksFunc {
+	switch t {
+	case gguf.TypeQ8_0:
+		return s.q8_0Dot
+	case gguf.TypeQ4_K:
+		return s.q4_KDot
+	}
+	return nil
 }
 
 func randBytes(rng *rand.Rand, n int) []byte {
