@@ -24,10 +24,10 @@ func q4_KDotNEON(w, a *byte, nb int, out *float32)
 func q4_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+func q6_KDotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+func q6_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
 func q2_KSumsNEON(w, a *byte, nb int, out *int32)
@@ -80,9 +80,9 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // The two arm64 variants: ARMv8.0 NEON (every arm64 CPU, the A7 included)
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
-	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_K: q6_KSumsNEON,
+	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_KDot: q6_KDotNEON,
 		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
-	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_K: q6_KSumsSDOT,
+	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_KDot: q6_KDotSDOT,
 		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
 )
 
@@ -90,14 +90,8 @@ var (
 var hasDotprod = cpu.ARM64.HasASIMDDP
 
 func dotQ6_KArm(n int, w, a []byte) float32 {
-	return armDot(arm.q6_K, n/256, q6_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
-		sc := x[192:208:208]
-		isum := int32(0)
-		for j, s := range g {
-			isum += int32(int8(sc[j])) * s
-		}
-		return kAdd(sumf, isum, x[208:], y)
-	})
+	nb := n / 256
+	return armBlocks(arm.q6_KDot, nb, w[:nb*q6_KBytes], a[:nb*q8_KBytes])
 }
 
 func dotQ2_KArm(n int, w, a []byte) float32 {

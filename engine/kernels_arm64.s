@@ -282,9 +282,20 @@ TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-32
 TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	Q4K_BODY(MAC_SDOT)
 
-// ---- Q6_K: out[16i+g] = sum over the 16 values of group g of super-block
-// i of (q - 32) * activation (the int8 scales applied in Go). Weight blocks
-// are 210 bytes (ql[128], qh[64], ...).
+// ---- Q6_K: the whole dot of nb super-blocks, written to *out. Weight
+// blocks are 210 bytes (ql[128], qh[64], scales[16] int8, d f16 at 208).
+// Per block: the sixteen 16-value group sums of (q - 32) * activation,
+// isum = sum of scale * group sum (exact int32), then kAdd's float32 steps
+// in their order, each rounded: sumf += (d*yd)*float32(isum) (d read from
+// f16tab as Go does), so the result equals the portable kernel's bit for
+// bit.
+
+// SXTL Vd.8H, Vn.8B
+#define SXTL8H(d, n) WORD $(0x0F08A400 | (n<<5) | d)
+// SXTL Vd.4S, Vn.4H
+#define SXTL4S(d, n) WORD $(0x0F10A400 | (n<<5) | d)
+// SXTL2 Vd.4S, Vn.8H
+#define SXTL2_4S(d, n) WORD $(0x4F10A400 | (n<<5) | d)
 
 // One group's 16 values into V24: 4 bits of V(ql) (low: AND V29; high:
 // USHR 4, selected by LOW), 2 bits of V(qh) moved to bits 4-5 by HI, minus
@@ -303,7 +314,8 @@ TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	MAC(acc, 24, y)
 
 // One half (128 values) of a super-block: ql at R0, qh at R4, activations
-// at R1, all post-incremented; group g of the half is position 16g.
+// at R1, its 8 scales at R7, all post-incremented; group g of the half is
+// position 16g. Its group sums times their scales go into V25's lanes.
 #define Q6_HALF(MAC) \
 	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16] \
 	VLD1.P 32(R4), [V4.B16, V5.B16] \
@@ -318,35 +330,61 @@ TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	Q6_GROUP(MAC, Q6_HIGH(V1), Q6_MOV(V5), 21, 11) \
 	Q6_GROUP(MAC, Q6_HIGH(V2), Q6_SHR(V4, 2), 22, 12) \
 	Q6_GROUP(MAC, Q6_HIGH(V3), Q6_SHR(V5, 2), 23, 13) \
-	STORE8
+	PACK4(V16, V17, V18, V19, V0, V26) \
+	PACK4(V20, V21, V22, V23, V1, V27) \
+	VLD1.P 8(R7), [V2.B8] \
+	SXTL8H(2, 2) \
+	SXTL4S(3, 2) \
+	SXTL2_4S(4, 2) \
+	VMLA4S(25, 26, 3) \
+	VMLA4S(25, 27, 4)
 
+// Every vector register is taken, so the float sum stays in R13 (bits).
 #define Q6K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	MOVW ZR, R13 \
 	CBZ R3, done \
 	VMOVI $15, V29.B16 \
 	VMOVI $48, V30.B16 \
 	VMOVI $32, V31.B16 \
 	ADD $4, R1 \
 loop: \
+	MOVD R0, R5 \
+	SUB $4, R1, R6 \
 	ADD $128, R0, R4 \
+	ADD $192, R0, R7 \
+	VEOR V25.B16, V25.B16, V25.B16 \
 	Q6_HALF(MAC) \
 	Q6_HALF(MAC) \
+	VADDV V25.S4, V25 \
+	VMOV V25.S[0], R8 \
+	FMOVS (R6), F8 \
+	MOVHU 208(R5), R9 \
+	FMOVS (R12)(R9<<2), F9 \
+	FMULS F8, F9, F9 \
+	SCVTFWS R8, F10 \
+	FMULS F10, F9, F9 \
+	FMOVS R13, F11 \
+	FADDS F9, F11, F11 \
+	FMOVS F11, R13 \
 	ADD $82, R0 \
 	ADD $36, R1 \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
+	MOVW R13, (R2) \
 	RET
 
-// func q6_KSumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q6_KSumsNEON(SB), NOSPLIT, $0-32
+// func q6_KDotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-32
 	Q6K_BODY(MAC_NEON)
 
-// func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q6_KSumsSDOT(SB), NOSPLIT, $0-32
+// func q6_KDotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	Q6K_BODY(MAC_SDOT)
 
 // ---- Q2_K: out[16i+g] = sum over the 16 values of group g of super-block

@@ -24,7 +24,7 @@ type blocksFunc func(w, a *byte, nb int, out *float32)
 type armSet struct {
 	name                               string
 	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
-	q8_0Dot, q4_KDot                   blocksFunc
+	q8_0Dot, q4_KDot, q6_KDot          blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).

@@ -196,6 +196,8 @@ func wholeDot(s *armSet, t gguf.Type) blocksFunc {
 		return s.q8_0Dot
 	case gguf.TypeQ4_K:
 		return s.q4_KDot
+	case gguf.TypeQ6_K:
+		return s.q6_KDot
 	}
 	return nil
 }
