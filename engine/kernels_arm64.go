@@ -36,16 +36,16 @@ func q2_KSumsNEON(w, a *byte, nb int, out *int32)
 func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
 
 //go:noescape
-func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+func q1_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q1_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+func q2_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q2_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
 func dotF32NEON(x, y *float32, n int) float32
@@ -81,9 +81,9 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
 	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_KDot: q6_KDotNEON,
-		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
+		q2_K: q2_KSumsNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON}
 	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_KDot: q6_KDotSDOT,
-		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
+		q2_K: q2_KSumsSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT}
 )
 
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
@@ -106,11 +106,13 @@ func dotQ2_KArm(n int, w, a []byte) float32 {
 }
 
 func dotQ1_0Arm(n int, w, a []byte) float32 {
-	return armDot(arm.q1_0, n/128, q1_0Bytes, 4*q8_0Bytes, 4, w, a, lowBitAdd)
+	nb := n / 128
+	return armBlocks(arm.q1_0Dot, nb, w[:nb*q1_0Bytes], a[:4*nb*q8_0Bytes])
 }
 
 func dotQ2_0Arm(n int, w, a []byte) float32 {
-	return armDot(arm.q2_0, n/64, q2_0Bytes, 2*q8_0Bytes, 2, w, a, lowBitAdd)
+	nb := n / 64
+	return armBlocks(arm.q2_0Dot, nb, w[:nb*q2_0Bytes], a[:2*nb*q8_0Bytes])
 }
 
 // armKernels installs variant s.

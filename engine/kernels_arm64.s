@@ -445,10 +445,31 @@ TEXT ·q2_KSumsNEON(SB), NOSPLIT, $0-32
 TEXT ·q2_KSumsSDOT(SB), NOSPLIT, $0-32
 	Q2K_BODY(MAC_SDOT)
 
-// ---- Q1_0 and Q2_0: out[k*i+j] = integer sum of q8_0 block j of weight
-// block i (k = 4 or 2 per 18-byte block). The weight bytes are spread to
-// one byte per value with TBL (indexes in V26, V27, stepped by V28 per q8
-// block) and tested bit by bit with CMTST (masks in V29, V30).
+// ---- Q1_0 and Q2_0: the whole dot of nb weight blocks (18 bytes: d f16,
+// qs[16]), written to *out. Per weight block the integer sums of its k = 4
+// or 2 q8_0 activation blocks; the weight bytes are spread to one byte per
+// value with TBL (indexes in V26, V27, stepped by V28 per q8 block) and
+// tested bit by bit with CMTST (masks in V29, V30). Then lowBitAdd's
+// float32 steps in their order, each rounded: sumi += dy_j*float32(sum j)
+// from +0, sumf += dx*sumi (halves read from f16tab as Go does), so the
+// result equals the portable kernel's bit for bit.
+
+// Sum k (lane k of V21) of the weight block at R5 with its q8_0 blocks at
+// R6 into sumi (F8); R12 is &f16tab.
+#define LOWBIT_SUM(k) \
+	MOVHU (34*k)(R6), R9 \
+	FMOVS (R12)(R9<<2), F9 \
+	VMOV V21.S[k], R11 \
+	SCVTFWS R11, F10 \
+	FMULS F10, F9, F9 \
+	FADDS F9, F8, F8
+
+// sumf (F22) += dx * sumi.
+#define LOWBIT_ADD \
+	MOVHU (R5), R9 \
+	FMOVS (R12)(R9<<2), F9 \
+	FMULS F8, F9, F9 \
+	FADDS F9, F22, F22
 
 // q1idx: value byte j of a 16-value half reads bit byte j/8; then the bit
 // masks 1<<(j%8).
@@ -497,6 +518,8 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $80
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
 	MOVD $q1const<>(SB), R5 \
 	VLD1 (R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
@@ -505,6 +528,8 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $80
 	ADD $2, R0 \
 	ADD $2, R1 \
 loop: \
+	SUB $2, R0, R5 \
+	SUB $2, R1, R6 \
 	VLD1 (R0), [V0.B16] \
 	ADD $18, R0 \
 	VORR V26.B16, V26.B16, V24.B16 \
@@ -519,18 +544,24 @@ loop: \
 	Q1_BLOCK(MAC, 19) \
 	PACK4(V16, V17, V18, V19, V20, V21) \
 	VSUB V21.S4, V31.S4, V21.S4 \
-	VST1.P [V21.S4], 16(R2) \
+	VEOR V8.B16, V8.B16, V8.B16 \
+	LOWBIT_SUM(0) \
+	LOWBIT_SUM(1) \
+	LOWBIT_SUM(2) \
+	LOWBIT_SUM(3) \
+	LOWBIT_ADD \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
+	FMOVS F22, (R2) \
 	RET
 
-// func q1_0SumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q1_0SumsNEON(SB), NOSPLIT, $0-32
+// func q1_0DotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q1_0DotNEON(SB), NOSPLIT, $0-32
 	Q1_BODY(MAC_NEON)
 
-// func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q1_0SumsSDOT(SB), NOSPLIT, $0-32
+// func q1_0DotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-32
 	Q1_BODY(MAC_SDOT)
 
 // Weights q-1 of 16 values from the index in V(idx) into V(d): with l and
@@ -559,6 +590,8 @@ TEXT ·q1_0SumsSDOT(SB), NOSPLIT, $0-32
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
 	MOVD $q2const<>(SB), R5 \
 	VLD1.P 64(R5), [V26.B16, V27.B16, V28.B16, V29.B16] \
@@ -567,6 +600,8 @@ TEXT ·q1_0SumsSDOT(SB), NOSPLIT, $0-32
 	ADD $2, R0 \
 	ADD $2, R1 \
 loop: \
+	SUB $2, R0, R5 \
+	SUB $2, R1, R6 \
 	VLD1 (R0), [V0.B16] \
 	ADD $18, R0 \
 	VORR V26.B16, V26.B16, V24.B16 \
@@ -577,19 +612,22 @@ loop: \
 	Q2_BLOCK(MAC, 17) \
 	VADDP V17.S4, V16.S4, V20.S4 \
 	VADDP V20.S4, V20.S4, V21.S4 \
-	FMOVD F21, (R2) \
-	ADD $8, R2 \
+	VEOR V8.B16, V8.B16, V8.B16 \
+	LOWBIT_SUM(0) \
+	LOWBIT_SUM(1) \
+	LOWBIT_ADD \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
+	FMOVS F22, (R2) \
 	RET
 
-// func q2_0SumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q2_0SumsNEON(SB), NOSPLIT, $0-32
+// func q2_0DotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q2_0DotNEON(SB), NOSPLIT, $0-32
 	Q2_BODY(MAC_NEON)
 
-// func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q2_0SumsSDOT(SB), NOSPLIT, $0-32
+// func q2_0DotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-32
 	Q2_BODY(MAC_SDOT)
 
 // ---- F32: the dot of n floats (n a multiple of 16), four FMLA

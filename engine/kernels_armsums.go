@@ -22,9 +22,9 @@ type blocksFunc func(w, a *byte, nb int, out *float32)
 // armSet is one variant of the assembly kernels: per type either a sums
 // kernel, scaled in Go, or a whole-dot one.
 type armSet struct {
-	name                               string
-	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
-	q8_0Dot, q4_KDot, q6_KDot          blocksFunc
+	name                                        string
+	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0          sumsFunc
+	q8_0Dot, q4_KDot, q6_KDot, q1_0Dot, q2_0Dot blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).

@@ -198,6 +198,10 @@ func wholeDot(s *armSet, t gguf.Type) blocksFunc {
 		return s.q4_KDot
 	case gguf.TypeQ6_K:
 		return s.q6_KDot
+	case gguf.TypeQ1_0:
+		return s.q1_0Dot
+	case gguf.TypeQ2_0:
+		return s.q2_0Dot
 	}
 	return nil
 }
