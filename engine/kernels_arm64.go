@@ -30,10 +30,10 @@ func q6_KDotNEON(w, a *byte, nb int, out *float32)
 func q6_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+func q2_KDotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+func q2_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
 func q1_0DotNEON(w, a *byte, nb int, out *float32)
@@ -81,9 +81,9 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
 	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_KDot: q6_KDotNEON,
-		q2_K: q2_KSumsNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON}
+		q2_KDot: q2_KDotNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON}
 	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_KDot: q6_KDotSDOT,
-		q2_K: q2_KSumsSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT}
+		q2_KDot: q2_KDotSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT}
 )
 
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
@@ -95,14 +95,8 @@ func dotQ6_KArm(n int, w, a []byte) float32 {
 }
 
 func dotQ2_KArm(n int, w, a []byte) float32 {
-	return armDot(arm.q2_K, n/256, q2_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
-		sc := x[:16:16]
-		isum := int32(0)
-		for j, s := range g {
-			isum += int32(sc[j]&0xF) * s
-		}
-		return q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
-	})
+	nb := n / 256
+	return armBlocks(arm.q2_KDot, nb, w[:nb*q2_KBytes], a[:nb*q8_KBytes])
 }
 
 func dotQ1_0Arm(n int, w, a []byte) float32 {

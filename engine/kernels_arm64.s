@@ -2,12 +2,15 @@
 
 #include "textflag.h"
 
-// Integer parts of the arm64 dot products. Each kernel writes the exact
-// int32 sums of one group of weights times its activations (a q8_0 block,
-// a 32- or 16-value group of a k-quant super-block) to out, in the order
-// the Go side (kernels_armsums.go) scales and adds them: the float
-// arithmetic stays in Go, so the results equal the portable kernels' bit
-// for bit.
+// The arm64 dot products, whole: each kernel computes the exact int32 sums
+// of every group of weights times its activations (a q8_0 block, a 32- or
+// 16-value group of a k-quant super-block), applies the integer scales and
+// mins, then does the portable kernel's float32 steps in its order, one
+// rounding each (scalar FMULS/FADDS/FSUBS, no fused multiply-add; f16
+// scales read from f16tab), and writes the float32 dot to *out, so the
+// results equal the portable kernels' bit for bit. (The float steps were
+// in Go first: they cost more instructions than the integer loops,
+// engine/testdata/icount-arm64.txt.)
 //
 // Two variants of each: NEON (ARMv8.0: SMULL/SMULL2 to int16 products,
 // SADALP into int32 lanes) and dotprod (ARMv8.2: SDOT, four int8 products
@@ -387,9 +390,17 @@ TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-32
 TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	Q6K_BODY(MAC_SDOT)
 
-// ---- Q2_K: out[16i+g] = sum over the 16 values of group g of super-block
-// i of q * activation, q the 2-bit fields (scales and mins applied in Go).
-// Weight blocks are 84 bytes (scales[16], qs[64] at 16, ...).
+// ---- Q2_K: the whole dot of nb super-blocks, written to *out. Weight
+// blocks are 84 bytes (scales[16]: scale low nibble, min high; qs[64] at
+// 16; d, dmin f16 at 80, 82). Per block: the sixteen 16-value group sums
+// of q * activation (q the 2-bit fields), isum = sum of scale * group sum
+// and summs = sum of min * bsum (exact int32), then q2_KAdd's float32
+// steps in their order, each rounded: sumf += (yd*d)*isum - (yd*dmin)*summs
+// (halves read from f16tab as Go does), so the result equals the portable
+// kernel's bit for bit.
+
+// SMLAL Vd.4S, Vn.4H, Vm.4H
+#define SMLAL4S(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
 
 #define Q2_GROUP(MAC, q, n, acc, y) \
 	VUSHR $n, q.B16, V24.B16 \
@@ -401,8 +412,9 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	VAND V29.B16, q.B16, V24.B16 \
 	MAC(acc, 24, y)
 
-// 128 values: 32 bytes of fields at R0, activations at R1 (post-incremented);
-// shift 2j of byte l is position 32j+l.
+// 128 values: 32 bytes of fields at R0, activations at R1, the half's 8
+// scale bytes at R7 (post-incremented); shift 2j of byte l is position
+// 32j+l. Its group sums times their scales (V30: 0x0F bytes) go into V25.
 #define Q2_HALF(MAC) \
 	VLD1.P 32(R0), [V0.B16, V1.B16] \
 	VLD1.P 64(R1), [V6.B16, V7.B16, V8.B16, V9.B16] \
@@ -416,33 +428,81 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	Q2_GROUP(MAC, V1, 4, 21, 11) \
 	Q2_GROUP(MAC, V0, 6, 22, 12) \
 	Q2_GROUP(MAC, V1, 6, 23, 13) \
-	STORE8
+	PACK4(V16, V17, V18, V19, V2, V26) \
+	PACK4(V20, V21, V22, V23, V3, V27) \
+	VLD1.P 8(R7), [V4.B8] \
+	VAND V30.B16, V4.B16, V4.B16 \
+	VUXTL V4.B8, V4.H8 \
+	VUXTL V4.H4, V5.S4 \
+	VUXTL2 V4.H8, V4.S4 \
+	VMLA4S(25, 26, 5) \
+	VMLA4S(25, 27, 4)
 
+// Registers: R0 the block's qs, R1 its activations' qs (both advance),
+// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab,
+// F28 the float sum.
 #define Q2K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
 	MOVD out+24(FP), R2 \
+	MOVD $·f16tab(SB), R12 \
+	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
 	VMOVI $3, V29.B16 \
+	VMOVI $15, V30.B16 \
 	ADD $16, R0 \
 	ADD $4, R1 \
 loop: \
+	SUB $16, R0, R5 \
+	SUB $4, R1, R6 \
+	MOVD R5, R7 \
+	VEOR V25.B16, V25.B16, V25.B16 \
 	Q2_HALF(MAC) \
 	Q2_HALF(MAC) \
+	VADDV V25.S4, V25 \
+	VMOV V25.S[0], R7 \
+	/* summs: the 16 bsums times the mins (high nibbles) */ \
+	VLD1 (R5), [V4.B16] \
+	VUSHR $4, V4.B16, V4.B16 \
+	VUXTL V4.B8, V2.H8 \
+	VUXTL2 V4.B16, V3.H8 \
+	ADD $260, R6, R9 \
+	VLD1 (R9), [V4.H8, V5.H8] \
+	SMULL4S(7, 4, 2) \
+	SMLAL2_4S(7, 4, 2) \
+	SMLAL4S(7, 5, 3) \
+	SMLAL2_4S(7, 5, 3) \
+	VADDV V7.S4, V7 \
+	VMOV V7.S[0], R8 \
+	/* sumf += (yd*d)*isum - (yd*dmin)*summs, each step rounded */ \
+	FMOVS (R6), F8 \
+	MOVHU 80(R5), R9 \
+	FMOVS (R12)(R9<<2), F9 \
+	MOVHU 82(R5), R9 \
+	FMOVS (R12)(R9<<2), F10 \
+	FMULS F9, F8, F11 \
+	SCVTFWS R7, F12 \
+	FMULS F12, F11, F11 \
+	FMULS F10, F8, F13 \
+	SCVTFWS R8, F12 \
+	FMULS F12, F13, F13 \
+	FSUBS F13, F11, F11 \
+	FADDS F11, F28, F28 \
 	ADD $20, R0 \
 	ADD $36, R1 \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
+	FMOVS F28, (R2) \
 	RET
 
-// func q2_KSumsNEON(w, a *byte, nb int, out *int32)
-TEXT ·q2_KSumsNEON(SB), NOSPLIT, $0-32
+// func q2_KDotNEON(w, a *byte, nb int, out *float32)
+TEXT ·q2_KDotNEON(SB), NOSPLIT, $0-32
 	Q2K_BODY(MAC_NEON)
 
-// func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
-TEXT ·q2_KSumsSDOT(SB), NOSPLIT, $0-32
+// func q2_KDotSDOT(w, a *byte, nb int, out *float32)
+TEXT ·q2_KDotSDOT(SB), NOSPLIT, $0-32
 	Q2K_BODY(MAC_SDOT)
 
 // ---- Q1_0 and Q2_0: the whole dot of nb weight blocks (18 bytes: d f16,

@@ -2,9 +2,12 @@
 
 package engine
 
-// The ARM kernels' shared Go side: assembly (kernels_arm64.s, kernels_arm.s)
-// computes each group's exact int32 sum, Go scales and adds them in the
-// portable kernels' float order, without fused multiply-adds, so a dot
+// The ARM kernels' shared Go side. On armv7 the assembly (kernels_arm.s)
+// computes each group's exact int32 sum and Go scales and adds them; on
+// arm64 (kernels_arm64.s) the assembly does the whole dot, since Go's
+// scaling cost more instructions than the integer loops
+// (engine/testdata/icount-arm64.txt). Either way the float steps run in the
+// portable kernels' order, each rounded (no fused multiply-add), so a dot
 // equals the portable kernel's bit for bit.
 
 // sumsFunc writes the integer group sums of nb weight blocks at w with
@@ -22,9 +25,9 @@ type blocksFunc func(w, a *byte, nb int, out *float32)
 // armSet is one variant of the assembly kernels: per type either a sums
 // kernel, scaled in Go, or a whole-dot one.
 type armSet struct {
-	name                                        string
-	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0          sumsFunc
-	q8_0Dot, q4_KDot, q6_KDot, q1_0Dot, q2_0Dot blocksFunc
+	name                                                 string
+	q8_0, q4_K                                           sumsFunc
+	q8_0Dot, q4_KDot, q6_KDot, q2_KDot, q1_0Dot, q2_0Dot blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).
