@@ -153,9 +153,8 @@ out=$tmp/icount-arm64.txt
 			awk -v t="$typ" -v s="$set" -v sym="$sym" -v o1="$o1" -v o2="$o2" -v a1="$a1" -v a2="$a2" \
 				-v g1="$g1" -v g2="$g2" -v w=$((reps * n)) 'BEGIN {
 				if (o2 <= o1 || g2 <= g1) { print "icount: no instructions counted for " t "/" s > "/dev/stderr"; exit 1 }
-				ow = sprintf("%.4f", (o2 - o1) / w); aw = sprintf("%.4f", (a2 - a1) / w)
-				gw = sprintf("%.4f", (g2 - g1) / w)
-				printf "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%.3f\n", t, s, o1, o2, a1, a2, ow, aw, sym, g1, g2, gw, ow / gw
+				ow = (o2 - o1) / w; aw = (a2 - a1) / w; gw = (g2 - g1) / w
+				printf "%s\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%s\t%d\t%d\t%.4f\t%.3f\n", t, s, o1, o2, a1, a2, ow, aw, sym, g1, g2, gw, ow / gw
 			}'
 		done
 	done <<EOF
