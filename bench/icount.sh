@@ -23,13 +23,13 @@
 #          libggml-cpu-armv8.2_1.so (-march=armv8.2-a+dotprod: against
 #          "dotprod"); counted: that function's symbol range only.
 # Both run with -cpu max. The C harness counts the same every run; the Go
-# test binary's counts vary by up to about 100 instructions from run to run
-# (seen even inside dotF32NEON: its runtime is multi-threaded under qemu;
-# async preemption is turned off), which REPS=100 makes less than 0.0003
-# per weight: the comparison with the committed table allows 0.002 per
-# weight and 0.005 in a ratio. Instruction counts track time on an in-order
-# core like the Cortex-A55 but not exactly: memory stalls, dual issue and
-# the latency of each instruction are not in them.
+# test binary's counts do not quite (its runtime is multi-threaded under
+# qemu; async preemption is turned off): the same code counted in two runs
+# differed by up to 0.0016 per weight (F32 under neon and dotprod, one
+# kernel, on a loaded machine), so the comparison with the committed table
+# allows 0.005 per weight and 0.01 in a ratio. Instruction counts track
+# time on an in-order core like the Cortex-A55 but not exactly: memory
+# stalls, dual issue and the latency of each instruction are not in them.
 #
 # ggml is not part of this repository; the arm64 packages are Debian's:
 #   GGML_ARM64_ROOT  a tree with Debian sid's libggml0 0.27.0-1 (arm64) and
@@ -141,7 +141,8 @@ out=$tmp/icount-arm64.txt
 	echo "#   against libggml-cpu-armv8.0_1.so (-march=armv8-a), dotprod rows against libggml-cpu-armv8.2_1.so"
 	echo "#   (-march=armv8.2-a+dotprod); the function's own code counted."
 	echo "# ratio = ours/weight / ggml/weight. Instruction counts track time on an in-order core (Cortex-A55) but not"
-	echo "# exactly: memory stalls, dual issue and per-instruction latencies are not counted."
+	echo "# exactly: memory stalls, dual issue and per-instruction latencies are not counted. ggml's counts repeat"
+	echo "# exactly; ours vary by up to about 0.002 per weight from run to run (a multi-threaded Go runtime under qemu)."
 	printf '# type\tset\tours_R\tours_2R\tasm_R\tasm_2R\tours/weight\tasm/weight\tggml_symbol\tggml_R\tggml_2R\tggml/weight\tratio\n'
 	# TYPE SYMBOL WEIGHT-ROW-BYTES ACTIVATION-ROW-BYTES (4096 elements)
 	while read -r typ sym wb ab; do
@@ -186,7 +187,7 @@ if ! awk -F'\t' '
 		split(old[k], o, " "); delete old[k]
 		d1 = $7 - o[1]; d2 = $8 - o[2]; d3 = $12 - o[3]; d4 = $13 - o[4]
 		if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2; if (d3 < 0) d3 = -d3; if (d4 < 0) d4 = -d4
-		if (d1 > 0.002 || d2 > 0.002 || d3 > 0.002 || d4 > 0.005) {
+		if (d1 > 0.005 || d2 > 0.005 || d3 > 0.005 || d4 > 0.01) {
 			printf "icount: %s: ours %s asm %s ggml %s ratio %s, committed %s %s %s %s\n", k, $7, $8, $12, $13, o[1], o[2], o[3], o[4]
 			bad = 1
 		}
