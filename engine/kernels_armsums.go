@@ -16,9 +16,8 @@ type sumsFunc func(w, a *byte, nb int, out *int32)
 
 // blocksFunc writes the whole dot of nb weight blocks at w with their
 // activation blocks at a to out, float steps in the portable kernel's
-// order: an
-// assembly kernel that does the scaling too, where the Go side of a sums
-// kernel would cost more instructions than its assembly
+// order: an assembly kernel that does the scaling too, where the Go side
+// of a sums kernel would cost more instructions than its assembly
 // (engine/testdata/icount-arm64.txt).
 type blocksFunc func(w, a *byte, nb int, out *float32)
 
