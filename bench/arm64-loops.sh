@@ -3,7 +3,9 @@
 # armv7): each loop's length (from go tool objdump of the engine's test
 # binary: the backward branch's distance) over the weights one iteration
 # handles. The loop bodies are straight-line, so this is what an iteration
-# executes; the Go side that scales each block's sums is not counted.
+# executes: on arm64 the whole dot (sums, scales, float steps), on armv7
+# the integer sums only (Go scales them). bench/icount.sh counts what the
+# kernels execute in all, against ggml-cpu's.
 # Usage: bench/arm64-loops.sh > engine/testdata/arm64-loops.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
-go tool objdump -s 'engine\.(q[0-9]_[0-9K]Sums(NEON|SDOT)|dotF32NEON)\.abi0$' "$T/engine-arm64.test" > "$T/arm64.txt"
+go tool objdump -s 'engine\.(q[0-9]_[0-9K](Sums|Dot)(NEON|SDOT)|dotF32NEON)\.abi0$' "$T/engine-arm64.test" > "$T/arm64.txt"
 go tool objdump -s 'engine\.q[0-9]_[0-9K]SumsNEON$' "$T/engine-armv7.test" > "$T/armv7.txt"
 echo "# arch	kernel	loop	instructions	weights	per-weight   (bench/arm64-loops.sh, $(go env GOVERSION))"
 python3 - "$T/arm64.txt" "$T/armv7.txt" <<'PY'

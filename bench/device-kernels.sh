@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact)$'
+tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestICountCoversArm64|TestICountTable)$'
 CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
 CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
 cd engine   # the tests find ../shared relative to the package

@@ -12,40 +12,40 @@ import (
 // of every integer kernel, and a NEON F32 dot.
 
 //go:noescape
-func q8_0SumsNEON(w, a *byte, nb int, out *int32)
+func q8_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q8_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q8_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q4_KSumsNEON(w, a *byte, nb int, out *int32)
+func q4_KDotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q4_KSumsSDOT(w, a *byte, nb int, out *int32)
+func q4_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q6_KSumsNEON(w, a *byte, nb int, out *int32)
+func q6_KDotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q6_KSumsSDOT(w, a *byte, nb int, out *int32)
+func q6_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_KSumsNEON(w, a *byte, nb int, out *int32)
+func q2_KDotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_KSumsSDOT(w, a *byte, nb int, out *int32)
+func q2_KDotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q1_0SumsNEON(w, a *byte, nb int, out *int32)
+func q1_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q1_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q1_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_0SumsNEON(w, a *byte, nb int, out *int32)
+func q2_0DotNEON(w, a *byte, nb int, out *float32)
 
 //go:noescape
-func q2_0SumsSDOT(w, a *byte, nb int, out *int32)
+func q2_0DotSDOT(w, a *byte, nb int, out *float32)
 
 //go:noescape
 func dotF32NEON(x, y *float32, n int) float32
@@ -80,43 +80,33 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // The two arm64 variants: ARMv8.0 NEON (every arm64 CPU, the A7 included)
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
-	neonSet = armSet{name: "neon", q8_0: q8_0SumsNEON, q4_K: q4_KSumsNEON, q6_K: q6_KSumsNEON,
-		q2_K: q2_KSumsNEON, q1_0: q1_0SumsNEON, q2_0: q2_0SumsNEON}
-	dotprodSet = armSet{name: "dotprod", q8_0: q8_0SumsSDOT, q4_K: q4_KSumsSDOT, q6_K: q6_KSumsSDOT,
-		q2_K: q2_KSumsSDOT, q1_0: q1_0SumsSDOT, q2_0: q2_0SumsSDOT}
+	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_KDot: q6_KDotNEON,
+		q2_KDot: q2_KDotNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON}
+	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_KDot: q6_KDotSDOT,
+		q2_KDot: q2_KDotSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT}
 )
 
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
 var hasDotprod = cpu.ARM64.HasASIMDDP
 
 func dotQ6_KArm(n int, w, a []byte) float32 {
-	return armDot(arm.q6_K, n/256, q6_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
-		sc := x[192:208:208]
-		isum := int32(0)
-		for j, s := range g {
-			isum += int32(int8(sc[j])) * s
-		}
-		return kAdd(sumf, isum, x[208:], y)
-	})
+	nb := n / 256
+	return armBlocks(arm.q6_KDot, nb, w[:nb*q6_KBytes], a[:nb*q8_KBytes])
 }
 
 func dotQ2_KArm(n int, w, a []byte) float32 {
-	return armDot(arm.q2_K, n/256, q2_KBytes, q8_KBytes, 16, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
-		sc := x[:16:16]
-		isum := int32(0)
-		for j, s := range g {
-			isum += int32(sc[j]&0xF) * s
-		}
-		return q2_KAdd(sumf, isum, q2_KMins(x, y), x, y)
-	})
+	nb := n / 256
+	return armBlocks(arm.q2_KDot, nb, w[:nb*q2_KBytes], a[:nb*q8_KBytes])
 }
 
 func dotQ1_0Arm(n int, w, a []byte) float32 {
-	return armDot(arm.q1_0, n/128, q1_0Bytes, 4*q8_0Bytes, 4, w, a, lowBitAdd)
+	nb := n / 128
+	return armBlocks(arm.q1_0Dot, nb, w[:nb*q1_0Bytes], a[:4*nb*q8_0Bytes])
 }
 
 func dotQ2_0Arm(n int, w, a []byte) float32 {
-	return armDot(arm.q2_0, n/64, q2_0Bytes, 2*q8_0Bytes, 2, w, a, lowBitAdd)
+	nb := n / 64
+	return armBlocks(arm.q2_0Dot, nb, w[:nb*q2_0Bytes], a[:2*nb*q8_0Bytes])
 }
 
 // armKernels installs variant s.

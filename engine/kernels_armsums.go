@@ -2,19 +2,31 @@
 
 package engine
 
-// The ARM kernels' shared Go side: assembly (kernels_arm64.s, kernels_arm.s)
-// computes each group's exact int32 sum, Go scales and adds them in the
-// portable kernels' float order, without fused multiply-adds, so a dot
+// The ARM kernels' shared Go side. On armv7 the assembly (kernels_arm.s)
+// computes each group's exact int32 sum and Go scales and adds them; on
+// arm64 (kernels_arm64.s) the assembly does the whole dot, since Go's
+// scaling cost more instructions than the integer loops
+// (engine/testdata/icount-arm64.txt). Either way the float steps run in the
+// portable kernels' order, each rounded (no fused multiply-add), so a dot
 // equals the portable kernel's bit for bit.
 
 // sumsFunc writes the integer group sums of nb weight blocks at w with
 // their activation blocks at a to out.
 type sumsFunc func(w, a *byte, nb int, out *int32)
 
-// armSet is one variant of the assembly kernels.
+// blocksFunc writes the whole dot of nb weight blocks at w with their
+// activation blocks at a to out, float steps in the portable kernel's
+// order: an assembly kernel that does the scaling too, where the Go side
+// of a sums kernel would cost more instructions than its assembly
+// (engine/testdata/icount-arm64.txt).
+type blocksFunc func(w, a *byte, nb int, out *float32)
+
+// armSet is one variant of the assembly kernels: per type either a sums
+// kernel, scaled in Go, or a whole-dot one.
 type armSet struct {
-	name                               string
-	q8_0, q4_K, q6_K, q2_K, q1_0, q2_0 sumsFunc
+	name                                                 string
+	q8_0, q4_K                                           sumsFunc
+	q8_0Dot, q4_KDot, q6_KDot, q2_KDot, q1_0Dot, q2_0Dot blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).
@@ -27,6 +39,9 @@ const sumsChunk = 64
 func dotQ8_0Arm(n int, w, a []byte) float32 {
 	nb := n / 32
 	w, a = w[:nb*q8_0Bytes], a[:nb*q8_0Bytes]
+	if arm.q8_0Dot != nil {
+		return armBlocks(arm.q8_0Dot, nb, w, a)
+	}
 	var sums [sumsChunk]int32
 	var sumf float32
 	for b := 0; b < nb; b += sumsChunk {
@@ -37,6 +52,15 @@ func dotQ8_0Arm(n int, w, a []byte) float32 {
 		}
 	}
 	return sumf
+}
+
+// armBlocks runs the whole-dot kernel dot over the nb blocks of w and a.
+func armBlocks(dot blocksFunc, nb int, w, a []byte) float32 {
+	var s float32
+	if nb > 0 {
+		dot(&w[0], &a[0], nb, &s)
+	}
+	return s
 }
 
 // armDot runs sums over the nb weight blocks of w (wBytes each, per sums
@@ -59,6 +83,10 @@ func armDot(sums sumsFunc, nb, wBytes, aBytes, per int, w, a []byte, add func(su
 }
 
 func dotQ4_KArm(n int, w, a []byte) float32 {
+	if arm.q4_KDot != nil {
+		nb := n / 256
+		return armBlocks(arm.q4_KDot, nb, w[:nb*q4_KBytes], a[:nb*q8_KBytes])
+	}
 	return armDot(arm.q4_K, n/256, q4_KBytes, q8_KBytes, 8, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
 		sc, mn := kScales(x[4:16])
 		isum := int32(0)

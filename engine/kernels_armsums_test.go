@@ -10,14 +10,15 @@ import (
 )
 
 // armCase is one ARM kernel under test: its weight type, the block sizes
-// its sums function walks, how many sums it writes per weight block, where
-// the weight block's f16 scales sit, and the plain-Go integer sums it must
-// equal.
+// it walks, how many sums a sums kernel writes per weight block (it also
+// sizes the rows TestArmDots tries), where the weight block's f16 scales
+// sit, and, for the types with a sums kernel (armv7's), the plain-Go
+// integer sums it must equal.
 type armCase struct {
 	typ            gguf.Type
-	sums           func(*armSet) sumsFunc
-	wBytes, aBytes int // per weight block: weight bytes, activation bytes
-	perBlock       int // int32 sums per weight block
+	sums           func(*armSet) sumsFunc // nil: whole-dot kernels only
+	wBytes, aBytes int                    // per weight block: weight bytes, activation bytes
+	perBlock       int                    // int32 sums per weight block
 	scales         []int
 	want           func(w, a []byte, nb int) []int32
 }
@@ -54,68 +55,10 @@ var armCases = []armCase{
 			}
 			return
 		}},
-	{gguf.TypeQ6_K, func(s *armSet) sumsFunc { return s.q6_K }, q6_KBytes, q8_KBytes, 16, []int{208},
-		func(w, a []byte, nb int) (out []int32) {
-			for i := 0; i < nb; i++ {
-				var v [256]int8
-				q6Unpack(w[i*q6_KBytes:], &v)
-				out = append(out, groupSums(v[:], a[i*q8_KBytes+4:], 16)...)
-			}
-			return
-		}},
-	{gguf.TypeQ2_K, func(s *armSet) sumsFunc { return s.q2_K }, q2_KBytes, q8_KBytes, 16, []int{80, 82},
-		func(w, a []byte, nb int) (out []int32) {
-			for i := 0; i < nb; i++ {
-				qs := w[i*q2_KBytes+16:]
-				var v [256]int8
-				for p := range v {
-					v[p] = int8(qs[32*(p/128)+p%32]>>(2*(p%128/32))) & 3
-				}
-				out = append(out, groupSums(v[:], a[i*q8_KBytes+4:], 16)...)
-			}
-			return
-		}},
-	{gguf.TypeQ1_0, func(s *armSet) sumsFunc { return s.q1_0 }, q1_0Bytes, 4 * q8_0Bytes, 4, []int{0},
-		func(w, a []byte, nb int) (out []int32) {
-			for i := 0; i < nb; i++ {
-				for k := 0; k < 4; k++ {
-					var v [32]int8
-					for j := range v {
-						v[j] = -1
-						if w[i*q1_0Bytes+2+4*k+j/8]>>(j%8)&1 != 0 {
-							v[j] = 1
-						}
-					}
-					out = append(out, groupSums(v[:], a[(4*i+k)*q8_0Bytes+2:], 32)...)
-				}
-			}
-			return
-		}},
-	{gguf.TypeQ2_0, func(s *armSet) sumsFunc { return s.q2_0 }, q2_0Bytes, 2 * q8_0Bytes, 2, []int{0},
-		func(w, a []byte, nb int) (out []int32) {
-			for i := 0; i < nb; i++ {
-				for k := 0; k < 2; k++ {
-					var v [32]int8
-					for j := range v {
-						v[j] = int8(w[i*q2_0Bytes+2+8*k+j/4]>>(2*(j%4)))&3 - 1
-					}
-					out = append(out, groupSums(v[:], a[(2*i+k)*q8_0Bytes+2:], 32)...)
-				}
-			}
-			return
-		}},
-}
-
-// groupSums returns the sums of v[i]*y[i] over each size values of v.
-func groupSums(v []int8, y []byte, size int) (out []int32) {
-	for g := 0; g < len(v); g += size {
-		s := int32(0)
-		for l := g; l < g+size; l++ {
-			s += int32(v[l]) * int32(int8(y[l]))
-		}
-		out = append(out, s)
-	}
-	return
+	{gguf.TypeQ6_K, nil, q6_KBytes, q8_KBytes, 16, []int{208}, nil},
+	{gguf.TypeQ2_K, nil, q2_KBytes, q8_KBytes, 16, []int{80, 82}, nil},
+	{gguf.TypeQ1_0, nil, q1_0Bytes, 4 * q8_0Bytes, 4, []int{0}, nil},
+	{gguf.TypeQ2_0, nil, q2_0Bytes, 2 * q8_0Bytes, 2, []int{0}, nil},
 }
 
 // TestArmSums checks every assembly sums kernel, each variant, against
@@ -124,11 +67,13 @@ func groupSums(v []int8, y []byte, size int) (out []int32) {
 // (the four-block loops and their tails).
 func TestArmSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
+	checked := 0
 	for _, s := range armVariants(t) {
 		for _, c := range armCases {
-			if c.sums(s) == nil {
-				continue // no assembly for this type in this build
+			if c.sums == nil || c.sums(s) == nil {
+				continue // no sums kernel for this type in this build
 			}
+			checked++
 			for nb := 1; nb <= 2*sumsChunk/c.perBlock+5; nb++ {
 				w, a := randBytes(rng, nb*c.wBytes), randBytes(rng, nb*c.aBytes)
 				got := make([]int32, nb*c.perBlock)
@@ -142,9 +87,13 @@ func TestArmSums(t *testing.T) {
 			}
 		}
 	}
+	if checked == 0 {
+		t.Skip("no sums kernels in this build: its kernels are whole dots, which TestArmDots checks")
+	}
 }
 
-// TestArmDots checks every arm64 dot, each variant installed through
+// TestArmDots checks every ARM dot (sums kernels scaled in Go and the
+// whole-dot kernels), each variant installed through
 // SelectKernels, against the portable Go kernel bit for bit (same integer
 // sums, same unfused float order) on random rows of every length from one
 // block to past two chunks, activations quantized from random floats.
@@ -156,8 +105,8 @@ func TestArmDots(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range armCases {
-			if c.sums(s) == nil {
-				continue
+			if (c.sums == nil || c.sums(s) == nil) && wholeDot(s, c.typ) == nil {
+				continue // no sums or whole-dot assembly for this type
 			}
 			k := kernels[c.typ]
 			port := portableKernels[c.typ].dot
@@ -186,6 +135,25 @@ func TestArmDots(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wholeDot returns set s's whole-dot kernel for type t, nil if it has none.
+func wholeDot(s *armSet, t gguf.Type) blocksFunc {
+	switch t {
+	case gguf.TypeQ8_0:
+		return s.q8_0Dot
+	case gguf.TypeQ4_K:
+		return s.q4_KDot
+	case gguf.TypeQ6_K:
+		return s.q6_KDot
+	case gguf.TypeQ2_K:
+		return s.q2_KDot
+	case gguf.TypeQ1_0:
+		return s.q1_0Dot
+	case gguf.TypeQ2_0:
+		return s.q2_0Dot
+	}
+	return nil
 }
 
 func randBytes(rng *rand.Rand, n int) []byte {

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// icountRow is one line of testdata/icount-arm64.txt (bench/icount.sh):
+// the instructions qemu counted for REPS and 2*REPS row products of one
+// kernel, ours and ggml's, and the per-weight figures derived from them.
+type icountRow struct {
+	typ                  gguf.Type
+	set                  string
+	ours, asm, ggml      [2]int64 // counts at REPS and 2*REPS
+	oursW, asmW, ggmlW   string   // per weight, as written (%.4f)
+	symbol, ratio, line0 string
+}
+
+// readICount parses testdata/icount-arm64.txt, returning its rows and the
+// row length N and repetitions REPS its header states.
+func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
+	t.Helper()
+	path := filepath.Join("testdata", "icount-arm64.txt")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	nRe, repsRe := regexp.MustCompile(`\bN=(\d+)`), regexp.MustCompile(`\bREPS=(\d+)`)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			if m := nRe.FindStringSubmatch(line); m != nil && n == 0 {
+				n, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			if m := repsRe.FindStringSubmatch(line); m != nil && reps == 0 {
+				reps, _ = strconv.ParseInt(m[1], 10, 64)
+			}
+			continue
+		}
+		p := strings.Split(line, "\t")
+		if len(p) != 13 {
+			t.Fatalf("%s: %d fields, want 13: %q", path, len(p), line)
+		}
+		typ, err := gguf.ParseType(p[0])
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		r := icountRow{typ: typ, set: p[1], oursW: p[6], asmW: p[7], symbol: p[8], ggmlW: p[11], ratio: p[12], line0: line}
+		for i, dst := range []*int64{&r.ours[0], &r.ours[1], &r.asm[0], &r.asm[1], &r.ggml[0], &r.ggml[1]} {
+			col := []int{2, 3, 4, 5, 9, 10}[i]
+			if *dst, err = strconv.ParseInt(p[col], 10, 64); err != nil {
+				t.Fatalf("%s: column %d of %q: %v", path, col+1, line, err)
+			}
+		}
+		rows = append(rows, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n <= 0 || reps <= 0 || len(rows) == 0 {
+		t.Fatalf("%s: no N=, REPS= or rows", path)
+	}
+	return rows, n, reps
+}
+
+// TestICountTable checks the arithmetic of the committed instruction
+// counts: every per-weight figure is the difference of its two counts over
+// REPS*N, every ratio ours/ggml, each (type, set) appears once and is
+// compared with ggml's kernel of that type. What the counts are is
+// bench/icount.sh's to measure; TestICountCoversArm64 (arm64) checks that
+// every arm64 kernel has its rows.
+func TestICountTable(t *testing.T) {
+	rows, n, reps := readICount(t)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		key := r.typ.String() + "/" + r.set
+		if seen[key] {
+			t.Errorf("%s listed twice", key)
+		}
+		seen[key] = true
+		if r.set != "neon" && r.set != "dotprod" {
+			t.Errorf("%s: set %q is not an arm64 kernel set", key, r.set)
+		}
+		if want := "ggml_vec_dot_" + strings.ToLower(r.typ.String()); !strings.HasPrefix(strings.ToLower(r.symbol), want) {
+			t.Errorf("%s compared with %s, want %s*", key, r.symbol, want)
+		}
+		perWeight := func(c [2]int64) (float64, string) {
+			w := float64(c[1]-c[0]) / float64(reps*n)
+			return w, fmt.Sprintf("%.4f", w)
+		}
+		ow, oursW := perWeight(r.ours)
+		_, asmW := perWeight(r.asm)
+		gw, ggmlW := perWeight(r.ggml)
+		if oursW != r.oursW || asmW != r.asmW || ggmlW != r.ggmlW {
+			t.Errorf("%s: per weight %s %s %s, the counts give %s %s %s", key, r.oursW, r.asmW, r.ggmlW, oursW, asmW, ggmlW)
+		}
+		if ow <= 0 || gw <= 0 || r.asm[1]-r.asm[0] > r.ours[1]-r.ours[0] {
+			t.Errorf("%s: counts out of order: %s", key, r.line0)
+		}
+		if want := fmt.Sprintf("%.3f", ow/gw); r.ratio != want {
+			t.Errorf("%s: ratio %s, ours/ggml is %s", key, r.ratio, want)
+		}
+	}
+}
