@@ -194,8 +194,7 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 || c.FF == 0 {
 		return c, fmt.Errorf("embedding_length, block_count, head_count and feed_forward_length must be positive")
 	}
-	if fam.mixer == nil {
-		// the other families' mixers read their own geometry (hparams)
+	if !fam.mixersOnly {
 		if err := standardAttention(k, &c); err != nil {
 			return c, err
 		}

@@ -51,9 +51,14 @@ type family struct {
 	// with Routing preset to softmax, renormalized, and ExpertFF to FF).
 	hparams func(k keys, c *Config) error
 	// mixer, when set, loads each layer's token mixer in place of the
-	// standard attention block (bailingmoe3: KDA or MLA per layer); the
-	// standard attention keys are then not read (hparams reads its own).
+	// standard attention block, or returns nil where the layer has that
+	// block (bailingmoe3: KDA or MLA in every layer; qwen35: Gated
+	// DeltaNet in the recurrent layers, attention in the others).
 	mixer func(ts *tensorSet, c *Config, l int, p string) (layerMixer, error)
+	// mixersOnly: no layer runs the standard attention block (every one
+	// has a mixer), so the standard attention keys (head_count_kv,
+	// key_length) are the mixers' to read, in the family's hparams.
+	mixersOnly bool
 }
 
 type biasRule int
@@ -106,15 +111,16 @@ var families = map[string]*family{
 		hparams: bailingMoE2},
 	// bailingmoe3: KDA and MLA layers (bailingmoe3.go), RoPE NORM (libllama's
 	// llama_model_rope_type for it), the head may be tied.
-	"bailingmoe3": {tiedHead: true, moe: moeRequired, expBias: true, hparams: bailingMoE3, mixer: bailingMoE3Mixer},
+	"bailingmoe3": {tiedHead: true, moe: moeRequired, expBias: true, hparams: bailingMoE3, mixer: bailingMoE3Mixer,
+		mixersOnly: true},
 	// qwen35: Gated DeltaNet layers (Config.SSM, read by qwen35) with a
 	// gated full-attention layer every full_attention_interval layers.
 	"qwen35": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
-		hparams: qwen35},
+		hparams: qwen35, mixer: qwen35Mixer},
 	// qwen35moe: qwen35 with MoE FFNs (softmax routing, renormalized) and a
 	// gated shared expert in every layer.
 	"qwen35moe": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, attnGate: true, ffnNorm: "post_attention_norm",
-		moe: moeRequired, sharedGate: true, hparams: qwen35MoE},
+		moe: moeRequired, sharedGate: true, hparams: qwen35MoE, mixer: qwen35Mixer},
 }
 
 func init() {

@@ -63,15 +63,12 @@ type Layer struct {
 	DownExps                  []*Matrix
 	Shared                    FFN // shared experts (*_shexp), or Gate nil
 	// Mixer replaces the attention block (Q..BO, the norms of q and k) in
-	// the layers of a family with other token mixers (bailingmoe3's KDA and
-	// MLA layers), or is nil.
+	// the layers of a family with other token mixers (qwen35's Gated
+	// DeltaNet, bailingmoe3's KDA and MLA layers), or is nil.
 	Mixer layerMixer
 	// SharedGate (ffn_gate_inp_shexp, one row) scales the shared experts'
 	// output by sigmoid(SharedGate x) per token (qwen35moe), or is nil.
 	SharedGate *Matrix
-	// DeltaNet holds a recurrent layer's weights (Q, K, V, O are then
-	// nil), or is nil for an attention layer.
-	DeltaNet *DeltaNetLayer
 }
 
 // Model is a loaded model of one of the supported families.
@@ -582,16 +579,15 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case f.mixer != nil:
-		l.Mixer, err = f.mixer(ts, c, i, p)
-	case c.recurrent(i):
-		l.DeltaNet, err = ts.loadDeltaNet(p, c)
-	default:
-		err = m.loadAttention(ts, c, l, p)
+	if f.mixer != nil {
+		if l.Mixer, err = f.mixer(ts, c, i, p); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	if l.Mixer == nil {
+		if err = m.loadAttention(ts, c, l, p); err != nil {
+			return err
+		}
 	}
 	return m.loadFFN(ts, c, i, p)
 }
@@ -752,7 +748,7 @@ func (c *Config) skipped(name string) bool {
 // recurrent and convolution state, which does not grow with ctx).
 func (m *Model) KVCacheBytes(ctx int) int64 {
 	c := &m.Config
-	n := recurrentBytes(c)
+	var n int64
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		if L.attends() {
@@ -767,6 +763,6 @@ func (m *Model) KVCacheBytes(ctx int) int64 {
 
 // attends reports whether the layer runs the standard attention block
 // (with a slot in the KV cache).
-func (l *Layer) attends() bool { return l.Mixer == nil && l.DeltaNet == nil }
+func (l *Layer) attends() bool { return l.Mixer == nil }
 
 var negInf = float32(math.Inf(-1))

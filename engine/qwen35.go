@@ -49,6 +49,9 @@ type DeltaNetLayer struct {
 	// Norm is ssm_norm, the RMS norm of each value head's output before
 	// it is multiplied by silu(z).
 	Norm []float32
+
+	ssm *SSMConfig
+	eps float32 // the model's RMS norm epsilon, also the L2 norms'
 }
 
 // qwen35 reads Qwen3.5's keys as llama_model_qwen35 does: the ssm.* sizes
@@ -151,10 +154,23 @@ func ropeSections(k keys, dims int) error {
 	return nil
 }
 
+// qwen35Mixer is the family's layer mixer: a Gated DeltaNet layer where
+// the layer is recurrent, nil (the standard attention block) elsewhere.
+func qwen35Mixer(ts *tensorSet, c *Config, l int, p string) (layerMixer, error) {
+	if !c.recurrent(l) {
+		return nil, nil
+	}
+	d, err := ts.loadDeltaNet(p, c)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // loadDeltaNet loads layer p's Gated DeltaNet tensors.
 func (ts *tensorSet) loadDeltaNet(p string, c *Config) (*DeltaNetLayer, error) {
 	s := &c.SSM
-	d := &DeltaNetLayer{}
+	d := &DeltaNetLayer{ssm: s, eps: c.RMSEps}
 	var err error
 	for _, m := range []struct {
 		dst        **Matrix
@@ -186,136 +202,101 @@ func (ts *tensorSet) loadDeltaNet(p string, c *Config) (*DeltaNetLayer, error) {
 	return d, nil
 }
 
-// deltaNetBuffers holds what a batch through a Gated DeltaNet layer needs.
-type deltaNetBuffers struct {
-	qkv   []float32   // [batch][convDim]: projections, then convolved
-	z     []float32   // [batch][valueDim]: the gate, then the gated output
-	beta  []float32   // [batch][VHeads]
-	decay []float32   // [batch][VHeads]: alpha, then exp(gate)
-	out   []float32   // [batch][valueDim]: the delta rule's output
-	ones  []float32   // [convDim] of 1, for siluInPlace
-	d     [][]float32 // per worker: deltaStep's scratch
+// The layerMixer methods: the state is the convolution's last inputs, then
+// one HeadDim x HeadDim matrix per value head; the scratch holds a batch's
+// projections (q, k, v; z; beta; decay), the delta rule's output, a row
+// of ones (for siluInPlace) and one HeadDim row per worker.
+
+func (d *DeltaNetLayer) contextFloats(int) int {
+	nc, ns := d.ssm.stateFloats()
+	return nc + ns
 }
 
-// deltaNetBufferFloats is the float32s of deltaNetBuffers per batch token.
-func deltaNetBufferFloats(c *SSMConfig) int {
-	return c.convDim() + 2*c.valueDim() + 2*c.VHeads
+func (d *DeltaNetLayer) scratchFloats(nb, threads, _ int) int {
+	c := d.ssm
+	return nb*(c.convDim()+2*c.valueDim()+2*c.VHeads) + c.convDim() + threads*c.HeadDim
 }
 
-func newDeltaNetBuffers(c *SSMConfig, b, threads int) *deltaNetBuffers {
-	dn := &deltaNetBuffers{
-		qkv:   make([]float32, b*c.convDim()),
-		z:     make([]float32, b*c.valueDim()),
-		beta:  make([]float32, b*c.VHeads),
-		decay: make([]float32, b*c.VHeads),
-		out:   make([]float32, b*c.valueDim()),
-		d:     make([][]float32, threads),
-		ones:  make([]float32, c.convDim()),
-	}
-	for i := range dn.ones {
-		dn.ones[i] = 1
-	}
-	for w := range dn.d {
-		dn.d[w] = make([]float32, c.HeadDim)
-	}
-	return dn
-}
+func (d *DeltaNetLayer) recurrent() bool { return true }
 
-// recurrentState is the per-layer state of the recurrent layers (nil
-// slices for attention layers).
-type recurrentState struct {
-	conv, ssm [][]float32
-}
-
-// recurrentBytes is the size of a State's recurrent state: the same for
-// every context size.
-func recurrentBytes(c *Config) int64 {
-	nc, ns := c.SSM.stateFloats()
-	n := 0
-	for l := range c.Layers {
-		if c.recurrent(l) {
-			n++
-		}
-	}
-	return 4 * int64(nc+ns) * int64(n)
-}
-
-func newRecurrentState(c *Config) *recurrentState {
-	r := &recurrentState{conv: make([][]float32, c.Layers), ssm: make([][]float32, c.Layers)}
-	nc, ns := c.SSM.stateFloats()
-	for l := range c.Layers {
-		if c.recurrent(l) {
-			r.conv[l] = make([]float32, nc)
-			r.ssm[l] = make([]float32, ns)
-		}
-	}
-	return r
-}
-
-func (r *recurrentState) reset() {
-	for l := range r.conv {
-		clear(r.conv[l])
-		clear(r.ssm[l])
-	}
-}
-
-// deltaNet is llama.cpp's build_layer_attn_linear (qwen35) on s.xb into
+// mix is llama.cpp's build_layer_attn_linear (qwen35) on s.xb into
 // s.xb2: the projections; per token the convolution over q, k and v
 // with its state, SiLU, L2-normalized q and k heads, the write strength
 // beta = sigmoid(beta) and decay exp(softplus(alpha + dt) * a) per value
 // head; the delta rule per value head over the batch's tokens in order
 // (value head h reads query/key head h % KHeads, as ggml's repeat and
 // its fused op do); the output RMS-normed per head times silu(z); ssm_out.
-func (s *State) deltaNet(l int, D *DeltaNetLayer, nb int) {
-	c, sc, b := s.c, &s.c.SSM, s.dn
+func (d *DeltaNetLayer) mix(s *State, st, scratch []float32, nb int) {
+	sc := d.ssm
 	cd, vd, hv, hd := sc.convDim(), sc.valueDim(), sc.VHeads, sc.HeadDim
-	s.matmul(D.QKV, s.xb, b.qkv, nb)
-	s.matmul(D.Gate, s.xb, b.z, nb)
-	s.matmul(D.Beta, s.xb, b.beta, nb)
-	s.matmul(D.Alpha, s.xb, b.decay, nb)
-	conv := s.rec.conv[l]
+	nc, _ := sc.stateFloats()
+	take := func(n int) []float32 {
+		b := scratch[:n:n]
+		scratch = scratch[n:]
+		return b
+	}
+	t := &s.dt
+	t.d, t.st = d, st[nc:]
+	t.qkv, t.z, t.beta, t.decay, t.out = take(nb*cd), take(nb*vd), take(nb*hv), take(nb*hv), take(nb*vd)
+	ones := take(cd)
+	for i := range ones {
+		ones[i] = 1
+	}
+	threads := len(s.mt.scratch)
+	if len(t.work) < threads {
+		t.work = make([][]float32, threads)
+	}
+	for w := range threads {
+		t.work[w] = take(hd)
+	}
+	s.matmul(d.QKV, s.xb, t.qkv, nb)
+	s.matmul(d.Gate, s.xb, t.z, nb)
+	s.matmul(d.Beta, s.xb, t.beta, nb)
+	s.matmul(d.Alpha, s.xb, t.decay, nb)
+	conv := st[:nc]
 	for i := 0; i < nb; i++ {
-		x := b.qkv[i*cd : (i+1)*cd]
-		convStep(x, D.Conv, conv, sc.ConvKernel)
-		siluInPlace(x, b.ones)
+		x := t.qkv[i*cd : (i+1)*cd]
+		convStep(x, d.Conv, conv, sc.ConvKernel)
+		siluInPlace(x, ones)
 		for o := 0; o < 2*sc.keyDim(); o += hd {
-			l2Norm(x[o:o+hd], c.RMSEps)
+			l2Norm(x[o:o+hd], d.eps)
 		}
 		for h := range hv {
-			b.beta[i*hv+h] = sigmoid(b.beta[i*hv+h])
-			g := softplus(b.decay[i*hv+h]+D.DT[h]) * D.A[h]
-			b.decay[i*hv+h] = expf(g)
+			t.beta[i*hv+h] = sigmoid(t.beta[i*hv+h])
+			g := softplus(t.decay[i*hv+h]+d.DT[h]) * d.A[h]
+			t.decay[i*hv+h] = expf(g)
 		}
 	}
-	s.dt.s, s.dt.layer, s.dt.nb = s, l, nb
-	s.pool.run(&s.dt, hv, 1, nb*hv*hd*hd >= 32<<10)
+	t.nb = nb
+	s.pool.run(t, hv, 1, nb*hv*hd*hd >= 32<<10)
 	for i := 0; i < nb; i++ {
-		o := b.out[i*vd : (i+1)*vd]
-		rmsNormChunks(o, D.Norm, c.RMSEps)
-		swiglu(b.z[i*vd:(i+1)*vd], o)
+		o := t.out[i*vd : (i+1)*vd]
+		rmsNormChunks(o, d.Norm, d.eps)
+		swiglu(t.z[i*vd:(i+1)*vd], o)
 	}
-	s.matmul(D.Out, b.z, s.xb2, nb)
+	s.matmul(d.Out, t.z, s.xb2, nb)
 }
 
 // deltaTask runs the delta rule of a batch for a range of value heads.
 type deltaTask struct {
-	s     *State
-	layer int
-	nb    int
+	d                        *DeltaNetLayer
+	st                       []float32 // the layer's delta-rule matrices
+	qkv, z, beta, decay, out []float32
+	work                     [][]float32 // per worker: deltaStep's scratch
+	nb                       int
 }
 
 func (t *deltaTask) run(lo, hi, w int) {
-	s, sc, b := t.s, &t.s.c.SSM, t.s.dn
+	sc := t.d.ssm
 	cd, vd, hv, hd, kd := sc.convDim(), sc.valueDim(), sc.VHeads, sc.HeadDim, sc.keyDim()
 	scale := 1 / sqrtf(float32(hd))
-	st := s.rec.ssm[t.layer]
 	for h := lo; h < hi; h++ {
-		m := st[h*hd*hd : (h+1)*hd*hd]
+		m := t.st[h*hd*hd : (h+1)*hd*hd]
 		kh := (h % sc.KHeads) * hd
 		for i := 0; i < t.nb; i++ {
-			x := b.qkv[i*cd : (i+1)*cd]
+			x := t.qkv[i*cd : (i+1)*cd]
 			deltaStep(m, x[kh:kh+hd], x[kd+kh:kd+kh+hd], x[2*kd+h*hd:2*kd+(h+1)*hd],
-				b.decay[i*hv+h:i*hv+h+1], b.beta[i*hv+h], scale, b.out[i*vd+h*hd:i*vd+(h+1)*hd], b.d[w])
+				t.decay[i*hv+h:i*hv+h+1], t.beta[i*hv+h], scale, t.out[i*vd+h*hd:i*vd+(h+1)*hd], t.work[w])
 		}
 	}
 }

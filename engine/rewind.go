@@ -15,7 +15,7 @@ package engine
 func (s *State) Rewind(n int) {
 	switch {
 	case n < 0 || n >= s.pos:
-	case s.rec != nil || s.recurrentState():
+	case s.recurrentState():
 		s.Reset()
 	default:
 		s.pos = n

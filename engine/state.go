@@ -53,9 +53,6 @@ func tokenBufferBytes(m *Model) int {
 	if c.fam.attnGate {
 		floats += 2 * c.QDim()
 	}
-	if c.SSM.VHeads > 0 {
-		floats += deltaNetBufferFloats(&c.SSM)
-	}
 	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
 }
 
@@ -80,11 +77,8 @@ type State struct {
 	// qg is the gated attention's query projection, [batch][heads][q, gate].
 	qg []float32
 
-	// rec is the recurrent layers' state and dn their buffers (nil
-	// without such layers).
-	rec *recurrentState
-	dn  *deltaNetBuffers
-	dt  deltaTask
+	// dt is the Gated DeltaNet layers' delta-rule task (qwen35.go).
+	dt deltaTask
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
@@ -188,10 +182,6 @@ func NewState(m *Model, o Options) (*State, error) {
 	if c.fam.attnGate {
 		s.qg = make([]float32, b*2*c.QDim())
 	}
-	if c.SSM.VHeads > 0 {
-		s.rec = newRecurrentState(c)
-		s.dn = newDeltaNetBuffers(&c.SSM, b, o.Threads)
-	}
 	s.trace = o.Trace
 	switch {
 	case o.Thrash != nil && m.paged != nil:
@@ -229,20 +219,13 @@ func (s *State) Ctx() int { return s.ctx }
 func (s *State) Reset() {
 	s.pos = 0
 	s.resetMixers()
-	if s.rec != nil {
-		s.rec.reset()
-	}
 }
 
 // RecurrentBytes returns the size of the recurrent layers' state (their
 // convolutions' last inputs and delta-rule matrices), allocated once per
 // State whatever its context size; 0 for models without such layers.
 func (s *State) RecurrentBytes() int64 {
-	n := 4 * int64(s.recurrentMixerFloats())
-	if s.rec != nil {
-		n += recurrentBytes(s.c)
-	}
-	return n
+	return 4 * int64(s.recurrentMixerFloats())
 }
 
 // Model returns the model the state runs.
@@ -427,12 +410,9 @@ func (s *State) forward(tokens []int32) error {
 		for i := 0; i < nb; i++ {
 			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
 		}
-		switch {
-		case L.Mixer != nil:
+		if L.Mixer != nil {
 			L.Mixer.mix(s, s.mix[l], s.mixScratch, nb)
-		case L.DeltaNet != nil:
-			s.deltaNet(l, L.DeltaNet, nb)
-		default:
+		} else {
 			s.attention(L, l, nb)
 		}
 		for i := 0; i < nb; i++ {
