@@ -16,11 +16,11 @@
 // apart from another is data in one table (family.go: biases, q/k norms,
 // fused QKV, post-norms, sliding windows, gated attention, which layers
 // are recurrent and which keys it reads). A hybrid's layers carry their
-// own token mixer chosen at load: qwen35's Gated DeltaNet layers
-// (deltanet.go) keep a fixed-size state in the State instead of a KV
-// cache; bailingmoe3's KDA recurrent layers (kda.go) and MLA layers
-// (mla.go) implement layerMixer, with their state (a recurrent state, a
-// latent cache) allocated once per State. Every MoE layer routes through
+// own token mixer chosen at load (layerMixer, mixer.go): qwen35's Gated
+// DeltaNet layers (qwen35.go, deltanet.go), bailingmoe3's KDA recurrent
+// layers (kda.go) and MLA layers (mla.go), each with its state (a
+// recurrent state, a latent cache) allocated once per State in place of
+// a KV cache. Every MoE layer routes through
 // one function (Routing.route: softmax or sigmoid gating, selection bias,
 // group limit, renormalization, scale), so the expert pager (paged.go,
 // package pager) has one place to hook.
