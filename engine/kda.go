@@ -51,17 +51,8 @@ func loadKDA(ts *tensorSet, c *Config, p string) (*kdaLayer, error) {
 	H, hd, E := kc.Heads, kc.HeadDim, c.Embd
 	d := H * hd
 	l := &kdaLayer{cfg: kc, eps: c.RMSEps, d: d, convFloats: 3 * d * (kc.ConvKernel - 1), stateFloatsPer: H * hd * hd}
-	var err error
-	mat := func(dst **Matrix, name string, cols, rows int) {
-		if err == nil {
-			*dst, err = ts.matrix(p+name, cols, rows, false)
-		}
-	}
-	floats := func(dst *[]float32, name string, dims ...int) {
-		if err == nil {
-			*dst, err = ts.tensorFloats(p+name, dims...)
-		}
-	}
+	ld := layerTensors{ts: ts, p: p}
+	mat, floats := ld.mat, ld.floats
 	mat(&l.Q, "attn_q.weight", E, d)
 	mat(&l.K, "attn_k.weight", E, d)
 	mat(&l.V, "attn_v.weight", E, d)
@@ -75,8 +66,8 @@ func loadKDA(ts *tensorSet, c *Config, p string) (*kdaLayer, error) {
 	mat(&l.GA, "ssm_g_a.weight", E, d)
 	floats(&l.Norm, "ssm_norm.weight", hd)
 	mat(&l.O, "attn_output.weight", d, E)
-	if err != nil {
-		return nil, err
+	if ld.err != nil {
+		return nil, ld.err
 	}
 	if kc.ConvKernel < 1 {
 		return nil, fmt.Errorf("%sssm_conv1d: ssm.conv_kernel must be at least 1", p)

@@ -48,35 +48,22 @@ func loadMLA(ts *tensorSet, c *Config, p string) (*mlaLayer, error) {
 	m := &c.MLA
 	H, E, nope, kvr := m.Heads, c.Embd, m.HeadDim-m.RopeDims, m.KVLoraRank
 	l := &mlaLayer{cfg: m, eps: c.RMSEps, ropeBase: c.RopeBase, ropeScale: c.RopeFreqScale}
-	var err error
-	mat := func(dst **Matrix, name string, cols, rows int) {
-		if err == nil {
-			*dst, err = ts.matrix(p+name, cols, rows, false)
-		}
-	}
+	ld := layerTensors{ts: ts, p: p}
 	if m.QLoraRank > 0 {
-		mat(&l.QA, "attn_q_a.weight", E, m.QLoraRank)
-		if err == nil {
-			l.QANorm, err = ts.vector(p+"attn_q_a_norm.weight", m.QLoraRank, false)
-		}
-		mat(&l.QB, "attn_q_b.weight", m.QLoraRank, H*m.HeadDim)
+		ld.mat(&l.QA, "attn_q_a.weight", E, m.QLoraRank)
+		ld.vec(&l.QANorm, "attn_q_a_norm.weight", m.QLoraRank, false)
+		ld.mat(&l.QB, "attn_q_b.weight", m.QLoraRank, H*m.HeadDim)
 	} else {
-		mat(&l.Q, "attn_q.weight", E, H*m.HeadDim)
+		ld.mat(&l.Q, "attn_q.weight", E, H*m.HeadDim)
 	}
-	mat(&l.KVA, "attn_kv_a_mqa.weight", E, kvr+m.RopeDims)
-	if err == nil {
-		l.KVANorm, err = ts.vector(p+"attn_kv_a_norm.weight", kvr, false)
-	}
-	if err == nil {
-		l.KB, err = ts.experts(p+"attn_k_b.weight", nope, kvr, H)
-	}
-	if err == nil {
-		l.VB, err = ts.experts(p+"attn_v_b.weight", kvr, m.VHeadDim, H)
-	}
-	mat(&l.Gate, "attn_gate.weight", E, H)
-	mat(&l.O, "attn_output.weight", H*m.VHeadDim, E)
-	if err != nil {
-		return nil, err
+	ld.mat(&l.KVA, "attn_kv_a_mqa.weight", E, kvr+m.RopeDims)
+	ld.vec(&l.KVANorm, "attn_kv_a_norm.weight", kvr, false)
+	ld.experts(&l.KB, "attn_k_b.weight", nope, kvr, H)
+	ld.experts(&l.VB, "attn_v_b.weight", kvr, m.VHeadDim, H)
+	ld.mat(&l.Gate, "attn_gate.weight", E, H)
+	ld.mat(&l.O, "attn_output.weight", H*m.VHeadDim, E)
+	if ld.err != nil {
+		return nil, ld.err
 	}
 	l.task.l = l
 	return l, nil

@@ -568,17 +568,13 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 	l := &m.Layers[i]
 	f := c.fam
 	p := fmt.Sprintf("blk.%d.", i)
+	ld := layerTensors{ts: ts, p: p}
+	ld.vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
+	ld.vec(&l.FFNNorm, f.ffnNorm+".weight", c.Embd, false)
+	if ld.err != nil {
+		return ld.err
+	}
 	var err error
-	vec := func(dst *[]float32, name string, n int, optional bool) {
-		if err == nil {
-			*dst, err = ts.vector(p+name, n, optional)
-		}
-	}
-	vec(&l.AttnNorm, "attn_norm.weight", c.Embd, false)
-	vec(&l.FFNNorm, f.ffnNorm+".weight", c.Embd, false)
-	if err != nil {
-		return err
-	}
 	if f.mixer != nil {
 		if l.Mixer, err = f.mixer(ts, c, i, p); err != nil {
 			return err
@@ -595,17 +591,8 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 // loadAttention loads an attention layer's projections, biases and norms.
 func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) error {
 	f := c.fam
-	var err error
-	vec := func(dst *[]float32, name string, n int, optional bool) {
-		if err == nil {
-			*dst, err = ts.vector(p+name, n, optional)
-		}
-	}
-	mat := func(dst **Matrix, name string, cols, rows int) {
-		if err == nil {
-			*dst, err = ts.matrix(p+name, cols, rows, false)
-		}
-	}
+	ld := layerTensors{ts: ts, p: p}
+	vec, mat := ld.vec, ld.mat
 	qRows := c.QDim()
 	if f.attnGate {
 		qRows *= 2
@@ -613,8 +600,8 @@ func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) erro
 	if f.fusedQKV {
 		var qkv *Matrix
 		mat(&qkv, "attn_qkv.weight", c.Embd, c.QDim()+2*c.KVDim())
-		if err != nil {
-			return err
+		if ld.err != nil {
+			return ld.err
 		}
 		q, kv := c.QDim(), c.KVDim()
 		l.Q, l.K, l.V = qkv.slice(0, q), qkv.slice(q, q+kv), qkv.slice(q+kv, q+2*kv)
@@ -645,7 +632,43 @@ func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) erro
 		vec(&l.PostAttnNorm, "post_attention_norm.weight", c.Embd, false)
 		vec(&l.PostFFNNorm, "post_ffw_norm.weight", c.Embd, false)
 	}
-	return err
+	return ld.err
+}
+
+// layerTensors loads one layer's tensors (names after the prefix p),
+// keeping the first error: a run of loads is checked once.
+type layerTensors struct {
+	ts  *tensorSet
+	p   string
+	err error
+}
+
+// vec loads the vector p+name of n floats.
+func (ld *layerTensors) vec(dst *[]float32, name string, n int, optional bool) {
+	if ld.err == nil {
+		*dst, ld.err = ld.ts.vector(ld.p+name, n, optional)
+	}
+}
+
+// mat loads the matrix p+name of rows x cols.
+func (ld *layerTensors) mat(dst **Matrix, name string, cols, rows int) {
+	if ld.err == nil {
+		*dst, ld.err = ld.ts.matrix(ld.p+name, cols, rows, false)
+	}
+}
+
+// floats loads the F32 tensor p+name of shape dims.
+func (ld *layerTensors) floats(dst *[]float32, name string, dims ...int) {
+	if ld.err == nil {
+		*dst, ld.err = ld.ts.tensorFloats(ld.p+name, dims...)
+	}
+}
+
+// experts loads the 3-D tensor p+name as n matrices of rows x cols.
+func (ld *layerTensors) experts(dst *[]*Matrix, name string, cols, rows, n int) {
+	if ld.err == nil {
+		*dst, ld.err = ld.ts.experts(ld.p+name, cols, rows, n)
+	}
 }
 
 // loadFFN loads layer i's FFN: dense, or the router, experts, shared
@@ -653,35 +676,19 @@ func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) erro
 func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
 	l := &m.Layers[i]
 	f := c.fam
-	var err error
-	vec := func(dst *[]float32, name string, n int, optional bool) {
-		if err == nil {
-			*dst, err = ts.vector(p+name, n, optional)
-		}
-	}
-	mat := func(dst **Matrix, name string, cols, rows int) {
-		if err == nil {
-			*dst, err = ts.matrix(p+name, cols, rows, false)
-		}
-	}
 	if !c.moeLayer(i) {
 		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)
 	}
-	mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
+	ld := layerTensors{ts: ts, p: p}
+	ld.mat(&l.Router, "ffn_gate_inp.weight", c.Embd, c.Experts)
 	if f.expBias {
-		vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
+		ld.vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
 	}
-	if err != nil {
-		return err
-	}
-	if l.GateExps, err = ts.experts(p+"ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
-		return err
-	}
-	if l.UpExps, err = ts.experts(p+"ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts); err != nil {
-		return err
-	}
-	if l.DownExps, err = ts.experts(p+"ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts); err != nil {
-		return err
+	ld.experts(&l.GateExps, "ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts)
+	ld.experts(&l.UpExps, "ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts)
+	ld.experts(&l.DownExps, "ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts)
+	if ld.err != nil {
+		return ld.err
 	}
 	if f.sharedGate {
 		t, err := ts.get(p+"ffn_gate_inp_shexp.weight", false, c.Embd)
