@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/engine"
@@ -460,10 +461,12 @@ func runDemo(ctx context.Context, dir string, keep bool) error {
 		moeHead[id] = true
 	}
 	outside = 0
+	var mapped []int32
 	mgs, err := engine.Generate(st, sm, tok.Encode(prompt, true, false), 48, tok.IsEOG, func(id int32) error {
 		if !moeHead[id] {
 			outside++
 		}
+		mapped = append(mapped, id)
 		return nil
 	})
 	if err != nil {
@@ -476,6 +479,9 @@ func runDemo(ctx context.Context, dir string, keep bool) error {
 		mgs.Generated, tokPerSec(mgs.Generated, mgs.GenTime), len(rep.Head.IDs))
 	demoCmd(w, "gguf", "run", built, "-p", prompt, "-n", "48", "--ctx", "128", "-t", "2",
 		"--temp", "1", "--top-k", "40", "--top-p", "0.95", "--min-p", "0", "--repeat-penalty", "1", "--seed", "1")
+	if err := demoPaged(w, built, prompt, mapped); err != nil {
+		return err
+	}
 
 	st2, err := engine.NewState(em, engine.Options{Ctx: 64, Threads: 2})
 	if err != nil {
@@ -501,6 +507,37 @@ func runDemo(ctx context.Context, dir string, keep bool) error {
 		fmt.Fprintf(w, "\nthe files above are removed on exit (gguf demo --dir DIR keeps them, and the commands then run as printed)\n")
 	}
 	fmt.Fprintln(w, "\nall checks passed (the MoE has random weights: its text means nothing, its bytes and counts are what is checked)")
+	return nil
+}
+
+// demoPaged runs the MoE again with its experts paged into pools of one
+// token's working set (gguf run --moe-pool K): the same sampled tokens
+// must come out, with only the non-expert part of the file mapped.
+func demoPaged(w io.Writer, built, prompt string, want []int32) error {
+	m, tok, st, _, err := loadModel("demo", built, &modelFlags{policy: "lru", pool: 2}, 128, 2, 0)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	defer st.Close()
+	sm := engine.NewSampler(engine.SamplerOptions{Temp: 1, TopK: 40, TopP: 0.95, RepeatPenalty: 1, Seed: 1}, m.Config.Vocab)
+	var got []int32
+	gs, err := engine.Generate(st, sm, tok.Encode(prompt, true, false), 48, tok.IsEOG, func(id int32) error {
+		got = append(got, id)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(got, want) {
+		return demoFail("the paged run generated other tokens than the mapped one")
+	}
+	ps := st.PagerStats()
+	fmt.Fprintf(w, "\n9b. gguf run --moe-pool 2 (experts paged, %s of %s mapped): the same %d tokens at %.0f tok/s; %d expert uses, %.0f%% hits, %s read: ok\n",
+		humanize.IBytes(uint64(m.ResidentBytes)), humanize.IBytes(uint64(m.WeightBytes)), gs.Generated, tokPerSec(gs.Generated, gs.GenTime),
+		ps.Accesses, 100*ps.HitRate(), humanize.IBytes(uint64(ps.BytesRead)))
+	demoCmd(w, "gguf", "run", built, "-p", prompt, "-n", "48", "--ctx", "128", "-t", "2",
+		"--temp", "1", "--top-k", "40", "--top-p", "0.95", "--min-p", "0", "--repeat-penalty", "1", "--seed", "1", "--moe-pool", "2", "--moe-stats")
 	return nil
 }
 
