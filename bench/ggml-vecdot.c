@@ -8,13 +8,12 @@
 // Prints one line per row: the float32 result as 8 hex digits of its bits.
 //
 // Usage: ggml-vecdot BACKEND.so SYMBOL N ROWBYTES W A
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef void (*vec_dot_t)(int n, float *s, size_t bs, const void *vx, size_t bx,
-                          const void *vy, size_t by, int nrc);
+#include "ggml-dot.h"
+
 
 static char *slurp(const char *path, long *len) {
     FILE *f = fopen(path, "rb");
@@ -39,19 +38,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: ggml-vecdot BACKEND.so SYMBOL N ROWBYTES W A\n");
         return 2;
     }
-    void *h = dlopen(argv[1], RTLD_NOW);
-    if (!h) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 1;
-    }
-    // The backend's tables (f16 conversion and others) are set up here.
-    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
-    vec_dot_t dot = (vec_dot_t)dlsym(h, argv[2]);
-    if (!cpu_init || !dot) {
-        fprintf(stderr, "%s: no ggml_cpu_init or %s\n", argv[1], argv[2]);
-        return 1;
-    }
-    cpu_init();
+    vec_dot_t dot = ggml_dot_open(argv[1], argv[2]);
     int n = atoi(argv[3]);
     long rb = atol(argv[4]), wl, al;
     char *w = slurp(argv[5], &wl), *a = slurp(argv[6], &al);

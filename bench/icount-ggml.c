@@ -11,14 +11,13 @@
 //
 // Usage: icount-ggml BACKEND.so SYMBOL N WBYTES ABYTES REPS
 //   WBYTES, ABYTES: bytes of the weight and the activation row.
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef void (*vec_dot_t)(int n, float *s, size_t bs, const void *vx, size_t bx,
-                          const void *vy, size_t by, int nrc);
+#include "ggml-dot.h"
+
 
 // fill writes len pseudo-random bytes (a 64-bit LCG's high bytes) to p.
 static void fill(unsigned char *p, long len, uint64_t seed) {
@@ -33,19 +32,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: icount-ggml BACKEND.so SYMBOL N WBYTES ABYTES REPS\n");
         return 2;
     }
-    void *h = dlopen(argv[1], RTLD_NOW);
-    if (!h) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 1;
-    }
-    // The backend's tables (f16 conversion and others) are set up here.
-    void (*cpu_init)(void) = (void (*)(void))dlsym(h, "ggml_cpu_init");
-    vec_dot_t dot = (vec_dot_t)dlsym(h, argv[2]);
-    if (!cpu_init || !dot) {
-        fprintf(stderr, "%s: no ggml_cpu_init or %s\n", argv[1], argv[2]);
-        return 1;
-    }
-    cpu_init();
+    vec_dot_t dot = ggml_dot_open(argv[1], argv[2]);
     fprintf(stderr, "%p\n", (void *)dot);
     int n = atoi(argv[3]);
     long wb = atol(argv[4]), ab = atol(argv[5]), reps = atol(argv[6]);
