@@ -316,3 +316,37 @@ func TestPagerErrors(t *testing.T) {
 		t.Error("--experts 9 of 8 was accepted")
 	}
 }
+
+// TestPagerResidency: the non-expert part read into memory (NoMmap) or
+// locked (Mlock) computes the same bits as mapped, and only the part
+// before the experts is resident (ResidentBytes), the experts' bytes
+// counted in WeightBytes.
+func TestPagerResidency(t *testing.T) {
+	g := moeModel("llama", 64, 64, 2, 16, 2, gguf.TypeF32, gguf.TypeF32)
+	path := writeMoE(t, t.TempDir(), g)
+	toks := moeTokens(16)
+	want, _ := runLogits(t, path, OpenOptions{}, Options{}, toks, true)
+	po := &PagerOptions{Pool: 4}
+	for _, oo := range []OpenOptions{{PageExperts: true, NoMmap: true}, {PageExperts: true, Mlock: true}} {
+		m, err := OpenWith(path, oo)
+		if err != nil {
+			if oo.Mlock && strings.Contains(err.Error(), "ulimit -l") {
+				t.Logf("mlock refused here: %v", err)
+				continue
+			}
+			t.Fatal(err)
+		}
+		expertBytes := int64(0)
+		for _, src := range m.paged {
+			expertBytes += src.size
+		}
+		if m.ResidentBytes+expertBytes != m.WeightBytes || expertBytes == 0 {
+			t.Fatalf("%+v: resident %d + experts %d != weights %d", oo, m.ResidentBytes, expertBytes, m.WeightBytes)
+		}
+		m.Close()
+		got, _ := runLogits(t, path, oo, Options{Pager: po}, toks, true)
+		if !sameBits(got, want) {
+			t.Fatalf("%+v: logits differ from the mapped unpaged run", oo)
+		}
+	}
+}
