@@ -217,9 +217,7 @@ func (s *State) prefetch(l int) error {
 	L2 := &s.m.Layers[l2]
 	s.matmul(L2.Router, s.xb, p.preLog, 1)
 	p.pre.bonus = p.bonusFor(l2)
-	r := s.c.Routing
-	r.TopP = 0
-	r.route(p.preLog, L2.ExpBias, p.preSel, p.preW, p.pre)
+	p.preRouting.route(p.preLog, L2.ExpBias, p.preSel, p.preW, p.pre)
 	g := p.layers[l2].pool.Prefetch(p.preSel, p.prePlaced[:0])
 	return p.load(l2, g, true)
 }

@@ -130,12 +130,15 @@ type statePager struct {
 	bytes     int64 // of all slots
 	placed    []pager.Placement
 	prePlaced []pager.Placement
-	bonus     []float32
-	pre       *routeScratch
-	preLog    []float32
-	preSel    []int
-	preW      []float32
-	step      int64 // forward passes so far
+	// preRouting is the family's routing without TopP: a prediction
+	// takes the best Prefetch experts.
+	preRouting Routing
+	bonus      []float32
+	pre        *routeScratch
+	preLog     []float32
+	preSel     []int
+	preW       []float32
+	step       int64 // forward passes so far
 }
 
 type pagedLayer struct {
@@ -226,6 +229,8 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 		p.preLog = make([]float32, c.Experts)
 		n := min(o.Prefetch, c.Experts)
 		p.preSel, p.preW, p.prePlaced = make([]int, n), make([]float32, n), make([]pager.Placement, 0, n)
+		p.preRouting = c.Routing
+		p.preRouting.TopP = 0
 	}
 	readers := o.Readers
 	if readers <= 0 {

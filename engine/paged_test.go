@@ -350,3 +350,36 @@ func TestPagerResidency(t *testing.T) {
 		}
 	}
 }
+
+// TestPagerAllocatesNothing: decoding a token through the pager (misses,
+// reads, evictions) allocates nothing, as the unpaged runtime does: the
+// slots, queues and buffers are all made by NewState.
+func TestPagerAllocatesNothing(t *testing.T) {
+	g := moeModel("llama", 64, 64, 2, 16, 2, gguf.TypeF32, gguf.TypeF32)
+	path := writeMoE(t, t.TempDir(), g)
+	m, err := OpenWith(path, OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 4, Prefetch: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	toks := moeTokens(60)
+	i := 0
+	step := func() {
+		if err := s.Eval(toks[i:i+1], 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	}
+	step() // the queues' first growth
+	if a := testing.AllocsPerRun(50, step); a != 0 {
+		t.Fatalf("%.1f allocations per paged token", a)
+	}
+	if st := s.PagerStats(); st.Misses == 0 {
+		t.Fatal("no misses: the test paged nothing")
+	}
+}

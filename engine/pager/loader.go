@@ -81,6 +81,7 @@ type Loader struct {
 	flash       *Flash
 	stats       LoadStats
 	wg          sync.WaitGroup
+	free        []*job // spent jobs, reused: queueing a read allocates nothing
 }
 
 type job struct {
@@ -160,7 +161,14 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 func (l *Loader) queueLocked(b *Buffer, prefetch bool) {
 	b.state = bufQueued
 	l.seq++
-	heap.Push(&l.queue, job{b: b, gen: b.gen, prio: b.prio, part: b.part, seq: l.seq, prefetch: prefetch})
+	var j *job
+	if n := len(l.free); n > 0 {
+		j, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		j = new(job)
+	}
+	*j = job{b: b, gen: b.gen, prio: b.prio, part: b.part, seq: l.seq, prefetch: prefetch}
+	heap.Push(&l.queue, j)
 	l.jobs.Signal()
 }
 
@@ -209,7 +217,9 @@ func (l *Loader) reader() {
 		if l.closed {
 			return
 		}
-		j := heap.Pop(&l.queue).(job)
+		jp := heap.Pop(&l.queue).(*job)
+		j := *jp
+		l.free = append(l.free, jp)
 		b := j.b
 		if j.gen != b.gen || b.state != bufQueued {
 			continue // superseded by a later Load
@@ -259,7 +269,7 @@ func (l *Loader) read(src io.ReaderAt, off int64, dst []byte) error {
 	return fmt.Errorf("pager: reading %d bytes at offset %d: %w", len(dst), off, err)
 }
 
-type jobQueue []job
+type jobQueue []*job
 
 func (q jobQueue) Len() int { return len(q) }
 func (q jobQueue) Less(i, j int) bool {
@@ -273,7 +283,7 @@ func (q jobQueue) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 func (q jobQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *jobQueue) Push(x any)   { *q = append(*q, x.(job)) }
+func (q *jobQueue) Push(x any)   { *q = append(*q, x.(*job)) }
 func (q *jobQueue) Pop() any {
 	old := *q
 	x := old[len(old)-1]
