@@ -30,8 +30,10 @@
 #      tensor differs); -imat cases add --imatrix imatrix.dat
 #      --token-embedding-type q8_0 --output-tensor-type q8_0. The logits of
 #      both sides are computed on OUR file either way.
-#   2. llama-logits (no repack, F32 KV cache, no flash attention, n_ctx 512,
-#      one batch) writes llama.cpp's logits of the prompt and computes its
+#   2. llama-logits (F32 KV cache, no flash attention, n_ctx 512, one batch;
+#      no repack, but for the types the engine itself interleaves at load,
+#      $repacked, which llama.cpp then runs repacked too, as its users get
+#      them) writes llama.cpp's logits of the prompt and computes its
 #      perplexity over eval.txt (1200 words) with --ctx 128
 #   3. enginelogits runs the engine on the same ids: max |diff| over all
 #      positions and logits, positions whose argmax agrees
@@ -78,6 +80,10 @@ prompt=$("$tmp/enginelogits" -print-prompt)
 gold=$root/engine/testdata/llamacpp
 mkdir -p "$gold"
 
+# the weight types engine/repack.go interleaves at Open (as llama.cpp's
+# CPU_REPACK buffers do): their files are compared repacked on both sides
+repacked=" Q4_0 "
+
 families=$("$tmp/enginelogits" -list-families)
 famtab=$tmp/families.txt
 bad=0
@@ -107,7 +113,9 @@ for tag in $("$tmp/enginelogits" -list | grep -E "$filter"); do
       sed -n 's/^/    /; /tensor/p' "$tmp/diff.txt" | head -5 >&2
     fi
   fi
-  out=$(llama "$tmp/llama-logits" "$f" -p "$prompt" -o "$tmp/llama.f32" "${gflag[@]}" -f "$tmp/models/eval.txt" --ctx 128)
+  rflag=()
+  [ "${repacked/ $typ /}" != "$repacked" ] && rflag=(--repack)
+  out=$(llama "$tmp/llama-logits" "$f" -p "$prompt" -o "$tmp/llama.f32" "${gflag[@]}" "${rflag[@]}" -f "$tmp/models/eval.txt" --ctx 128)
   ids=$(sed -n 's/^tokens: //p' <<<"$out")
   lppl=$(sed -n 's/^ppl: \([^ ]*\).*/\1/p' <<<"$out")
   ours=$("$tmp/enginelogits" -m "$f" -ids "$ids" -ref "$tmp/llama.f32" "${ogflag[@]}")

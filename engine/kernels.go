@@ -35,6 +35,10 @@ type kernel struct {
 	// matrix: rows interleaved in groups); dot then runs the rows past the
 	// last whole group.
 	group groupFunc
+	// pack, where set, runs matrices repacked at Open in groups of rows
+	// (repack.go); the matrices of a model opened while it is set are
+	// packed.
+	pack *packKernel
 	// generic marks types without an integer kernel: rows are dequantized
 	// to float32 and multiplied with the activations rounded to act and
 	// turned back into float32.
@@ -49,7 +53,7 @@ var kernels = map[gguf.Type]*kernel{
 	gguf.TypeF16:    {act: gguf.TypeF16, dot: dotF16, ref: refDotF16},
 	gguf.TypeBF16:   {act: gguf.TypeBF16, dot: dotBF16, ref: refDotBF16},
 	gguf.TypeQ8_0:   {act: gguf.TypeQ8_0, dot: dotQ8_0Go, ref: refDotQ8_0},
-	gguf.TypeQ4_0:   {act: gguf.TypeQ8_0, dot: dotQ4_0Go, ref: refDotQ4_0},
+	gguf.TypeQ4_0:   {act: gguf.TypeQ8_0, dot: dotQ4_0Go, ref: refDotQ4_0, pack: packKernels[gguf.TypeQ4_0]},
 	gguf.TypeQ4_1:   {act: gguf.TypeQ8_1, dot: refDotQ4_1, ref: refDotQ4_1},
 	gguf.TypeIQ4_NL: {act: gguf.TypeQ8_0, dot: refDotIQ4NL, ref: refDotIQ4NL},
 	gguf.TypeQ5_0:   {act: gguf.TypeQ8_0, dot: refDotQ5_0, ref: refDotQ5_0},

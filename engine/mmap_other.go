@@ -8,9 +8,13 @@ import (
 )
 
 // mapFile reads the whole file into memory where the platform has no mmap.
-func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
-	return readAll(f, size)
+func mapFile(f *os.File, size int64) ([]byte, func() error, bool, error) {
+	b, unmap, err := readAll(f, size)
+	return b, unmap, false, err
 }
+
+// releasePages does nothing: without mappings nothing is file-backed.
+func releasePages([]byte, bool) {}
 
 // adviseRandom does nothing: the file is in memory already.
 func adviseRandom([]byte) {}

@@ -12,20 +12,50 @@ import (
 
 // mapFile maps the whole file read-only. The pages are shared with the page
 // cache, so weights are never copied and the kernel can drop them under
-// memory pressure (the file is their backing store).
-func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
+// memory pressure (the file is their backing store). mapped reports a real
+// mapping (false: the file was read into memory instead).
+func mapFile(f *os.File, size int64) (b []byte, unmap func() error, mapped bool, err error) {
 	if size == 0 {
-		return nil, func() error { return nil }, nil
+		return nil, func() error { return nil }, false, nil
 	}
 	if int64(int(size)) != size {
-		return nil, nil, fmt.Errorf("file of %d bytes is too large to map on this platform", size)
+		return nil, nil, false, fmt.Errorf("file of %d bytes is too large to map on this platform", size)
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	b, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		// Some filesystems cannot map; reading into memory still works.
-		return readAll(f, size)
+		b, unmap, err = readAll(f, size)
+		return b, unmap, false, err
 	}
-	return b, func() error { return unix.Munmap(b) }, nil
+	return b, func() error { return unix.Munmap(b) }, true, nil
+}
+
+// pageInner returns the whole pages inside b.
+func pageInner(b []byte) []byte {
+	page := uintptr(os.Getpagesize())
+	if len(b) == 0 {
+		return nil
+	}
+	start := uintptr(unsafe.Pointer(&b[0]))
+	lo := int((page - start%page) % page)
+	hi := len(b) - int((start+uintptr(len(b)))%page)
+	if hi-lo <= 0 {
+		return nil
+	}
+	return b[lo:hi]
+}
+
+// releasePages drops the whole pages of b, part of a shared read-only file
+// mapping, from the process (MADV_DONTNEED; unlocked first when locked): a
+// later read faults them in from the file again. Best effort.
+func releasePages(b []byte, locked bool) {
+	if b = pageInner(b); b == nil {
+		return
+	}
+	if locked {
+		_ = unix.Munlock(b)
+	}
+	_ = unix.Madvise(b, unix.MADV_DONTNEED)
 }
 
 // adviseRandom tells the kernel that b, part of a mapping, is read at
@@ -34,17 +64,9 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 // row per token, so a device that runs a pruned head reads only the rows
 // of the tokens it sees. Advice is best effort: errors are ignored.
 func adviseRandom(b []byte) {
-	page := uintptr(os.Getpagesize())
-	if len(b) == 0 {
-		return
+	if b = pageInner(b); b != nil {
+		_ = unix.Madvise(b, unix.MADV_RANDOM)
 	}
-	start := uintptr(unsafe.Pointer(&b[0]))
-	lo := int((page - start%page) % page)
-	hi := len(b) - int((start+uintptr(len(b)))%page)
-	if hi-lo <= 0 {
-		return
-	}
-	_ = unix.Madvise(b[lo:hi], unix.MADV_RANDOM)
 }
 
 // lockMemory locks b in RAM (mlock).

@@ -24,6 +24,9 @@ type Matrix struct {
 	RowBytes int
 	data     []byte
 	k        *kernel
+	// pk, when set, holds rows [0, 8*pk.groups) in the group layout of
+	// k.pack (their bytes in data may be released or overwritten).
+	pk *packed
 }
 
 // Row returns the bytes of row i.
@@ -102,6 +105,11 @@ type Model struct {
 	// paged holds, for a paged model (OpenOptions.PageExperts), where each
 	// expert tensor's bytes are; such tensors are not mapped.
 	paged map[string]expertSource
+	// maps holds the file mappings (not the files read into memory).
+	maps [][]byte
+	// PackedBytes is the size of the matrices copied into a group layout
+	// at Open (see repack.go).
+	PackedBytes int64
 }
 
 // Close releases the mappings. The model must not be used afterwards.
@@ -145,6 +153,9 @@ type OpenOptions struct {
 	NoMmap bool
 	// Mlock locks the mapped weights in RAM (llama.cpp's --mlock).
 	Mlock bool
+	// NoRepack keeps every matrix in the file's row layout (llama.cpp's
+	// --no-repack): no group layout copy is made at Open (repack.go).
+	NoRepack bool
 	// ExpertsUsed, when > 0, overrides expert_used_count: the experts each
 	// token uses (llama.cpp's --override-kv ARCH.expert_used_count).
 	ExpertsUsed int
@@ -321,7 +332,7 @@ func (m *Model) openCache() (*cacheFile, error) {
 	var data []byte
 	if !m.opts.PageExperts {
 		unmap := func() error { return nil }
-		if data, unmap, err = mapFile(f, r.Size()); err != nil {
+		if data, unmap, _, err = mapFile(f, r.Size()); err != nil {
 			return nil, err
 		}
 		m.unmap = append(m.unmap, unmap)
@@ -536,7 +547,7 @@ func (m *Model) build(ts *tensorSet) error {
 		}
 	}
 	m.Config = c
-	return nil
+	return m.packMatrices()
 }
 
 // loadHeadIDs reads output_ids.weight, the pruned head's id list.

@@ -47,15 +47,19 @@ func (m *Model) load(f *os.File, n int64) ([]byte, error) {
 	var data []byte
 	var unmap func() error
 	var err error
+	mapped := false
 	if m.opts.NoMmap {
 		data, unmap, err = readAll(f, n)
 	} else {
-		data, unmap, err = mapFile(f, n)
+		data, unmap, mapped, err = mapFile(f, n)
 	}
 	if err != nil {
 		return nil, err
 	}
 	m.unmap = append(m.unmap, unmap)
+	if mapped {
+		m.maps = append(m.maps, data)
+	}
 	if m.opts.Mlock {
 		if err := lockMemory(data); err != nil {
 			return nil, fmt.Errorf("--mlock of %d bytes: %w (raise the locked-memory limit, ulimit -l)", len(data), err)

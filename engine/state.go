@@ -83,6 +83,7 @@ type State struct {
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
 	act                              []byte
 	actf                             []float32 // act back in float32 (generic kernels)
+	aux                              []byte    // per-block values of act for packed matrices
 	lut                              []byte    // q2lut tables of some activation rows
 	lutSrc                           []byte    // the Q8_K rows lut was built from
 	rope                             []float32
@@ -166,6 +167,8 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.pool = newPool(o.Threads)
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
+	s.mt.oct = make([][packRows]float32, o.Threads)
+	s.aux = make([]byte, b*(maxCols/32)*8)
 	if n := m.q2lutCols(); n > 0 {
 		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
 		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
@@ -257,6 +260,15 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		}
 		act, stride = bytesOf(s.actf[:nb*w.Cols]), w.Cols*4
 	}
+	if w.pk != nil {
+		pk := w.packKernelOf()
+		nblk := w.Cols / k.act.BlockSize()
+		ab := nblk * pk.auxBytes
+		for j := 0; j < nb; j++ {
+			pk.prep(s.aux[j*ab:(j+1)*ab], s.act[j*stride:(j+1)*stride], nblk)
+		}
+		s.mt.pk, s.mt.aux, s.mt.auxStride = pk, s.aux, ab
+	}
 	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
 	// Threads pay off from ~256 KB of weights per product; below that the
 	// hand-off costs more than the work (stories260K's 64x64 matrices).
@@ -279,6 +291,12 @@ type matmulTask struct {
 	// apart).
 	tab       []byte
 	tabStride int
+	// pk runs a packed matrix's groups, with the activation rows' aux
+	// values (auxStride bytes apart).
+	pk        *packKernel
+	aux       []byte
+	auxStride int
+	oct       [][packRows]float32
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
@@ -288,6 +306,12 @@ func (t *matmulTask) run(lo, hi, wk int) {
 		return
 	}
 	n := w.Cols
+	if w.pk != nil && lo < w.pk.groups*packRows {
+		// ranges start at multiples of the grain (16): whole groups
+		end := min(hi, w.pk.groups*packRows)
+		t.runPacked(lo/packRows, end/packRows, wk)
+		lo = end
+	}
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)
 		if k.generic {
@@ -307,6 +331,21 @@ func (t *matmulTask) run(lo, hi, wk int) {
 		}
 		for ; j < t.nb; j++ {
 			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
+		}
+	}
+}
+
+// runPacked computes groups [g0, g1) of a packed matrix for every
+// activation row, a group's weights staying in cache across the rows.
+func (t *matmulTask) runPacked(g0, g1, wk int) {
+	w, pk := t.w, t.pk
+	nblk := w.Cols / w.k.act.BlockSize()
+	o := &t.oct[wk]
+	for g := g0; g < g1; g++ {
+		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
+		for j := 0; j < t.nb; j++ {
+			pk.gemv(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
+			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+(g+1)*packRows], o[:])
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 type modelFlags struct {
 	expertsFrom   string
 	noMmap, mlock bool
+	noRepack      bool
 	experts       int
 	topP          float32
 	pool          int
@@ -39,6 +40,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.StringVar(&f.expertsFrom, "experts-from", "", "read the experts a punched file (gguf punch) lacks from this cache file")
 	fl.BoolVar(&f.noMmap, "no-mmap", false, "read the weights into memory instead of mapping them (with --moe-pool: the non-expert part)")
 	fl.BoolVar(&f.mlock, "mlock", false, "lock the weights in RAM (with --moe-pool: the non-expert part)")
+	fl.BoolVar(&f.noRepack, "no-repack", false, "keep every matrix in the file's row layout (no interleaved copy of Q4_0 rows at load)")
 	fl.IntVar(&f.experts, "experts", 0, "experts per token, overriding expert_used_count (0: the file's)")
 	fl.Float32Var(&f.topP, "moe-topp", 0, "keep the fewest selected experts holding this share of the routing weight (0: all)")
 	fl.IntVar(&f.pool, "moe-pool", 0, "page the experts of an experts-last file into pools of N slots per layer (0: map them)")
@@ -58,7 +60,7 @@ func (f *modelFlags) paged() bool { return f.pool > 0 || f.budget != "" }
 
 // openOptions turns the flags into the engine's OpenOptions.
 func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
-	o := engine.OpenOptions{ExpertsFrom: f.expertsFrom, NoMmap: f.noMmap, Mlock: f.mlock,
+	o := engine.OpenOptions{ExpertsFrom: f.expertsFrom, NoMmap: f.noMmap, Mlock: f.mlock, NoRepack: f.noRepack,
 		ExpertsUsed: f.experts, TopP: f.topP, PageExperts: f.paged()}
 	if !f.paged() {
 		for _, c := range []struct {

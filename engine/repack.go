@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// Interleaved matrices. A weight row's dot product in the row kernels ends
+// in a horizontal sum, and its block scales are converted one at a time;
+// llama.cpp instead repacks Q4_0 (and others) at load into tiles of 8 rows
+// whose blocks lie side by side, so that one vector lane holds one row:
+// the 8 scales of a block index convert in one instruction, the
+// activations are loaded once for the 8 rows, and no horizontal sum is
+// left. The engine does the same for the types with a packKernel: the rows
+// in whole groups of packRows are copied at Open into the group layout
+// (the tail rows stay in the row layout), and matmul runs them with the
+// kernel set's gemv.
+//
+// Q4_0 group layout, per block index b of the 8 rows (8*18 bytes, the same
+// as the rows'): the 8 rows' f16 scales, then four 32-byte vectors; vector
+// p holds, for rows 0-7, bytes 4p..4p+3 of the row's 16 nibble bytes: their
+// low nibbles are elements 4p..4p+3 (chunk p), their high nibbles elements
+// 16+4p..16+4p+3 (chunk p+4). Each 32-bit lane of an unpacked vector is
+// then 4 weights of one row, which one VPDPBUSD (or VPMADDUBSW and
+// VPMADDWD) multiplies by the same 4 activations broadcast to every lane.
+//
+// The sums: per row and block the integer dot of the unsigned nibbles with
+// the activations less 8 times the activation sum (exactly the signed
+// sum), then acc += float32(isum) * (d_w * d_a), multiply and add rounded
+// separately, blocks in order. The Go version below and every assembly
+// version compute exactly this, so their results agree bit for bit on
+// every architecture. They differ from the row kernels' (which sum 8
+// float lanes per row) in the last bits.
+
+// packRows is the number of rows interleaved in a group.
+const packRows = 8
+
+// packKernel multiplies the groups of a matrix in a type's group layout.
+type packKernel struct {
+	// repack writes one group (packRows rows of nb blocks, rowBytes each,
+	// in src) into dst in the group layout.
+	repack func(dst, src []byte, rowBytes, nb int)
+	// prep writes the per-block values gemv needs of one activation row
+	// (nb blocks) into aux, auxBytes per block.
+	prep     func(aux, act []byte, nb int)
+	auxBytes int
+	// gemv computes the packRows dots of one group g (nb blocks) with one
+	// activation row act and its aux values.
+	gemv func(g, act, aux []byte, nb int, out *[packRows]float32)
+}
+
+// packKernels holds the portable Go group kernels: the reference the
+// assembly is tested against, and what runs a packed matrix when a kernel
+// set without group kernels is selected after it was opened.
+var packKernels = map[gguf.Type]*packKernel{
+	gguf.TypeQ4_0: {repack: repackQ4_0, prep: prepQ4_0, auxBytes: 8, gemv: gemvQ4_0Go},
+}
+
+// repackQ4_0 interleaves 8 Q4_0 rows block by block (see above).
+func repackQ4_0(dst, src []byte, rowBytes, nb int) {
+	_ = dst[nb*packRows*q4_0Bytes-1]
+	_ = src[(packRows-1)*rowBytes+nb*q4_0Bytes-1]
+	for b := 0; b < nb; b++ {
+		g := dst[b*packRows*q4_0Bytes : (b+1)*packRows*q4_0Bytes]
+		for r := 0; r < packRows; r++ {
+			blk := src[r*rowBytes+b*q4_0Bytes : r*rowBytes+(b+1)*q4_0Bytes]
+			copy(g[2*r:2*r+2], blk[:2])
+			for p := 0; p < 4; p++ {
+				copy(g[16+32*p+4*r:16+32*p+4*r+4], blk[2+4*p:2+4*p+4])
+			}
+		}
+	}
+}
+
+// prepQ4_0 writes, per q8_0 activation block, its scale as float32 and -8
+// times the sum of its 32 values as int32: the unsigned nibbles' dot plus
+// that is the dot with the weights less 8.
+func prepQ4_0(aux, act []byte, nb int) {
+	_, _ = aux[nb*8-1], act[nb*q8_0Bytes-1]
+	for b := 0; b < nb; b++ {
+		blk := act[b*q8_0Bytes : (b+1)*q8_0Bytes]
+		var s int32
+		for _, v := range i8s(blk[2:34]) {
+			s += int32(v)
+		}
+		binary.LittleEndian.PutUint32(aux[8*b:], math.Float32bits(f16tab[le16(blk)]))
+		binary.LittleEndian.PutUint32(aux[8*b+4:], uint32(-8*s))
+	}
+}
+
+// gemvQ4_0Go is the group kernel in Go.
+func gemvQ4_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
+	var acc [packRows]float32
+	_, _, _ = g[nb*packRows*q4_0Bytes-1], act[nb*q8_0Bytes-1], aux[nb*8-1]
+	for b := 0; b < nb; b++ {
+		gb := g[b*packRows*q4_0Bytes : (b+1)*packRows*q4_0Bytes]
+		a := i8s(act[b*q8_0Bytes+2 : (b+1)*q8_0Bytes])
+		da := math.Float32frombits(le32(aux[8*b:]))
+		corr := int32(le32(aux[8*b+4:]))
+		for r := range acc {
+			s := corr
+			for p := 0; p < 4; p++ {
+				q := gb[16+32*p+4*r : 16+32*p+4*r+4]
+				for i, v := range q {
+					s += int32(v&15)*int32(a[4*p+i]) + int32(v>>4)*int32(a[16+4*p+i])
+				}
+			}
+			acc[r] += float32(float32(s) * float32(f16tab[le16(gb[2*r:])]*da))
+		}
+	}
+	*out = acc
+}
+
+// packed is a matrix's rows [0, 8*groups) in its type's group layout.
+type packed struct {
+	data   []byte
+	groups int
+	// groupBytes is the size of one group (packRows rows).
+	groupBytes int
+}
+
+// pack copies the whole groups of m's rows into the group layout when the
+// installed kernel set has a group kernel for its type. It returns the
+// bytes of the row layout the copy replaces (for the caller to release).
+func (m *Matrix) pack() []byte {
+	k := m.k.pack
+	if k == nil || m.Rows < packRows || m.data == nil {
+		return nil
+	}
+	nb := m.Cols / m.Type.BlockSize()
+	groups := m.Rows / packRows
+	gb := packRows * m.RowBytes
+	dst := alignedBuf(groups * gb)
+	for g := 0; g < groups; g++ {
+		k.repack(dst[g*gb:(g+1)*gb], m.data[g*gb:(g+1)*gb], m.RowBytes, nb)
+	}
+	m.pk = &packed{data: dst, groups: groups, groupBytes: gb}
+	return m.data[:groups*gb]
+}
+
+// packKernelOf returns the kernel that runs m's groups: the installed set's,
+// or the Go one when the set was changed after m was packed.
+func (m *Matrix) packKernelOf() *packKernel {
+	if k := m.k.pack; k != nil {
+		return k
+	}
+	return packKernels[m.Type]
+}
+
+// packMatrices copies the dense matrices whose type has a group kernel in
+// the installed set into the group layout (the embedding is left alone:
+// its rows are read one at a time). The row bytes a copy replaces are
+// given back: a mapping's pages are dropped (they fault in from the file
+// if read again), and bytes read into memory are overwritten with the
+// copy, so the weights are held once either way.
+func (m *Model) packMatrices() error {
+	if m.opts.NoRepack {
+		return nil
+	}
+	var ms []*Matrix
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		ms = append(ms, L.Q, L.K, L.V, L.O, L.FFN.Gate, L.FFN.Up, L.FFN.Down, L.Shared.Gate, L.Shared.Up, L.Shared.Down)
+	}
+	if m.Output != m.Embed {
+		ms = append(ms, m.Output)
+	}
+	for _, w := range ms {
+		if w == nil || w.pk != nil {
+			continue
+		}
+		rows := w.pack()
+		if rows == nil {
+			continue
+		}
+		m.PackedBytes += int64(len(rows))
+		if m.inMap(rows) {
+			releasePages(rows, m.opts.Mlock)
+			if m.opts.Mlock {
+				if err := lockMemory(w.pk.data); err != nil {
+					return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
+				}
+			}
+			continue
+		}
+		copy(rows, w.pk.data)
+		w.pk.data = rows
+	}
+	return nil
+}
+
+// inMap reports whether b lies in one of the model's file mappings.
+func (m *Model) inMap(b []byte) bool {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for _, mp := range m.maps {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(mp)))
+		if p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(mp)) {
+			return true
+		}
+	}
+	return false
+}
