@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
 )
 
 // randQ4_0Rows returns rows Q4_0 rows of nb blocks with random nibbles
