@@ -48,6 +48,8 @@ type packKernel struct {
 	// (nb blocks) into aux, auxBytes per block.
 	prep     func(aux, act []byte, nb int)
 	auxBytes int
+	// groupBytes is the size of one block index of a group.
+	groupBytes int
 	// gemv computes the packRows dots of one group g (nb blocks) with one
 	// activation row act and its aux values.
 	gemv func(g, act, aux []byte, nb int, out *[packRows]float32)
@@ -57,7 +59,8 @@ type packKernel struct {
 // assembly is tested against, and what runs a packed matrix when a kernel
 // set without group kernels is selected after it was opened.
 var packKernels = map[gguf.Type]*packKernel{
-	gguf.TypeQ4_0: {repack: repackQ4_0, prep: prepQ4_0, auxBytes: 8, gemv: gemvQ4_0Go},
+	gguf.TypeQ4_0: {repack: repackQ4_0, prep: prepQ4_0, auxBytes: 8, gemv: gemvQ4_0Go, groupBytes: packRows * q4_0Bytes},
+	gguf.TypeQ4_K: {repack: repackQ4_K, prep: prepQ4_K, auxBytes: 32, gemv: gemvQ4_KGo, groupBytes: q4KGroupBytes},
 }
 
 // repackQ4_0 interleaves 8 Q4_0 rows block by block (see above).
@@ -115,6 +118,98 @@ func gemvQ4_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
 	*out = acc
 }
 
+// Q4_K group layout, per super-block index of the 8 rows (1184 bytes, 32
+// more than the rows' 1152: the 6-bit scales and mins are stored unpacked,
+// a byte each):
+//
+//	0    the 8 rows' d (f16)
+//	16   the 8 rows' dmin (f16)
+//	32   scales: for group g (32 values) 0-7, a byte per row
+//	96   mins: for pair h (groups 2h, 2h+1) 0-3, per row the two mins
+//	160  nibbles: for 64-value part j 0-3 and p 0-7 a 32-byte vector whose
+//	     lane k is bytes 32j+4p..32j+4p+3 of row k's qs: low nibbles are
+//	     4 values of group 2j, high nibbles of group 2j+1
+//
+// Sums per row and super-block: isum = sum over groups of scale times the
+// group's integer dot, imin = sum of min times the activations' group
+// sum; acc += float32(isum) * (d * d_a) and accm += float32(imin) *
+// (dmin * d_a), each step rounded; the result is acc - accm.
+const q4KGroupBytes = 1184
+
+// repackQ4_K interleaves 8 Q4_K rows super-block by super-block.
+func repackQ4_K(dst, src []byte, rowBytes, nb int) {
+	_ = dst[nb*q4KGroupBytes-1]
+	_ = src[(packRows-1)*rowBytes+nb*q4_KBytes-1]
+	for b := 0; b < nb; b++ {
+		g := dst[b*q4KGroupBytes : (b+1)*q4KGroupBytes]
+		for r := 0; r < packRows; r++ {
+			blk := src[r*rowBytes+b*q4_KBytes : r*rowBytes+(b+1)*q4_KBytes]
+			copy(g[2*r:2*r+2], blk[0:2])
+			copy(g[16+2*r:16+2*r+2], blk[2:4])
+			sc, mn := kScales(blk[4:16])
+			for k := 0; k < 8; k++ {
+				g[32+8*k+r] = sc[k]
+				g[96+16*(k/2)+2*r+k%2] = mn[k]
+			}
+			for j := 0; j < 4; j++ {
+				for p := 0; p < 8; p++ {
+					copy(g[160+256*j+32*p+4*r:160+256*j+32*p+4*r+4], blk[16+32*j+4*p:16+32*j+4*p+4])
+				}
+			}
+		}
+	}
+}
+
+// prepQ4_K writes, per q8_K activation block, its scale (float32) at 0 and
+// at 4+4h the int16 pair of group sums (2h, 2h+1), a group sum being two of
+// the block's 16-value bsums.
+func prepQ4_K(aux, act []byte, nb int) {
+	_, _ = aux[nb*32-1], act[nb*q8_KBytes-1]
+	for b := 0; b < nb; b++ {
+		y := act[b*q8_KBytes : (b+1)*q8_KBytes]
+		x := aux[32*b : 32*(b+1)]
+		copy(x[0:4], y[0:4])
+		for g := 0; g < 8; g++ {
+			s := int16(le16(y[260+4*g:])) + int16(le16(y[262+4*g:]))
+			binary.LittleEndian.PutUint16(x[4+2*g:], uint16(s))
+		}
+	}
+}
+
+// gemvQ4_KGo is the Q4_K group kernel in Go.
+func gemvQ4_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
+	var acc, accm [packRows]float32
+	_, _, _ = g[nb*q4KGroupBytes-1], act[nb*q8_KBytes-1], aux[nb*32-1]
+	for b := 0; b < nb; b++ {
+		gb := g[b*q4KGroupBytes : (b+1)*q4KGroupBytes]
+		a := i8s(act[b*q8_KBytes+4 : b*q8_KBytes+260])
+		x := aux[32*b : 32*(b+1)]
+		da := math.Float32frombits(le32(x))
+		for r := range acc {
+			var isum, imin int32
+			for k := 0; k < 8; k++ {
+				imin += int32(gb[96+16*(k/2)+2*r+k%2]) * int32(int16(le16(x[4+2*k:])))
+			}
+			for j := 0; j < 4; j++ {
+				var lo, hi int32
+				for p := 0; p < 8; p++ {
+					q := gb[160+256*j+32*p+4*r : 160+256*j+32*p+4*r+4]
+					for i, v := range q {
+						lo += int32(v&15) * int32(a[64*j+4*p+i])
+						hi += int32(v>>4) * int32(a[64*j+32+4*p+i])
+					}
+				}
+				isum += lo*int32(gb[32+8*(2*j)+r]) + hi*int32(gb[32+8*(2*j+1)+r])
+			}
+			acc[r] += float32(float32(isum) * float32(f16tab[le16(gb[2*r:])]*da))
+			accm[r] += float32(float32(imin) * float32(f16tab[le16(gb[16+2*r:])]*da))
+		}
+	}
+	for r := range out {
+		out[r] = acc[r] - accm[r]
+	}
+}
+
 // packed is a matrix's rows [0, 8*groups) in its type's group layout.
 type packed struct {
 	data   []byte
@@ -133,13 +228,13 @@ func (m *Matrix) pack() []byte {
 	}
 	nb := m.Cols / m.Type.BlockSize()
 	groups := m.Rows / packRows
-	gb := packRows * m.RowBytes
+	rb, gb := packRows*m.RowBytes, nb*k.groupBytes
 	dst := alignedBuf(groups * gb)
 	for g := 0; g < groups; g++ {
-		k.repack(dst[g*gb:(g+1)*gb], m.data[g*gb:(g+1)*gb], m.RowBytes, nb)
+		k.repack(dst[g*gb:(g+1)*gb], m.data[g*rb:(g+1)*rb], m.RowBytes, nb)
 	}
 	m.pk = &packed{data: dst, groups: groups, groupBytes: gb}
-	return m.data[:groups*gb]
+	return m.data[:groups*rb]
 }
 
 // packKernelOf returns the kernel that runs m's groups: the installed set's,
@@ -156,7 +251,8 @@ func (m *Matrix) packKernelOf() *packKernel {
 // its rows are read one at a time). The row bytes a copy replaces are
 // given back: a mapping's pages are dropped (they fault in from the file
 // if read again), and bytes read into memory are overwritten with the
-// copy, so the weights are held once either way.
+// copy, so the weights are held once either way. (A layout larger than
+// the rows, Q4_K's, is therefore made only for mapped files.)
 func (m *Model) packMatrices() error {
 	if m.opts.NoRepack {
 		return nil
@@ -170,15 +266,21 @@ func (m *Model) packMatrices() error {
 		ms = append(ms, m.Output)
 	}
 	for _, w := range ms {
-		if w == nil || w.pk != nil {
+		if w == nil || w.pk != nil || w.k.pack == nil {
+			continue
+		}
+		mapped := m.inMap(w.data)
+		if !mapped && w.k.pack.groupBytes > packRows*w.RowBytes/(w.Cols/w.Type.BlockSize()) {
+			// a larger layout cannot overwrite rows read into memory:
+			// holding both would double the matrix
 			continue
 		}
 		rows := w.pack()
 		if rows == nil {
 			continue
 		}
-		m.PackedBytes += int64(len(rows))
-		if m.inMap(rows) {
+		m.PackedBytes += int64(len(w.pk.data))
+		if mapped {
 			releasePages(rows, m.opts.Mlock)
 			if m.opts.Mlock {
 				if err := lockMemory(w.pk.data); err != nil {

@@ -10,6 +10,12 @@ func gemvQ4_0x8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
 //go:noescape
 func gemvQ4_0x8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
 
+//go:noescape
+func gemvQ4_Kx8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
+
+//go:noescape
+func gemvQ4_Kx8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
+
 // gemvOf wraps a group kernel in assembly: the bounds are checked once
 // here, for the nb blocks it reads of each slice.
 func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
@@ -23,13 +29,23 @@ func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBloc
 	}
 }
 
-// packQ4_0 returns the Q4_0 group kernel of a kernel set.
-func packQ4_0(vnni bool) *packKernel {
-	asm := gemvQ4_0x8AVX2
-	if vnni {
-		asm = gemvQ4_0x8VNNI
+// installPack gives the Q4_0 and Q4_K kernels their group kernels in
+// assembly, AVX2 or VNNI.
+func installPack(vnni bool) {
+	for _, c := range []struct {
+		t        gguf.Type
+		avx2, vn func(grp, a, aux *byte, nb int, out *[packRows]float32)
+		actBlock int
+	}{
+		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, q8_0Bytes},
+		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, q8_KBytes},
+	} {
+		k := *packKernels[c.t]
+		asm := c.avx2
+		if vnni {
+			asm = c.vn
+		}
+		k.gemv = gemvOf(asm, k.groupBytes, c.actBlock, k.auxBytes)
+		kernels[c.t].pack = &k
 	}
-	k := *packKernels[gguf.TypeQ4_0]
-	k.gemv = gemvOf(asm, packRows*q4_0Bytes, q8_0Bytes, 8)
-	return &k
 }

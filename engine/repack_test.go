@@ -118,51 +118,189 @@ func TestPackedQ4_0(t *testing.T) {
 	}
 }
 
-// TestPackedModel opens a Q4_0 model with and without the group layout:
-// mapped, read into memory (the copy then overwrites the row bytes) and
-// locked give the same bits on every kernel set (the group kernels are
-// exact), one token at a time as in a batch; without repacking the row
-// kernels give the same logits to float rounding.
+// TestPackedModel opens a Q4_0 and a Q4_K model with and without the group
+// layout on every kernel set. Where a set packs the type, mapped, locked
+// and (for a layout the size of the rows) read into memory, one token at a
+// time as in a batch, give the same bits on every such set (the group
+// kernels are exact); a layout larger than the rows is not made for a file
+// read into memory, which then runs as with NoRepack. Without repacking the
+// row kernels give the same logits to float rounding.
 func TestPackedModel(t *testing.T) {
-	path := crossModel(t, crosscheck.Case{Shape: "dense", Type: "Q4_0"})
 	ids := crosscheck.PromptIDs
-	run := func(o OpenOptions, set string, batch int) ([]float32, *Model) {
-		t.Helper()
-		if err := SelectKernels(set); err != nil {
-			t.Fatal(err)
-		}
-		m, err := OpenWith(path, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
-		return sequenceLogits(t, s, ids, len(ids)), m
-	}
 	t.Cleanup(func() { _ = SelectKernels("") })
-	sets := KernelSets()
-	want, m := run(OpenOptions{}, sets[0], len(ids))
-	if m.PackedBytes == 0 {
-		t.Fatal("no matrix was packed")
-	}
-	t.Logf("%d bytes packed; sets %v", m.PackedBytes, sets)
-	for _, set := range sets {
-		for _, o := range []OpenOptions{{}, {NoMmap: true}, {Mlock: true}} {
-			for _, batch := range []int{1, len(ids)} {
-				got, _ := run(o, set, batch)
-				if d, at := maxDiff(got, want); d != 0 {
-					t.Errorf("%s %+v batch %d: max |diff| %g at %d from %s mapped", set, o, batch, d, at, sets[0])
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K} {
+		path := crossModel(t, crosscheck.Case{Shape: "dense", Type: typ.String()})
+		run := func(o OpenOptions, set string, batch int) ([]float32, int64) {
+			t.Helper()
+			if err := SelectKernels(set); err != nil {
+				t.Fatal(err)
+			}
+			m, err := OpenWith(path, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
+			return sequenceLogits(t, s, ids, len(ids)), m.PackedBytes
+		}
+		var want []float32
+		for _, set := range KernelSets() {
+			got, packed := run(OpenOptions{}, set, len(ids))
+			rows, none := run(OpenOptions{NoRepack: true}, set, len(ids))
+			if none != 0 {
+				t.Errorf("%s %s: NoRepack packed %d bytes", typ, set, none)
+			}
+			if _ = SelectKernels(set); kernels[typ].pack == nil {
+				if packed != 0 || !slices.Equal(got, rows) {
+					t.Errorf("%s %s packs nothing, yet packed %d bytes or changed the logits", typ, set, packed)
+				}
+				continue
+			}
+			if packed == 0 {
+				t.Fatalf("%s %s: no matrix was packed", typ, set)
+			}
+			if want == nil {
+				want = got
+				d, _ := maxDiff(rows, want)
+				t.Logf("%s: %d bytes packed (%s); row kernels against the group kernels: max |diff| %.3g", typ, packed, set, d)
+				if d > 0.25 {
+					t.Errorf("%s: row kernels are %g off the group kernels", typ, d)
+				}
+			}
+			same := typ == gguf.TypeQ4_0 // Q4_K's layout is 32 bytes a super-block larger
+			for _, c := range []struct {
+				o     OpenOptions
+				batch int
+			}{{OpenOptions{}, len(ids)}, {OpenOptions{}, 1}, {OpenOptions{Mlock: true}, len(ids)}, {OpenOptions{NoMmap: true}, len(ids)}} {
+				got, packed := run(c.o, set, c.batch)
+				switch {
+				case c.o.NoMmap && !same:
+					if packed != 0 || !slices.Equal(got, rows) {
+						t.Errorf("%s %s NoMmap: packed %d bytes of a larger layout, or changed the logits", typ, set, packed)
+					}
+				default:
+					if d, at := maxDiff(got, want); d != 0 {
+						t.Errorf("%s %s %+v batch %d: max |diff| %g at %d", typ, set, c.o, c.batch, d, at)
+					}
 				}
 			}
 		}
+		if want == nil && typ == gguf.TypeQ4_0 {
+			t.Errorf("%s: no kernel set packs it (every set should)", typ)
+		} else if want == nil {
+			t.Logf("%s: no kernel set of this build packs it", typ)
+		}
 	}
-	rows, m := run(OpenOptions{NoRepack: true}, sets[0], len(ids))
-	if m.PackedBytes != 0 {
-		t.Errorf("NoRepack packed %d bytes", m.PackedBytes)
+}
+
+// q8KBlock makes a q8_K activation block of the 256 values v with scale d
+// (its bsums computed from them).
+func q8KBlock(d float32, v []int8) []byte {
+	y := make([]byte, q8_KBytes)
+	binary.LittleEndian.PutUint32(y, math.Float32bits(d))
+	for i, x := range v {
+		y[4+i] = byte(x)
 	}
-	d, _ := maxDiff(rows, want)
-	t.Logf("row kernels against the group kernels: max |diff| %.3g", d)
-	if d > 0.25 {
-		t.Errorf("row kernels are %g off the group kernels", d)
+	for j := 0; j < 16; j++ {
+		var s int16
+		for _, x := range v[16*j : 16*j+16] {
+			s += int16(x)
+		}
+		binary.LittleEndian.PutUint16(y[260+2*j:], uint16(s))
+	}
+	return y
+}
+
+// rowPackedQ4_K computes one row's result of the Q4_K group kernels from
+// the row layout (repack.go's sums).
+func rowPackedQ4_K(row, act []byte, nb int) float32 {
+	var acc, accm float32
+	for b := 0; b < nb; b++ {
+		x, y := row[b*q4_KBytes:], act[b*q8_KBytes:]
+		sc, mn := kScales(x[4:16])
+		var isum, imin int32
+		for g := 0; g < 8; g++ {
+			var dot, bs int32
+			for i := 0; i < 32; i++ {
+				q := x[16+32*(g/2)+i]
+				if g%2 == 1 {
+					q >>= 4
+				}
+				dot += int32(q&15) * int32(int8(y[4+32*g+i]))
+				bs += int32(int8(y[4+32*g+i]))
+			}
+			isum += int32(sc[g]) * dot
+			imin += int32(mn[g]) * bs
+		}
+		da := math.Float32frombits(le32(y))
+		acc += float32(float32(isum) * float32(f16tab[le16(x)]*da))
+		accm += float32(float32(imin) * float32(f16tab[le16(x[2:])]*da))
+	}
+	return acc - accm
+}
+
+// TestPackedQ4_K checks the Q4_K group layout and kernels as
+// TestPackedQ4_0 does, on random blocks (every 5th row all nibbles and
+// scales at their maximum, with activations of +-127).
+func TestPackedQ4_K(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 0))
+	gemvs := map[string]func(g, act, aux []byte, nb int, out *[packRows]float32){"go": gemvQ4_KGo}
+	for _, set := range KernelSets() {
+		if err := SelectKernels(set); err != nil {
+			t.Fatal(err)
+		}
+		if pk := kernels[gguf.TypeQ4_K].pack; pk != nil {
+			gemvs[set] = pk.gemv
+		}
+	}
+	t.Cleanup(func() { _ = SelectKernels("") })
+	t.Logf("%d group kernels", len(gemvs))
+	for _, nb := range []int{1, 2, 11} {
+		w := make([]byte, packRows*nb*q4_KBytes)
+		for r := 0; r < packRows; r++ {
+			for b := 0; b < nb; b++ {
+				blk := w[(r*nb+b)*q4_KBytes : (r*nb+b+1)*q4_KBytes]
+				for i := range blk {
+					blk[i] = byte(rng.IntN(256))
+					if r%5 == 4 {
+						blk[i] = 0xff
+					}
+				}
+				binary.LittleEndian.PutUint16(blk, f32ToF16(float32(rng.Float64()*0.01)))
+				binary.LittleEndian.PutUint16(blk[2:], f32ToF16(float32(rng.Float64()*0.01)))
+			}
+		}
+		grp := make([]byte, nb*q4KGroupBytes)
+		repackQ4_K(grp, w, nb*q4_KBytes, nb)
+		for _, extreme := range []bool{false, true} {
+			var a []byte
+			for b := 0; b < nb; b++ {
+				v := make([]int8, 256)
+				for i := range v {
+					v[i] = int8(rng.IntN(255) - 127)
+					if extreme {
+						v[i] = int8(127 - 254*rng.IntN(2))
+					}
+				}
+				a = append(a, q8KBlock(float32(rng.Float64()*0.05), v)...)
+			}
+			aux := make([]byte, nb*32)
+			prepQ4_K(aux, a, nb)
+			for name, gemv := range gemvs {
+				var out [packRows]float32
+				gemv(grp, a, aux, nb, &out)
+				for r := range out {
+					row := w[r*nb*q4_KBytes : (r+1)*nb*q4_KBytes]
+					want := rowPackedQ4_K(row, a, nb)
+					if math.Float32bits(out[r]) != math.Float32bits(want) {
+						t.Fatalf("%s nb %d extreme %v row %d: %g, row layout gives %g", name, nb, extreme, r, out[r], want)
+					}
+					ref := refDotQ4_K(256*nb, row, a)
+					if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
+						t.Fatalf("%s nb %d row %d: %g, reference kernel %g", name, nb, r, out[r], ref)
+					}
+				}
+			}
+		}
 	}
 }
