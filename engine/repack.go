@@ -61,6 +61,7 @@ type packKernel struct {
 var packKernels = map[gguf.Type]*packKernel{
 	gguf.TypeQ4_0: {repack: repackQ4_0, prep: prepQ4_0, auxBytes: 8, gemv: gemvQ4_0Go, groupBytes: packRows * q4_0Bytes},
 	gguf.TypeQ4_K: {repack: repackQ4_K, prep: prepQ4_K, auxBytes: 32, gemv: gemvQ4_KGo, groupBytes: q4KGroupBytes},
+	gguf.TypeQ6_K: {repack: repackQ6_K, prep: prepQ6_K, auxBytes: q6KAuxBytes, gemv: gemvQ6_KGo, groupBytes: q6KGroupBytes},
 }
 
 // repackQ4_0 interleaves 8 Q4_0 rows block by block (see above).
@@ -210,6 +211,110 @@ func gemvQ4_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
 	}
 }
 
+// Q6_K group layout, per super-block index of the 8 rows (1680 bytes, the
+// same as the rows'):
+//
+//	0     the 8 rows' d (f16)
+//	16    scales: for 16-value group g 0-15, a signed byte per row
+//	144   ql: for half j 0-1, s 0-1 and p 0-7 a 32-byte vector whose lane
+//	      k is bytes 64j+32s+4p..+3 of row k's ql
+//	1168  qh: for half j and p a 32-byte vector, lane k bytes 32j+4p..+3
+//	      of row k's qh
+//
+// Vector (j, s, p) of ql with (j, p) of qh gives the 6-bit values
+// 128j+32t+4p..+3, t = s (low nibbles, qh bits 2s..2s+1) and t = s+2 (high
+// nibbles, bits 4+2s..5+2s), of 16-value group 8j+2t+p/4. Sums per row
+// and super-block: isum = sum over groups of scale times (the unsigned
+// values' dot less 32 times the activations' group sum), then acc +=
+// float32(isum) * (d * d_a), rounded apart.
+const q6KGroupBytes = 1680
+
+// repackQ6_K interleaves 8 Q6_K rows super-block by super-block.
+func repackQ6_K(dst, src []byte, rowBytes, nb int) {
+	_ = dst[nb*q6KGroupBytes-1]
+	_ = src[(packRows-1)*rowBytes+nb*q6_KBytes-1]
+	for b := 0; b < nb; b++ {
+		g := dst[b*q6KGroupBytes : (b+1)*q6KGroupBytes]
+		for r := 0; r < packRows; r++ {
+			blk := src[r*rowBytes+b*q6_KBytes : r*rowBytes+(b+1)*q6_KBytes]
+			copy(g[2*r:2*r+2], blk[208:210])
+			for k := 0; k < 16; k++ {
+				g[16+8*k+r] = blk[192+k]
+			}
+			for j := 0; j < 2; j++ {
+				for p := 0; p < 8; p++ {
+					for s := 0; s < 2; s++ {
+						o := 144 + 512*j + 256*s + 32*p + 4*r
+						copy(g[o:o+4], blk[64*j+32*s+4*p:])
+					}
+					o := 1168 + 256*j + 32*p + 4*r
+					copy(g[o:o+4], blk[128+32*j+4*p:])
+				}
+			}
+		}
+	}
+}
+
+// prepQ6_K writes, per q8_K activation block, its scale (float32) at 0 and
+// at 4+4g 32 times the sum of 16-value group g (int32): the bsums.
+func prepQ6_K(aux, act []byte, nb int) {
+	_, _ = aux[nb*q6KAuxBytes-1], act[nb*q8_KBytes-1]
+	for b := 0; b < nb; b++ {
+		y := act[b*q8_KBytes : (b+1)*q8_KBytes]
+		x := aux[q6KAuxBytes*b : q6KAuxBytes*(b+1)]
+		copy(x[0:4], y[0:4])
+		for g := 0; g < 16; g++ {
+			binary.LittleEndian.PutUint32(x[4+4*g:], uint32(32*int32(int16(le16(y[260+2*g:])))))
+		}
+	}
+}
+
+// q6KAuxBytes is prepQ6_K's size per block.
+const q6KAuxBytes = 68
+
+// q6KValue returns 6-bit value i (0-3) of lane r of vector (j, t, p) of a
+// Q6_K group block gb.
+func q6KValue(gb []byte, j, t, p, r, i int) int32 {
+	s := t % 2
+	ql := gb[144+512*j+256*s+32*p+4*r+i]
+	qh := gb[1168+256*j+32*p+4*r+i]
+	if t >= 2 {
+		ql >>= 4
+	}
+	return int32(ql&15) | int32(qh>>(2*t)&3)<<4
+}
+
+// gemvQ6_KGo is the Q6_K group kernel in Go.
+func gemvQ6_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
+	var acc [packRows]float32
+	_, _, _ = g[nb*q6KGroupBytes-1], act[nb*q8_KBytes-1], aux[nb*q6KAuxBytes-1]
+	for b := 0; b < nb; b++ {
+		gb := g[b*q6KGroupBytes : (b+1)*q6KGroupBytes]
+		a := i8s(act[b*q8_KBytes+4 : b*q8_KBytes+260])
+		x := aux[q6KAuxBytes*b : q6KAuxBytes*(b+1)]
+		da := math.Float32frombits(le32(x))
+		for r := range acc {
+			var isum int32
+			for j := 0; j < 2; j++ {
+				for t := 0; t < 4; t++ {
+					for h := 0; h < 2; h++ {
+						grp := 8*j + 2*t + h
+						dot := -int32(le32(x[4+4*grp:]))
+						for p := 4 * h; p < 4*h+4; p++ {
+							for i := 0; i < 4; i++ {
+								dot += q6KValue(gb, j, t, p, r, i) * int32(a[128*j+32*t+4*p+i])
+							}
+						}
+						isum += int32(int8(gb[16+8*grp+r])) * dot
+					}
+				}
+			}
+			acc[r] += float32(float32(isum) * float32(f16tab[le16(gb[2*r:])]*da))
+		}
+	}
+	*out = acc
+}
+
 // packed is a matrix's rows [0, 8*groups) in its type's group layout.
 type packed struct {
 	data   []byte
@@ -247,8 +352,9 @@ func (m *Matrix) packKernelOf() *packKernel {
 }
 
 // packMatrices copies the dense matrices whose type has a group kernel in
-// the installed set into the group layout (the embedding is left alone:
-// its rows are read one at a time). The row bytes a copy replaces are
+// the installed set into the group layout (a tied head too: the
+// embedding's row reads then fault its pages back in from the file, one
+// row per token). The row bytes a copy replaces are
 // given back: a mapping's pages are dropped (they fault in from the file
 // if read again), and bytes read into memory are overwritten with the
 // copy, so the weights are held once either way. (A layout larger than
@@ -262,17 +368,16 @@ func (m *Model) packMatrices() error {
 		L := &m.Layers[i]
 		ms = append(ms, L.Q, L.K, L.V, L.O, L.FFN.Gate, L.FFN.Up, L.FFN.Down, L.Shared.Gate, L.Shared.Up, L.Shared.Down)
 	}
-	if m.Output != m.Embed {
-		ms = append(ms, m.Output)
-	}
+	ms = append(ms, m.Output)
 	for _, w := range ms {
 		if w == nil || w.pk != nil || w.k.pack == nil {
 			continue
 		}
 		mapped := m.inMap(w.data)
-		if !mapped && w.k.pack.groupBytes > packRows*w.RowBytes/(w.Cols/w.Type.BlockSize()) {
-			// a larger layout cannot overwrite rows read into memory:
-			// holding both would double the matrix
+		if !mapped && (w == m.Embed || w.k.pack.groupBytes > packRows*w.RowBytes/(w.Cols/w.Type.BlockSize())) {
+			// Rows read into memory are overwritten by the copy: not
+			// those of a tied head, which the embedding still reads, nor
+			// by a larger layout; holding both would double the matrix.
 			continue
 		}
 		rows := w.pack()

@@ -16,6 +16,12 @@ func gemvQ4_Kx8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
 //go:noescape
 func gemvQ4_Kx8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
 
+//go:noescape
+func gemvQ6_Kx8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
+
+//go:noescape
+func gemvQ6_Kx8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
+
 // gemvOf wraps a group kernel in assembly: the bounds are checked once
 // here, for the nb blocks it reads of each slice.
 func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
@@ -29,7 +35,7 @@ func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBloc
 	}
 }
 
-// installPack gives the Q4_0 and Q4_K kernels their group kernels in
+// installPack gives the Q4_0, Q4_K and Q6_K kernels their group kernels in
 // assembly, AVX2 or VNNI.
 func installPack(vnni bool) {
 	for _, c := range []struct {
@@ -39,6 +45,7 @@ func installPack(vnni bool) {
 	}{
 		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, q8_0Bytes},
 		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, q8_KBytes},
+		{gguf.TypeQ6_K, gemvQ6_Kx8AVX2, gemvQ6_Kx8VNNI, q8_KBytes},
 	} {
 		k := *packKernels[c.t]
 		asm := c.avx2

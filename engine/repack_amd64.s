@@ -290,3 +290,380 @@ gq4kvdone:
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
 	RET
+
+// The Q6_K group kernels (repack.go's Q6_K layout), exactly as
+// gemvQ6_KGo: SI the group's super-block, DI the q8_K activation block, BX
+// its aux values (scale, 32 times each 16-value group sum); Y0 the float
+// accumulator, Y12 a super-block's int32 sum; Y15 holds 0x0f, Y14 0x30.
+// GQ6_V(t) leaves in Y5 the 6-bit values t of the ql vectors in Y2 (s=0)
+// and Y3 (s=1) and the qh vector Y4 (t = 0-3: low nibbles of s=0, s=1,
+// high nibbles of s=0, s=1, with qh bits 2t..2t+1 as bits 4-5), using Y6.
+#define GQ6_V0 \
+	VPAND Y15, Y2, Y5 \
+	VPSLLW $4, Y4, Y6 \
+	VPAND Y14, Y6, Y6 \
+	VPOR Y6, Y5, Y5
+#define GQ6_V1 \
+	VPAND Y15, Y3, Y5 \
+	VPSLLW $2, Y4, Y6 \
+	VPAND Y14, Y6, Y6 \
+	VPOR Y6, Y5, Y5
+#define GQ6_V2 \
+	VPSRLW $4, Y2, Y5 \
+	VPAND Y15, Y5, Y5 \
+	VPAND Y14, Y4, Y6 \
+	VPOR Y6, Y5, Y5
+#define GQ6_V3 \
+	VPSRLW $4, Y3, Y5 \
+	VPAND Y15, Y5, Y5 \
+	VPSRLW $2, Y4, Y6 \
+	VPAND Y14, Y6, Y6 \
+	VPOR Y6, Y5, Y5
+
+// GQ6_LOAD(j, p) loads vector p of half j: ql s=0 and s=1, qh.
+#define GQ6_LOAD(j, p) \
+	VMOVDQU 144+512*j+32*p(SI), Y2 \
+	VMOVDQU 400+512*j+32*p(SI), Y3 \
+	VMOVDQU 1168+256*j+32*p(SI), Y4
+
+// GQ6_G(g, acc): group g's int32 dot in acc less 32 times its activation
+// sum, times its scale (signed byte per row), into Y12.
+#define GQ6_G(g, acc) \
+	VPBROADCASTD 4+4*g(BX), Y5 \
+	VPSUBD Y5, acc, acc \
+	VPMOVSXBD 16+8*g(SI), Y6 \
+	VPMULLD Y6, acc, acc \
+	VPADDD acc, Y12, Y12
+
+// Super-block end: Y12 times d * d_a into Y0; next.
+#define GQ6_END \
+	VCVTPH2PS (SI), Y8 \
+	VBROADCASTSS (BX), Y9 \
+	VMULPS Y9, Y8, Y8 \
+	VCVTDQ2PS Y12, Y12 \
+	VMULPS Y8, Y12, Y12 \
+	VADDPS Y12, Y0, Y0 \
+	ADDQ $1680, SI \
+	ADDQ $292, DI \
+	ADDQ $68, BX
+
+// AVX2 (GQ6_Tt for t = 0-3): values t of vector (j, p) times their 4 activations, broadcast,
+// to int32 pair sums added into acc (Y13 holds int16 ones).
+#define GQ6_T0(j, p, acc) \
+	GQ6_V0 \
+	VPBROADCASTD 4+128*j+0+4*p(DI), Y7 \
+	VPMADDUBSW Y7, Y5, Y5 \
+	VPMADDWD Y13, Y5, Y5 \
+	VPADDD Y5, acc, acc
+#define GQ6_T1(j, p, acc) \
+	GQ6_V1 \
+	VPBROADCASTD 4+128*j+32+4*p(DI), Y7 \
+	VPMADDUBSW Y7, Y5, Y5 \
+	VPMADDWD Y13, Y5, Y5 \
+	VPADDD Y5, acc, acc
+#define GQ6_T2(j, p, acc) \
+	GQ6_V2 \
+	VPBROADCASTD 4+128*j+64+4*p(DI), Y7 \
+	VPMADDUBSW Y7, Y5, Y5 \
+	VPMADDWD Y13, Y5, Y5 \
+	VPADDD Y5, acc, acc
+#define GQ6_T3(j, p, acc) \
+	GQ6_V3 \
+	VPBROADCASTD 4+128*j+96+4*p(DI), Y7 \
+	VPMADDUBSW Y7, Y5, Y5 \
+	VPMADDWD Y13, Y5, Y5 \
+	VPADDD Y5, acc, acc
+
+// func gemvQ6_Kx8AVX2(grp, a, aux *byte, nb int, out *[8]float32)
+TEXT ·gemvQ6_Kx8AVX2(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x00010001, AX
+	VMOVD AX, X13
+	VPBROADCASTD X13, Y13
+	TESTQ CX, CX
+	JEQ  gq6done
+gq6loop:
+	VPXOR Y12, Y12, Y12
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	GQ6_LOAD(0, 0)
+	GQ6_T0(0, 0, Y1)
+	GQ6_T1(0, 0, Y8)
+	GQ6_T2(0, 0, Y9)
+	GQ6_T3(0, 0, Y10)
+	GQ6_LOAD(0, 1)
+	GQ6_T0(0, 1, Y1)
+	GQ6_T1(0, 1, Y8)
+	GQ6_T2(0, 1, Y9)
+	GQ6_T3(0, 1, Y10)
+	GQ6_LOAD(0, 2)
+	GQ6_T0(0, 2, Y1)
+	GQ6_T1(0, 2, Y8)
+	GQ6_T2(0, 2, Y9)
+	GQ6_T3(0, 2, Y10)
+	GQ6_LOAD(0, 3)
+	GQ6_T0(0, 3, Y1)
+	GQ6_T1(0, 3, Y8)
+	GQ6_T2(0, 3, Y9)
+	GQ6_T3(0, 3, Y10)
+	GQ6_G(0, Y1)
+	GQ6_G(2, Y8)
+	GQ6_G(4, Y9)
+	GQ6_G(6, Y10)
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	GQ6_LOAD(0, 4)
+	GQ6_T0(0, 4, Y1)
+	GQ6_T1(0, 4, Y8)
+	GQ6_T2(0, 4, Y9)
+	GQ6_T3(0, 4, Y10)
+	GQ6_LOAD(0, 5)
+	GQ6_T0(0, 5, Y1)
+	GQ6_T1(0, 5, Y8)
+	GQ6_T2(0, 5, Y9)
+	GQ6_T3(0, 5, Y10)
+	GQ6_LOAD(0, 6)
+	GQ6_T0(0, 6, Y1)
+	GQ6_T1(0, 6, Y8)
+	GQ6_T2(0, 6, Y9)
+	GQ6_T3(0, 6, Y10)
+	GQ6_LOAD(0, 7)
+	GQ6_T0(0, 7, Y1)
+	GQ6_T1(0, 7, Y8)
+	GQ6_T2(0, 7, Y9)
+	GQ6_T3(0, 7, Y10)
+	GQ6_G(1, Y1)
+	GQ6_G(3, Y8)
+	GQ6_G(5, Y9)
+	GQ6_G(7, Y10)
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	GQ6_LOAD(1, 0)
+	GQ6_T0(1, 0, Y1)
+	GQ6_T1(1, 0, Y8)
+	GQ6_T2(1, 0, Y9)
+	GQ6_T3(1, 0, Y10)
+	GQ6_LOAD(1, 1)
+	GQ6_T0(1, 1, Y1)
+	GQ6_T1(1, 1, Y8)
+	GQ6_T2(1, 1, Y9)
+	GQ6_T3(1, 1, Y10)
+	GQ6_LOAD(1, 2)
+	GQ6_T0(1, 2, Y1)
+	GQ6_T1(1, 2, Y8)
+	GQ6_T2(1, 2, Y9)
+	GQ6_T3(1, 2, Y10)
+	GQ6_LOAD(1, 3)
+	GQ6_T0(1, 3, Y1)
+	GQ6_T1(1, 3, Y8)
+	GQ6_T2(1, 3, Y9)
+	GQ6_T3(1, 3, Y10)
+	GQ6_G(8, Y1)
+	GQ6_G(10, Y8)
+	GQ6_G(12, Y9)
+	GQ6_G(14, Y10)
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	GQ6_LOAD(1, 4)
+	GQ6_T0(1, 4, Y1)
+	GQ6_T1(1, 4, Y8)
+	GQ6_T2(1, 4, Y9)
+	GQ6_T3(1, 4, Y10)
+	GQ6_LOAD(1, 5)
+	GQ6_T0(1, 5, Y1)
+	GQ6_T1(1, 5, Y8)
+	GQ6_T2(1, 5, Y9)
+	GQ6_T3(1, 5, Y10)
+	GQ6_LOAD(1, 6)
+	GQ6_T0(1, 6, Y1)
+	GQ6_T1(1, 6, Y8)
+	GQ6_T2(1, 6, Y9)
+	GQ6_T3(1, 6, Y10)
+	GQ6_LOAD(1, 7)
+	GQ6_T0(1, 7, Y1)
+	GQ6_T1(1, 7, Y8)
+	GQ6_T2(1, 7, Y9)
+	GQ6_T3(1, 7, Y10)
+	GQ6_G(9, Y1)
+	GQ6_G(11, Y8)
+	GQ6_G(13, Y9)
+	GQ6_G(15, Y10)
+	GQ6_END
+	DECQ CX
+	JNE  gq6loop
+gq6done:
+	MOVQ out+32(FP), DX
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET
+
+// VNNI (GQ6V_Tt): values t of vector (j, p) times their 4 activations broadcast
+// from memory, VPDPBUSD into acc.
+#define GQ6V_T0(j, p, acc) \
+	GQ6_V0 \
+	VPDPBUSD.BCST 4+128*j+0+4*p(DI), Y5, acc
+#define GQ6V_T1(j, p, acc) \
+	GQ6_V1 \
+	VPDPBUSD.BCST 4+128*j+32+4*p(DI), Y5, acc
+#define GQ6V_T2(j, p, acc) \
+	GQ6_V2 \
+	VPDPBUSD.BCST 4+128*j+64+4*p(DI), Y5, acc
+#define GQ6V_T3(j, p, acc) \
+	GQ6_V3 \
+	VPDPBUSD.BCST 4+128*j+96+4*p(DI), Y5, acc
+
+// func gemvQ6_Kx8VNNI(grp, a, aux *byte, nb int, out *[8]float32)
+TEXT ·gemvQ6_Kx8VNNI(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x30303030, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JEQ  gq6vdone
+gq6vloop:
+	VPXOR Y12, Y12, Y12
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	GQ6_LOAD(0, 0)
+	GQ6V_T0(0, 0, Y16)
+	GQ6V_T1(0, 0, Y17)
+	GQ6V_T2(0, 0, Y18)
+	GQ6V_T3(0, 0, Y19)
+	GQ6_LOAD(0, 1)
+	GQ6V_T0(0, 1, Y16)
+	GQ6V_T1(0, 1, Y17)
+	GQ6V_T2(0, 1, Y18)
+	GQ6V_T3(0, 1, Y19)
+	GQ6_LOAD(0, 2)
+	GQ6V_T0(0, 2, Y16)
+	GQ6V_T1(0, 2, Y17)
+	GQ6V_T2(0, 2, Y18)
+	GQ6V_T3(0, 2, Y19)
+	GQ6_LOAD(0, 3)
+	GQ6V_T0(0, 3, Y16)
+	GQ6V_T1(0, 3, Y17)
+	GQ6V_T2(0, 3, Y18)
+	GQ6V_T3(0, 3, Y19)
+	GQ6_LOAD(0, 4)
+	GQ6V_T0(0, 4, Y20)
+	GQ6V_T1(0, 4, Y21)
+	GQ6V_T2(0, 4, Y22)
+	GQ6V_T3(0, 4, Y23)
+	GQ6_LOAD(0, 5)
+	GQ6V_T0(0, 5, Y20)
+	GQ6V_T1(0, 5, Y21)
+	GQ6V_T2(0, 5, Y22)
+	GQ6V_T3(0, 5, Y23)
+	GQ6_LOAD(0, 6)
+	GQ6V_T0(0, 6, Y20)
+	GQ6V_T1(0, 6, Y21)
+	GQ6V_T2(0, 6, Y22)
+	GQ6V_T3(0, 6, Y23)
+	GQ6_LOAD(0, 7)
+	GQ6V_T0(0, 7, Y20)
+	GQ6V_T1(0, 7, Y21)
+	GQ6V_T2(0, 7, Y22)
+	GQ6V_T3(0, 7, Y23)
+	GQ6_G(0, Y16)
+	GQ6_G(2, Y17)
+	GQ6_G(4, Y18)
+	GQ6_G(6, Y19)
+	GQ6_G(1, Y20)
+	GQ6_G(3, Y21)
+	GQ6_G(5, Y22)
+	GQ6_G(7, Y23)
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	GQ6_LOAD(1, 0)
+	GQ6V_T0(1, 0, Y16)
+	GQ6V_T1(1, 0, Y17)
+	GQ6V_T2(1, 0, Y18)
+	GQ6V_T3(1, 0, Y19)
+	GQ6_LOAD(1, 1)
+	GQ6V_T0(1, 1, Y16)
+	GQ6V_T1(1, 1, Y17)
+	GQ6V_T2(1, 1, Y18)
+	GQ6V_T3(1, 1, Y19)
+	GQ6_LOAD(1, 2)
+	GQ6V_T0(1, 2, Y16)
+	GQ6V_T1(1, 2, Y17)
+	GQ6V_T2(1, 2, Y18)
+	GQ6V_T3(1, 2, Y19)
+	GQ6_LOAD(1, 3)
+	GQ6V_T0(1, 3, Y16)
+	GQ6V_T1(1, 3, Y17)
+	GQ6V_T2(1, 3, Y18)
+	GQ6V_T3(1, 3, Y19)
+	GQ6_LOAD(1, 4)
+	GQ6V_T0(1, 4, Y20)
+	GQ6V_T1(1, 4, Y21)
+	GQ6V_T2(1, 4, Y22)
+	GQ6V_T3(1, 4, Y23)
+	GQ6_LOAD(1, 5)
+	GQ6V_T0(1, 5, Y20)
+	GQ6V_T1(1, 5, Y21)
+	GQ6V_T2(1, 5, Y22)
+	GQ6V_T3(1, 5, Y23)
+	GQ6_LOAD(1, 6)
+	GQ6V_T0(1, 6, Y20)
+	GQ6V_T1(1, 6, Y21)
+	GQ6V_T2(1, 6, Y22)
+	GQ6V_T3(1, 6, Y23)
+	GQ6_LOAD(1, 7)
+	GQ6V_T0(1, 7, Y20)
+	GQ6V_T1(1, 7, Y21)
+	GQ6V_T2(1, 7, Y22)
+	GQ6V_T3(1, 7, Y23)
+	GQ6_G(8, Y16)
+	GQ6_G(10, Y17)
+	GQ6_G(12, Y18)
+	GQ6_G(14, Y19)
+	GQ6_G(9, Y20)
+	GQ6_G(11, Y21)
+	GQ6_G(13, Y22)
+	GQ6_G(15, Y23)
+	GQ6_END
+	DECQ CX
+	JNE  gq6vloop
+gq6vdone:
+	MOVQ out+32(FP), DX
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET

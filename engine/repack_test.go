@@ -118,7 +118,7 @@ func TestPackedQ4_0(t *testing.T) {
 	}
 }
 
-// TestPackedModel opens a Q4_0 and a Q4_K model with and without the group
+// TestPackedModel opens a Q4_0, a Q4_K and a Q6_K model with and without the group
 // layout on every kernel set. Where a set packs the type, mapped, locked
 // and (for a layout the size of the rows) read into memory, one token at a
 // time as in a batch, give the same bits on every such set (the group
@@ -128,7 +128,7 @@ func TestPackedQ4_0(t *testing.T) {
 func TestPackedModel(t *testing.T) {
 	ids := crosscheck.PromptIDs
 	t.Cleanup(func() { _ = SelectKernels("") })
-	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		path := crossModel(t, crosscheck.Case{Shape: "dense", Type: typ.String()})
 		run := func(o OpenOptions, set string, batch int) ([]float32, int64) {
 			t.Helper()
@@ -167,7 +167,7 @@ func TestPackedModel(t *testing.T) {
 					t.Errorf("%s: row kernels are %g off the group kernels", typ, d)
 				}
 			}
-			same := typ == gguf.TypeQ4_0 // Q4_K's layout is 32 bytes a super-block larger
+			same := typ != gguf.TypeQ4_K // Q4_K's layout is 32 bytes a super-block larger
 			for _, c := range []struct {
 				o     OpenOptions
 				batch int
@@ -296,6 +296,94 @@ func TestPackedQ4_K(t *testing.T) {
 						t.Fatalf("%s nb %d extreme %v row %d: %g, row layout gives %g", name, nb, extreme, r, out[r], want)
 					}
 					ref := refDotQ4_K(256*nb, row, a)
+					if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
+						t.Fatalf("%s nb %d row %d: %g, reference kernel %g", name, nb, r, out[r], ref)
+					}
+				}
+			}
+		}
+	}
+}
+
+// rowPackedQ6_K computes one row's result of the Q6_K group kernels from
+// the row layout (repack.go's sums).
+func rowPackedQ6_K(row, act []byte, nb int) float32 {
+	var acc float32
+	for b := 0; b < nb; b++ {
+		x, y := row[b*q6_KBytes:], act[b*q8_KBytes:]
+		var v [256]int8
+		q6Unpack(x, &v)
+		var isum int32
+		for g := 0; g < 16; g++ {
+			var dot int32
+			for i := 16 * g; i < 16*g+16; i++ {
+				dot += int32(v[i]) * int32(int8(y[4+i]))
+			}
+			isum += int32(int8(x[192+g])) * dot
+		}
+		acc += float32(float32(isum) * float32(f16tab[le16(x[208:])]*math.Float32frombits(le32(y))))
+	}
+	return acc
+}
+
+// TestPackedQ6_K checks the Q6_K group layout and kernels as
+// TestPackedQ4_0 does (every 5th row all values 63 and scales -128).
+func TestPackedQ6_K(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 0))
+	gemvs := map[string]func(g, act, aux []byte, nb int, out *[packRows]float32){"go": gemvQ6_KGo}
+	for _, set := range KernelSets() {
+		if err := SelectKernels(set); err != nil {
+			t.Fatal(err)
+		}
+		if pk := kernels[gguf.TypeQ6_K].pack; pk != nil {
+			gemvs[set] = pk.gemv
+		}
+	}
+	t.Cleanup(func() { _ = SelectKernels("") })
+	t.Logf("%d group kernels", len(gemvs))
+	for _, nb := range []int{1, 2, 11} {
+		w := make([]byte, packRows*nb*q6_KBytes)
+		for r := 0; r < packRows; r++ {
+			for b := 0; b < nb; b++ {
+				blk := w[(r*nb+b)*q6_KBytes : (r*nb+b+1)*q6_KBytes]
+				for i := range blk {
+					blk[i] = byte(rng.IntN(256))
+					if r%5 == 4 {
+						blk[i] = 0xff
+						if i >= 192 {
+							blk[i] = 0x80
+						}
+					}
+				}
+				binary.LittleEndian.PutUint16(blk[208:], f32ToF16(float32(rng.Float64()*0.01)))
+			}
+		}
+		grp := make([]byte, nb*q6KGroupBytes)
+		repackQ6_K(grp, w, nb*q6_KBytes, nb)
+		for _, extreme := range []bool{false, true} {
+			var a []byte
+			for b := 0; b < nb; b++ {
+				v := make([]int8, 256)
+				for i := range v {
+					v[i] = int8(rng.IntN(255) - 127)
+					if extreme {
+						v[i] = int8(127 - 254*rng.IntN(2))
+					}
+				}
+				a = append(a, q8KBlock(float32(rng.Float64()*0.05), v)...)
+			}
+			aux := make([]byte, nb*q6KAuxBytes)
+			prepQ6_K(aux, a, nb)
+			for name, gemv := range gemvs {
+				var out [packRows]float32
+				gemv(grp, a, aux, nb, &out)
+				for r := range out {
+					row := w[r*nb*q6_KBytes : (r+1)*nb*q6_KBytes]
+					want := rowPackedQ6_K(row, a, nb)
+					if math.Float32bits(out[r]) != math.Float32bits(want) {
+						t.Fatalf("%s nb %d extreme %v row %d: %g, row layout gives %g", name, nb, extreme, r, out[r], want)
+					}
+					ref := refDotQ6_K(256*nb, row, a)
 					if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
 						t.Fatalf("%s nb %d row %d: %g, reference kernel %g", name, nb, r, out[r], ref)
 					}

@@ -103,6 +103,7 @@ type State struct {
 
 	pool *pool
 	mt   matmulTask
+	qt   quantTask
 	at   attnTask
 }
 
@@ -168,7 +169,11 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
 	s.mt.oct = make([][packRows]float32, o.Threads)
-	s.aux = make([]byte, b*(maxCols/32)*8)
+	auxRow := 0
+	for t, k := range packKernels {
+		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
+	}
+	s.aux = make([]byte, b*auxRow)
 	if n := m.q2lutCols(); n > 0 {
 		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
 		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
@@ -243,10 +248,17 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 	}
 	k := w.k
 	stride := actRowBytes(k.act, w.Cols)
-	for j := 0; j < nb; j++ {
-		// Errors are impossible here: kernelFor checked the type and size.
-		_ = quantizeAct(k.act, s.act[j*stride:(j+1)*stride], in[j*w.Cols:(j+1)*w.Cols])
+	q := &s.qt
+	q.k, q.in, q.act, q.cols, q.stride, q.pk = k.act, in, s.act, w.Cols, stride, nil
+	if w.pk != nil {
+		q.pk = w.packKernelOf()
+		q.aux, q.auxStride = s.aux, w.Cols/k.act.BlockSize()*q.pk.auxBytes
+		s.mt.pk, s.mt.aux, s.mt.auxStride = q.pk, s.aux, q.auxStride
 	}
+	// A prompt's rows are quantized in parallel: done by one thread, they
+	// were a sixth of a 2-thread prompt's time. Ranges of grain rows keep
+	// the threads' stores in separate cache lines.
+	s.pool.run(q, nb, 64/stride+1, nb >= 8 && w.Cols*nb >= 16<<10)
 	act := s.act
 	if k.group != nil {
 		s.matmulQ2LUT(w, act, stride, out, nb)
@@ -260,21 +272,36 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		}
 		act, stride = bytesOf(s.actf[:nb*w.Cols]), w.Cols*4
 	}
-	if w.pk != nil {
-		pk := w.packKernelOf()
-		nblk := w.Cols / k.act.BlockSize()
-		ab := nblk * pk.auxBytes
-		for j := 0; j < nb; j++ {
-			pk.prep(s.aux[j*ab:(j+1)*ab], s.act[j*stride:(j+1)*stride], nblk)
-		}
-		s.mt.pk, s.mt.aux, s.mt.auxStride = pk, s.aux, ab
-	}
 	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
 	// Threads pay off from ~256 KB of weights per product; below that the
 	// hand-off costs more than the work (stories260K's 64x64 matrices).
 	// Each row r writes out[j*Rows+r] for every token j: ranges of 16 rows
 	// keep the two threads' stores in separate 64-byte cache lines.
 	s.pool.run(&s.mt, w.Rows, 16, w.Rows*w.RowBytes*nb >= 256<<10)
+}
+
+// quantTask quantizes activation rows to a kernel's type and, for a packed
+// matrix, writes their aux values.
+type quantTask struct {
+	k         gguf.Type
+	in        []float32
+	act       []byte
+	cols      int
+	stride    int
+	pk        *packKernel
+	aux       []byte
+	auxStride int
+}
+
+func (q *quantTask) run(lo, hi, _ int) {
+	for j := lo; j < hi; j++ {
+		a := q.act[j*q.stride : (j+1)*q.stride]
+		// Errors are impossible here: kernelFor checked the type and size.
+		_ = quantizeAct(q.k, a, q.in[j*q.cols:(j+1)*q.cols])
+		if q.pk != nil {
+			q.pk.prep(q.aux[j*q.auxStride:(j+1)*q.auxStride], a, q.cols/q.k.BlockSize())
+		}
+	}
 }
 
 type matmulTask struct {
