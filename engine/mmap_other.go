@@ -22,3 +22,6 @@ func adviseRandom([]byte) {}
 // lockMemory refuses: without mmap the weights are read into memory, which
 // this platform cannot lock from Go.
 func lockMemory([]byte) error { return errors.New("not supported on this platform") }
+
+// unlockMemory has nothing to undo.
+func unlockMemory([]byte) error { return nil }

@@ -76,3 +76,11 @@ func lockMemory(b []byte) error {
 	}
 	return unix.Mlock(b)
 }
+
+// unlockMemory undoes lockMemory.
+func unlockMemory(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return unix.Munlock(b)
+}

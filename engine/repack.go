@@ -388,9 +388,11 @@ func (m *Model) packMatrices() error {
 		if mapped {
 			releasePages(rows, m.opts.Mlock)
 			if m.opts.Mlock {
-				if err := lockMemory(w.pk.data); err != nil {
+				data := w.pk.data
+				if err := lockMemory(data); err != nil {
 					return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
 				}
+				m.unmap = append(m.unmap, func() error { return unlockMemory(data) })
 			}
 			continue
 		}
