@@ -60,6 +60,7 @@ type packKernel struct {
 // set without group kernels is selected after it was opened.
 var packKernels = map[gguf.Type]*packKernel{
 	gguf.TypeQ4_0: {repack: repackQ4_0, prep: prepQ4_0, auxBytes: 8, gemv: gemvQ4_0Go, groupBytes: packRows * q4_0Bytes},
+	gguf.TypeQ8_0: {repack: repackQ8_0, prep: prepQ8_0, auxBytes: 4, gemv: gemvQ8_0Go, groupBytes: packRows * q8_0Bytes},
 	gguf.TypeQ4_K: {repack: repackQ4_K, prep: prepQ4_K, auxBytes: 32, gemv: gemvQ4_KGo, groupBytes: q4KGroupBytes},
 	gguf.TypeQ6_K: {repack: repackQ6_K, prep: prepQ6_K, auxBytes: q6KAuxBytes, gemv: gemvQ6_KGo, groupBytes: q6KGroupBytes},
 }
@@ -111,6 +112,58 @@ func gemvQ4_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
 				q := gb[16+32*p+4*r : 16+32*p+4*r+4]
 				for i, v := range q {
 					s += int32(v&15)*int32(a[4*p+i]) + int32(v>>4)*int32(a[16+4*p+i])
+				}
+			}
+			acc[r] += float32(float32(s) * float32(f16tab[le16(gb[2*r:])]*da))
+		}
+	}
+	*out = acc
+}
+
+// Q8_0 group layout, per block index of the 8 rows (8*34 bytes, the same
+// as the rows'): the 8 rows' f16 scales, then eight 32-byte vectors; vector
+// c holds, for rows 0-7, values 4c..4c+3 of the row's block. The kernels
+// multiply |w| by the activations given w's signs (VPSIGNB), as ggml's
+// x86 q8_0 code does; the sums are Q4_0's: an exact integer dot per row
+// and block, then acc += float32(isum) * (d_w * d_a).
+
+// repackQ8_0 interleaves 8 Q8_0 rows block by block.
+func repackQ8_0(dst, src []byte, rowBytes, nb int) {
+	_ = dst[nb*packRows*q8_0Bytes-1]
+	_ = src[(packRows-1)*rowBytes+nb*q8_0Bytes-1]
+	for b := 0; b < nb; b++ {
+		g := dst[b*packRows*q8_0Bytes : (b+1)*packRows*q8_0Bytes]
+		for r := 0; r < packRows; r++ {
+			blk := src[r*rowBytes+b*q8_0Bytes : r*rowBytes+(b+1)*q8_0Bytes]
+			copy(g[2*r:2*r+2], blk[:2])
+			for c := 0; c < 8; c++ {
+				copy(g[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
+			}
+		}
+	}
+}
+
+// prepQ8_0 writes, per q8_0 activation block, its scale as float32.
+func prepQ8_0(aux, act []byte, nb int) {
+	_, _ = aux[nb*4-1], act[nb*q8_0Bytes-1]
+	for b := 0; b < nb; b++ {
+		binary.LittleEndian.PutUint32(aux[4*b:], math.Float32bits(f16tab[le16(act[b*q8_0Bytes:])]))
+	}
+}
+
+// gemvQ8_0Go is the Q8_0 group kernel in Go.
+func gemvQ8_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
+	var acc [packRows]float32
+	_, _, _ = g[nb*packRows*q8_0Bytes-1], act[nb*q8_0Bytes-1], aux[nb*4-1]
+	for b := 0; b < nb; b++ {
+		gb := g[b*packRows*q8_0Bytes : (b+1)*packRows*q8_0Bytes]
+		a := i8s(act[b*q8_0Bytes+2 : (b+1)*q8_0Bytes])
+		da := math.Float32frombits(le32(aux[4*b:]))
+		for r := range acc {
+			var s int32
+			for c := 0; c < 8; c++ {
+				for i, v := range i8s(gb[16+32*c+4*r : 16+32*c+4*r+4]) {
+					s += int32(v) * int32(a[4*c+i])
 				}
 			}
 			acc[r] += float32(float32(s) * float32(f16tab[le16(gb[2*r:])]*da))

@@ -22,6 +22,12 @@ func gemvQ6_Kx8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
 //go:noescape
 func gemvQ6_Kx8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
 
+//go:noescape
+func gemvQ8_0x8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
+
+//go:noescape
+func gemvQ8_0x8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
+
 // gemvOf wraps a group kernel in assembly: the bounds are checked once
 // here, for the nb blocks it reads of each slice.
 func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
@@ -35,7 +41,7 @@ func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBloc
 	}
 }
 
-// installPack gives the Q4_0, Q4_K and Q6_K kernels their group kernels in
+// installPack gives the Q4_0, Q8_0, Q4_K and Q6_K kernels their group kernels in
 // assembly, AVX2 or VNNI.
 func installPack(vnni bool) {
 	for _, c := range []struct {
@@ -44,6 +50,7 @@ func installPack(vnni bool) {
 		actBlock int
 	}{
 		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, q8_0Bytes},
+		{gguf.TypeQ8_0, gemvQ8_0x8AVX2, gemvQ8_0x8VNNI, q8_0Bytes},
 		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, q8_KBytes},
 		{gguf.TypeQ6_K, gemvQ6_Kx8AVX2, gemvQ6_Kx8VNNI, q8_KBytes},
 	} {

@@ -667,3 +667,103 @@ gq6vdone:
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
 	RET
+
+// The Q8_0 group kernels (repack.go's Q8_0 layout), exactly as gemvQ8_0Go:
+// per vector c the weights' absolute values times the 4 activations
+// broadcast and given the weights' signs (at most 2 * 128 * 127 = 32512 in
+// an int16 pair: no saturation). SI the group block, DI the activation
+// block, BX its scale; Y0 the float accumulator, Y1/Y3 int32 sums.
+// GQ8_C(c, acc): vector c into acc (AVX2: VPMADDUBSW, VPMADDWD by the
+// int16 ones in Y14).
+#define GQ8_C(c, acc) \
+	VMOVDQU 16+32*c(SI), Y4 \
+	VPBROADCASTD 2+4*c(DI), Y5 \
+	VPSIGNB Y4, Y5, Y5 \
+	VPABSB Y4, Y4 \
+	VPMADDUBSW Y5, Y4, Y4 \
+	VPMADDWD Y14, Y4, Y4 \
+	VPADDD Y4, acc, acc
+
+// GQ8V_C(c, acc): vector c into acc with VPDPBUSD.
+#define GQ8V_C(c, acc) \
+	VMOVDQU 16+32*c(SI), Y4 \
+	VPBROADCASTD 2+4*c(DI), Y5 \
+	VPSIGNB Y4, Y5, Y5 \
+	VPABSB Y4, Y4 \
+	VPDPBUSD Y5, Y4, acc
+
+#define GQ8_END \
+	VPADDD Y3, Y1, Y1 \
+	VCVTPH2PS (SI), Y8 \
+	VBROADCASTSS (BX), Y9 \
+	VMULPS Y9, Y8, Y8 \
+	VCVTDQ2PS Y1, Y1 \
+	VMULPS Y8, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	ADDQ $272, SI \
+	ADDQ $34, DI \
+	ADDQ $4, BX
+
+// func gemvQ8_0x8AVX2(grp, a, aux *byte, nb int, out *[8]float32)
+TEXT ·gemvQ8_0x8AVX2(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JEQ  gq8done
+gq8loop:
+	VPXOR Y1, Y1, Y1
+	VPXOR Y3, Y3, Y3
+	GQ8_C(0, Y1)
+	GQ8_C(1, Y3)
+	GQ8_C(2, Y1)
+	GQ8_C(3, Y3)
+	GQ8_C(4, Y1)
+	GQ8_C(5, Y3)
+	GQ8_C(6, Y1)
+	GQ8_C(7, Y3)
+	GQ8_END
+	DECQ CX
+	JNE  gq8loop
+gq8done:
+	MOVQ out+32(FP), DX
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET
+
+// func gemvQ8_0x8VNNI(grp, a, aux *byte, nb int, out *[8]float32)
+TEXT ·gemvQ8_0x8VNNI(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JEQ  gq8vdone
+gq8vloop:
+	VPXOR Y1, Y1, Y1
+	VPXOR Y3, Y3, Y3
+	GQ8V_C(0, Y1)
+	GQ8V_C(1, Y3)
+	GQ8V_C(2, Y1)
+	GQ8V_C(3, Y3)
+	GQ8V_C(4, Y1)
+	GQ8V_C(5, Y3)
+	GQ8V_C(6, Y1)
+	GQ8V_C(7, Y3)
+	GQ8_END
+	DECQ CX
+	JNE  gq8vloop
+gq8vdone:
+	MOVQ out+32(FP), DX
+	VMOVUPS Y0, (DX)
+	VZEROUPPER
+	RET
