@@ -53,6 +53,10 @@ type packKernel struct {
 	// gemv computes the packRows dots of one group g (nb blocks) with one
 	// activation row act and its aux values.
 	gemv func(g, act, aux []byte, nb int, out *[packRows]float32)
+	// gemm4, where set, is gemv for 4 activation rows (astride bytes
+	// apart, their aux rows auxStride apart) with each weight unpacked
+	// once: out[8i:8i+8] is row i's gemv, bit for bit.
+	gemm4 func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32)
 }
 
 // packKernels holds the portable Go group kernels: the reference the

@@ -28,6 +28,24 @@ func gemvQ8_0x8AVX2(grp, a, aux *byte, nb int, out *[packRows]float32)
 //go:noescape
 func gemvQ8_0x8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
 
+//go:noescape
+func gemmQ4_0x8x4VNNI(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
+
+//go:noescape
+func gemmQ4_Kx8x4VNNI(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
+
+// gemm4Of wraps a four-row group kernel in assembly as gemvOf does.
+func gemm4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
+	return func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
+		if nb == 0 {
+			*out = [4 * packRows]float32{}
+			return
+		}
+		_, _, _ = g[nb*groupBlock-1], act[3*astride+nb*actBlock-1], aux[3*auxStride+nb*auxBlock-1]
+		asm(&g[0], &act[0], &aux[0], astride, auxStride, nb, out)
+	}
+}
+
 // gemvOf wraps a group kernel in assembly: the bounds are checked once
 // here, for the nb blocks it reads of each slice.
 func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
@@ -47,12 +65,13 @@ func installPack(vnni bool) {
 	for _, c := range []struct {
 		t        gguf.Type
 		avx2, vn func(grp, a, aux *byte, nb int, out *[packRows]float32)
+		vn4      func(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
 		actBlock int
 	}{
-		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, q8_0Bytes},
-		{gguf.TypeQ8_0, gemvQ8_0x8AVX2, gemvQ8_0x8VNNI, q8_0Bytes},
-		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, q8_KBytes},
-		{gguf.TypeQ6_K, gemvQ6_Kx8AVX2, gemvQ6_Kx8VNNI, q8_KBytes},
+		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, gemmQ4_0x8x4VNNI, q8_0Bytes},
+		{gguf.TypeQ8_0, gemvQ8_0x8AVX2, gemvQ8_0x8VNNI, nil, q8_0Bytes},
+		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, gemmQ4_Kx8x4VNNI, q8_KBytes},
+		{gguf.TypeQ6_K, gemvQ6_Kx8AVX2, gemvQ6_Kx8VNNI, nil, q8_KBytes},
 	} {
 		k := *packKernels[c.t]
 		asm := c.avx2
@@ -60,6 +79,9 @@ func installPack(vnni bool) {
 			asm = c.vn
 		}
 		k.gemv = gemvOf(asm, k.groupBytes, c.actBlock, k.auxBytes)
+		if vnni && c.vn4 != nil {
+			k.gemm4 = gemm4Of(c.vn4, k.groupBytes, c.actBlock, k.auxBytes)
+		}
 		kernels[c.t].pack = &k
 	}
 }

@@ -191,7 +191,14 @@ func TestPackedKernels(t *testing.T) {
 				gemvs[set] = pk.gemv
 			}
 		}
-		t.Logf("%s: group kernels %v", c.t, slices.Sorted(maps.Keys(gemvs)))
+		gemm4s := map[string]func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32){}
+		for _, set := range KernelSets() {
+			_ = SelectKernels(set)
+			if pk := kernels[c.t].pack; pk != nil && pk.gemm4 != nil {
+				gemm4s[set] = pk.gemm4
+			}
+		}
+		t.Logf("%s: group kernels %v, four-row %v", c.t, slices.Sorted(maps.Keys(gemvs)), slices.Sorted(maps.Keys(gemm4s)))
 		rng := rand.New(rand.NewPCG(uint64(c.t), 0))
 		block, _ := c.t.RowSize(int64(c.t.BlockSize()))
 		act := kernels[c.t].act
@@ -204,6 +211,27 @@ func TestPackedKernels(t *testing.T) {
 				a := randAct(rng, act, nb, extreme)
 				aux := make([]byte, nb*gk.auxBytes)
 				gk.prep(aux, a, nb)
+				// four activation rows, the last this one, apart by
+				// strides larger than a row
+				as, xs := len(a)+40, len(aux)+24
+				a4, aux4 := make([]byte, 3*as+len(a)), make([]byte, 3*xs+len(aux))
+				for i := 0; i < 3; i++ {
+					copy(a4[i*as:], randAct(rng, act, nb, extreme))
+					gk.prep(aux4[i*xs:i*xs+len(aux)], a4[i*as:], nb)
+				}
+				copy(a4[3*as:], a)
+				copy(aux4[3*xs:], aux)
+				for name, gemm4 := range gemm4s {
+					var out [4 * packRows]float32
+					gemm4(grp, a4, aux4, as, xs, nb, &out)
+					for i := 0; i < 4; i++ {
+						var want [packRows]float32
+						gk.gemv(grp, a4[i*as:], aux4[i*xs:], nb, &want)
+						if !slices.Equal(out[8*i:8*i+8], want[:]) {
+							t.Fatalf("%s %s four-row nb %d row %d: %v, gemv gives %v", c.t, name, nb, i, out[8*i:8*i+8], want)
+						}
+					}
+				}
 				for name, gemv := range gemvs {
 					var out [packRows]float32
 					gemv(grp, a, aux, nb, &out)

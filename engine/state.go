@@ -169,6 +169,7 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.mt.scratch = make([][]float32, o.Threads)
 	s.mt.quad = make([][4]float32, o.Threads)
 	s.mt.oct = make([][packRows]float32, o.Threads)
+	s.mt.oct4 = make([][4 * packRows]float32, o.Threads)
 	auxRow := 0
 	for t, k := range packKernels {
 		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
@@ -324,6 +325,7 @@ type matmulTask struct {
 	aux       []byte
 	auxStride int
 	oct       [][packRows]float32
+	oct4      [][4 * packRows]float32
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
@@ -367,10 +369,19 @@ func (t *matmulTask) run(lo, hi, wk int) {
 func (t *matmulTask) runPacked(g0, g1, wk int) {
 	w, pk := t.w, t.pk
 	nblk := w.Cols / w.k.act.BlockSize()
-	o := &t.oct[wk]
+	o, o4 := &t.oct[wk], &t.oct4[wk]
 	for g := g0; g < g1; g++ {
 		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
-		for j := 0; j < t.nb; j++ {
+		j := 0
+		if pk.gemm4 != nil {
+			for ; j+4 <= t.nb; j += 4 {
+				pk.gemm4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o4)
+				for i := 0; i < 4; i++ {
+					copy(t.out[(j+i)*w.Rows+g*packRows:(j+i)*w.Rows+(g+1)*packRows], o4[i*packRows:(i+1)*packRows])
+				}
+			}
+		}
+		for ; j < t.nb; j++ {
 			pk.gemv(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
 			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+(g+1)*packRows], o[:])
 		}
