@@ -380,23 +380,33 @@ type packed struct {
 	groupBytes int
 }
 
-// pack copies the whole groups of m's rows into the group layout when the
-// installed kernel set has a group kernel for its type. It returns the
-// bytes of the row layout the copy replaces (for the caller to release).
-func (m *Matrix) pack() []byte {
+// pack puts the whole groups of m's rows in the group layout of its
+// kernel's pack: in place when inPlace (the layout must be the rows' size;
+// one group at a time through a group-sized scratch), else into a new
+// buffer. It returns the bytes of the row layout a copy replaced (nil in
+// place), for the caller to release.
+func (m *Matrix) pack(inPlace bool) []byte {
 	k := m.k.pack
-	if k == nil || m.Rows < packRows || m.data == nil {
-		return nil
-	}
 	nb := m.Cols / m.Type.BlockSize()
 	groups := m.Rows / packRows
 	rb, gb := packRows*m.RowBytes, nb*k.groupBytes
+	rows := m.data[:groups*rb]
+	if inPlace {
+		tmp := make([]byte, rb)
+		for g := 0; g < groups; g++ {
+			r := rows[g*rb : (g+1)*rb]
+			copy(tmp, r)
+			k.repack(r, tmp, m.RowBytes, nb)
+		}
+		m.pk = &packed{data: rows, groups: groups, groupBytes: gb}
+		return nil
+	}
 	dst := alignedBuf(groups * gb)
 	for g := 0; g < groups; g++ {
-		k.repack(dst[g*gb:(g+1)*gb], m.data[g*rb:(g+1)*rb], m.RowBytes, nb)
+		k.repack(dst[g*gb:(g+1)*gb], rows[g*rb:(g+1)*rb], m.RowBytes, nb)
 	}
 	m.pk = &packed{data: dst, groups: groups, groupBytes: gb}
-	return m.data[:groups*rb]
+	return rows
 }
 
 // packKernelOf returns the kernel that runs m's groups: the installed set's,
@@ -427,34 +437,30 @@ func (m *Model) packMatrices() error {
 	}
 	ms = append(ms, m.Output)
 	for _, w := range ms {
-		if w == nil || w.pk != nil || w.k.pack == nil {
+		if w == nil || w.pk != nil || w.k.pack == nil || w.Rows < packRows || w.data == nil {
 			continue
 		}
 		mapped := m.inMap(w.data)
-		if !mapped && (w == m.Embed || w.k.pack.groupBytes > packRows*w.RowBytes/(w.Cols/w.Type.BlockSize())) {
-			// Rows read into memory are overwritten by the copy: not
-			// those of a tied head, which the embedding still reads, nor
-			// by a larger layout; holding both would double the matrix.
-			continue
-		}
-		rows := w.pack()
-		if rows == nil {
-			continue
-		}
-		m.PackedBytes += int64(len(w.pk.data))
-		if mapped {
-			releasePages(rows, m.opts.Mlock)
-			if m.opts.Mlock {
-				data := w.pk.data
-				if err := lockMemory(data); err != nil {
-					return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
-				}
-				m.unmap = append(m.unmap, func() error { return unlockMemory(data) })
+		if !mapped {
+			// Rows read into memory are overwritten in place: not those
+			// of a tied head, which the embedding still reads, nor by a
+			// larger layout; holding both would double the matrix.
+			if w != m.Embed && w.k.pack.groupBytes == packRows*w.RowBytes/(w.Cols/w.Type.BlockSize()) {
+				w.pack(true)
+				m.PackedBytes += int64(len(w.pk.data))
 			}
 			continue
 		}
-		copy(rows, w.pk.data)
-		w.pk.data = rows
+		rows := w.pack(false)
+		m.PackedBytes += int64(len(w.pk.data))
+		releasePages(rows, m.opts.Mlock)
+		if m.opts.Mlock {
+			data := w.pk.data
+			if err := lockMemory(data); err != nil {
+				return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
+			}
+			m.unmap = append(m.unmap, func() error { return unlockMemory(data) })
+		}
 	}
 	return nil
 }
