@@ -70,17 +70,31 @@ var packKernels = map[gguf.Type]*packKernel{
 }
 
 // repackQ4_0 interleaves 8 Q4_0 rows block by block (see above).
-func repackQ4_0(dst, src []byte, rowBytes, nb int) {
-	_ = dst[nb*packRows*q4_0Bytes-1]
-	_ = src[(packRows-1)*rowBytes+nb*q4_0Bytes-1]
+func repackQ4_0(dst, src []byte, rowBytes, nb int) { interleave32(dst, src, rowBytes, nb, q4_0Bytes) }
+
+// interleave32 interleaves 8 rows of 32-value blocks of blockBytes bytes,
+// an f16 scale and then the values' bytes: per block index the 8 scales,
+// then for each 4 bytes c of a block a 32-byte vector of the 8 rows' 4
+// bytes c (the Q4_0 and Q8_0 group layouts).
+func interleave32(dst, src []byte, rowBytes, nb, blockBytes int) {
+	eachRowBlock(dst, src, rowBytes, nb, blockBytes, packRows*blockBytes, func(g, blk []byte, r int) {
+		copy(g[2*r:2*r+2], blk[:2])
+		for c := 0; c < (blockBytes-2)/4; c++ {
+			copy(g[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
+		}
+	})
+}
+
+// eachRowBlock calls fn for every block index b and row r of a group of
+// packRows rows (rowBytes apart in src, blocks of blockBytes) with the
+// row's block and the group layout's block b in dst (groupBlock bytes).
+func eachRowBlock(dst, src []byte, rowBytes, nb, blockBytes, groupBlock int, fn func(g, blk []byte, r int)) {
+	_ = dst[nb*groupBlock-1]
+	_ = src[(packRows-1)*rowBytes+nb*blockBytes-1]
 	for b := 0; b < nb; b++ {
-		g := dst[b*packRows*q4_0Bytes : (b+1)*packRows*q4_0Bytes]
+		g := dst[b*groupBlock : (b+1)*groupBlock]
 		for r := 0; r < packRows; r++ {
-			blk := src[r*rowBytes+b*q4_0Bytes : r*rowBytes+(b+1)*q4_0Bytes]
-			copy(g[2*r:2*r+2], blk[:2])
-			for p := 0; p < 4; p++ {
-				copy(g[16+32*p+4*r:16+32*p+4*r+4], blk[2+4*p:2+4*p+4])
-			}
+			fn(g, src[r*rowBytes+b*blockBytes:r*rowBytes+(b+1)*blockBytes], r)
 		}
 	}
 }
@@ -132,20 +146,7 @@ func gemvQ4_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
 // and block, then acc += float32(isum) * (d_w * d_a).
 
 // repackQ8_0 interleaves 8 Q8_0 rows block by block.
-func repackQ8_0(dst, src []byte, rowBytes, nb int) {
-	_ = dst[nb*packRows*q8_0Bytes-1]
-	_ = src[(packRows-1)*rowBytes+nb*q8_0Bytes-1]
-	for b := 0; b < nb; b++ {
-		g := dst[b*packRows*q8_0Bytes : (b+1)*packRows*q8_0Bytes]
-		for r := 0; r < packRows; r++ {
-			blk := src[r*rowBytes+b*q8_0Bytes : r*rowBytes+(b+1)*q8_0Bytes]
-			copy(g[2*r:2*r+2], blk[:2])
-			for c := 0; c < 8; c++ {
-				copy(g[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
-			}
-		}
-	}
-}
+func repackQ8_0(dst, src []byte, rowBytes, nb int) { interleave32(dst, src, rowBytes, nb, q8_0Bytes) }
 
 // prepQ8_0 writes, per q8_0 activation block, its scale as float32.
 func prepQ8_0(aux, act []byte, nb int) {
@@ -196,26 +197,20 @@ const q4KGroupBytes = 1184
 
 // repackQ4_K interleaves 8 Q4_K rows super-block by super-block.
 func repackQ4_K(dst, src []byte, rowBytes, nb int) {
-	_ = dst[nb*q4KGroupBytes-1]
-	_ = src[(packRows-1)*rowBytes+nb*q4_KBytes-1]
-	for b := 0; b < nb; b++ {
-		g := dst[b*q4KGroupBytes : (b+1)*q4KGroupBytes]
-		for r := 0; r < packRows; r++ {
-			blk := src[r*rowBytes+b*q4_KBytes : r*rowBytes+(b+1)*q4_KBytes]
-			copy(g[2*r:2*r+2], blk[0:2])
-			copy(g[16+2*r:16+2*r+2], blk[2:4])
-			sc, mn := kScales(blk[4:16])
-			for k := 0; k < 8; k++ {
-				g[32+8*k+r] = sc[k]
-				g[96+16*(k/2)+2*r+k%2] = mn[k]
-			}
-			for j := 0; j < 4; j++ {
-				for p := 0; p < 8; p++ {
-					copy(g[160+256*j+32*p+4*r:160+256*j+32*p+4*r+4], blk[16+32*j+4*p:16+32*j+4*p+4])
-				}
+	eachRowBlock(dst, src, rowBytes, nb, q4_KBytes, q4KGroupBytes, func(g, blk []byte, r int) {
+		copy(g[2*r:2*r+2], blk[0:2])
+		copy(g[16+2*r:16+2*r+2], blk[2:4])
+		sc, mn := kScales(blk[4:16])
+		for k := 0; k < 8; k++ {
+			g[32+8*k+r] = sc[k]
+			g[96+16*(k/2)+2*r+k%2] = mn[k]
+		}
+		for j := 0; j < 4; j++ {
+			for p := 0; p < 8; p++ {
+				copy(g[160+256*j+32*p+4*r:160+256*j+32*p+4*r+4], blk[16+32*j+4*p:16+32*j+4*p+4])
 			}
 		}
-	}
+	})
 }
 
 // prepQ4_K writes, per q8_K activation block, its scale (float32) at 0 and
@@ -288,28 +283,22 @@ const q6KGroupBytes = 1680
 
 // repackQ6_K interleaves 8 Q6_K rows super-block by super-block.
 func repackQ6_K(dst, src []byte, rowBytes, nb int) {
-	_ = dst[nb*q6KGroupBytes-1]
-	_ = src[(packRows-1)*rowBytes+nb*q6_KBytes-1]
-	for b := 0; b < nb; b++ {
-		g := dst[b*q6KGroupBytes : (b+1)*q6KGroupBytes]
-		for r := 0; r < packRows; r++ {
-			blk := src[r*rowBytes+b*q6_KBytes : r*rowBytes+(b+1)*q6_KBytes]
-			copy(g[2*r:2*r+2], blk[208:210])
-			for k := 0; k < 16; k++ {
-				g[16+8*k+r] = blk[192+k]
-			}
-			for j := 0; j < 2; j++ {
-				for p := 0; p < 8; p++ {
-					for s := 0; s < 2; s++ {
-						o := 144 + 512*j + 256*s + 32*p + 4*r
-						copy(g[o:o+4], blk[64*j+32*s+4*p:])
-					}
-					o := 1168 + 256*j + 32*p + 4*r
-					copy(g[o:o+4], blk[128+32*j+4*p:])
+	eachRowBlock(dst, src, rowBytes, nb, q6_KBytes, q6KGroupBytes, func(g, blk []byte, r int) {
+		copy(g[2*r:2*r+2], blk[208:210])
+		for k := 0; k < 16; k++ {
+			g[16+8*k+r] = blk[192+k]
+		}
+		for j := 0; j < 2; j++ {
+			for p := 0; p < 8; p++ {
+				for s := 0; s < 2; s++ {
+					o := 144 + 512*j + 256*s + 32*p + 4*r
+					copy(g[o:o+4], blk[64*j+32*s+4*p:])
 				}
+				o := 1168 + 256*j + 32*p + 4*r
+				copy(g[o:o+4], blk[128+32*j+4*p:])
 			}
 		}
-	}
+	})
 }
 
 // prepQ6_K writes, per q8_K activation block, its scale (float32) at 0 and

@@ -63,37 +63,29 @@ func randAct(rng *rand.Rand, t gguf.Type, nb int, extreme bool) []byte {
 	return a
 }
 
-// rowPackedQ4_0 computes one row's result of the group kernels from the
-// row layout: per block the signed integer dot, then
+// rowPacked32 computes one row's result of the Q4_0 or Q8_0 group kernels
+// from the row layout: per block the signed integer dot of the weights
+// (value j of block w by value) with the activations, then
 // acc += float32(isum) * (d_w * d_a), each step rounded to float32.
-func rowPackedQ4_0(row, act []byte, nb int) float32 {
+func rowPacked32(row, act []byte, nb, blockBytes int, value func(w []byte, j int) int32) float32 {
 	var acc float32
 	for b := 0; b < nb; b++ {
-		w, a := row[b*q4_0Bytes:], act[b*q8_0Bytes:]
-		var s int32
-		for j := 0; j < 16; j++ {
-			s += (int32(w[2+j]&15) - 8) * int32(int8(a[2+j]))
-			s += (int32(w[2+j]>>4) - 8) * int32(int8(a[18+j]))
-		}
-		scale := float32(f16tab[le16(w)] * f16tab[le16(a)])
-		acc += float32(float32(s) * scale)
-	}
-	return acc
-}
-
-// rowPackedQ8_0 computes one row's result of the Q8_0 group kernels from
-// the row layout.
-func rowPackedQ8_0(row, act []byte, nb int) float32 {
-	var acc float32
-	for b := 0; b < nb; b++ {
-		w, a := row[b*q8_0Bytes:], act[b*q8_0Bytes:]
+		w, a := row[b*blockBytes:], act[b*q8_0Bytes:]
 		var s int32
 		for j := 0; j < 32; j++ {
-			s += int32(int8(w[2+j])) * int32(int8(a[2+j]))
+			s += value(w, j) * int32(int8(a[2+j]))
 		}
 		acc += float32(float32(s) * float32(f16tab[le16(w)]*f16tab[le16(a)]))
 	}
 	return acc
+}
+
+func rowPackedQ4_0(row, act []byte, nb int) float32 {
+	return rowPacked32(row, act, nb, q4_0Bytes, func(w []byte, j int) int32 { return int32(w[2+j%16]>>(4*(j/16))&15) - 8 })
+}
+
+func rowPackedQ8_0(row, act []byte, nb int) float32 {
+	return rowPacked32(row, act, nb, q8_0Bytes, func(w []byte, j int) int32 { return int32(int8(w[2+j])) })
 }
 
 // q8KBlock makes a q8_K activation block of the 256 values v with scale d
