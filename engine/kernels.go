@@ -205,6 +205,7 @@ func SelectKernels(name string) error {
 	}
 	installKernels(name)
 	installQ2LUT(name)
+	installPack(name)
 	kernelSet = name
 	return nil
 }

@@ -222,7 +222,6 @@ func installKernels(name string) {
 		defer func() {
 			kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4VNNI, q8_0Bytes)
 			kernels[gguf.TypeQ4_0].dot4 = x4q8(dotQ4_0x4VNNI, q4_0Bytes)
-			installPack(true)
 		}()
 	}
 	if useAVX2 {
@@ -232,7 +231,6 @@ func installKernels(name string) {
 		kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4AVX2, q8_0Bytes)
 		kernels[gguf.TypeQ4_0].dot = dotQ4_0Asm
 		kernels[gguf.TypeQ4_0].dot4 = x4q8(dotQ4_0x4AVX2, q4_0Bytes)
-		installPack(false)
 		kernels[gguf.TypeIQ4_NL].dot = dotIQ4NLAsm
 		kernels[gguf.TypeQ4_K].dot = dotQ4_KAsm
 		kernels[gguf.TypeQ4_K].dot4 = x4of(dotQ4_Kx2AVX2, 256, q4_KBytes, q8_KBytes)

@@ -59,9 +59,13 @@ func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBloc
 	}
 }
 
-// installPack gives the Q4_0, Q8_0, Q4_K and Q6_K kernels their group kernels in
-// assembly, AVX2 or VNNI.
-func installPack(vnni bool) {
+// installPack gives the Q4_0, Q8_0, Q4_K and Q6_K kernels of the avx2 and
+// vnni sets their group kernels in assembly.
+func installPack(name string) {
+	if name != "avx2" && name != "vnni" {
+		return
+	}
+	vnni := name == "vnni"
 	for _, c := range []struct {
 		t        gguf.Type
 		avx2, vn func(grp, a, aux *byte, nb int, out *[packRows]float32)
