@@ -124,13 +124,14 @@ func gemvQ4_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
 		a := i8s(act[b*q8_0Bytes+2 : (b+1)*q8_0Bytes])
 		da := math.Float32frombits(le32(aux[8*b:]))
 		corr := int32(le32(aux[8*b+4:]))
+		a = a[:32:32]
 		for r := range acc {
 			s := corr
 			for p := 0; p < 4; p++ {
-				q := gb[16+32*p+4*r : 16+32*p+4*r+4]
-				for i, v := range q {
-					s += int32(v&15)*int32(a[4*p+i]) + int32(v>>4)*int32(a[16+4*p+i])
-				}
+				q := gb[16+32*p+4*r : 16+32*p+4*r+4 : 16+32*p+4*r+4]
+				lo, hi := a[4*p:4*p+4:4*p+4], a[16+4*p:20+4*p:20+4*p]
+				s += int32(q[0]&15)*int32(lo[0]) + int32(q[1]&15)*int32(lo[1]) + int32(q[2]&15)*int32(lo[2]) + int32(q[3]&15)*int32(lo[3])
+				s += int32(q[0]>>4)*int32(hi[0]) + int32(q[1]>>4)*int32(hi[1]) + int32(q[2]>>4)*int32(hi[2]) + int32(q[3]>>4)*int32(hi[3])
 			}
 			acc[r] += float32(float32(s) * float32(f16tab[le16(gb[2*r:])]*da))
 		}
