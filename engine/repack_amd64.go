@@ -32,6 +32,9 @@ func gemvQ8_0x8VNNI(grp, a, aux *byte, nb int, out *[packRows]float32)
 func gemmQ4_0x8x4VNNI(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
 
 //go:noescape
+func gemmQ8_0x8x4VNNI(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
+
+//go:noescape
 func gemmQ6_Kx8x4VNNI(grp, a, aux *byte, astride, auxstride, nb int, out *[4 * packRows]float32)
 
 //go:noescape
@@ -76,7 +79,7 @@ func installPack(name string) {
 		actBlock int
 	}{
 		{gguf.TypeQ4_0, gemvQ4_0x8AVX2, gemvQ4_0x8VNNI, gemmQ4_0x8x4VNNI, q8_0Bytes},
-		{gguf.TypeQ8_0, gemvQ8_0x8AVX2, gemvQ8_0x8VNNI, nil, q8_0Bytes},
+		{gguf.TypeQ8_0, gemvQ8_0x8AVX2, gemvQ8_0x8VNNI, gemmQ8_0x8x4VNNI, q8_0Bytes},
 		{gguf.TypeQ4_K, gemvQ4_Kx8AVX2, gemvQ4_Kx8VNNI, gemmQ4_Kx8x4VNNI, q8_KBytes},
 		{gguf.TypeQ6_K, gemvQ6_Kx8AVX2, gemvQ6_Kx8VNNI, gemmQ6_Kx8x4VNNI, q8_KBytes},
 	} {
