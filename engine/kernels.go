@@ -162,6 +162,13 @@ func scoresGo(q, k []float32, kstride int, scale float32, sc []float32) float32 
 	return mx
 }
 
+// vdotsGo is vdots one dotF32 at a time.
+func vdotsGo(sc, v []float32, vstride int, out []float32) {
+	for d := range out {
+		out[d] = dotF32(len(sc), bytesOf(v[d*vstride:d*vstride+len(sc)]), bytesOf(sc))
+	}
+}
+
 // portableKernels is the kernel table as declared, before any
 // architecture's assembly replaces entries: SelectKernels("portable")
 // restores it.

@@ -22,6 +22,9 @@ func dotF32x4AVX2(w, a *float32, stride, n int, out *[4]float32)
 func scoresAVX2(q, k *float32, kstride, hd, npos int, scale float32, out *float32) float32
 
 //go:noescape
+func vdotsAVX2(v, sc *float32, vstride, n, hd int, out *float32)
+
+//go:noescape
 func dotQ8_0x4AVX2(w, a *byte, astride, nb int, out *[4]float32)
 
 //go:noescape
@@ -128,6 +131,18 @@ func scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 		return scoresAVX2(&q[0], &k[0], kstride, hd, len(sc), scale, &sc[0])
 	}
 	return scoresGo(q, k, kstride, scale, sc)
+}
+
+// vdots sets out[d] = sc . v[d*vstride : d*vstride+len(sc)] for every d in
+// out: the attention's weighted sum of the values (stored transposed), each
+// dot exactly dotF32's, in one assembly loop.
+func vdots(sc, v []float32, vstride int, out []float32) {
+	if n := len(sc); useAVX2 && n >= 8 && len(out) > 0 {
+		_ = v[(len(out)-1)*vstride+n-1]
+		vdotsAVX2(&v[0], &sc[0], vstride, n, len(out), &out[0])
+		return
+	}
+	vdotsGo(sc, v, vstride, out)
 }
 
 // kx2Func is a two-row kernel: one weight row of nb blocks against the

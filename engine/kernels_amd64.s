@@ -1572,3 +1572,76 @@ q4x4vdone:
 	MOVQ out+32(FP), DX
 	X4_OUT
 	RET
+
+// func vdotsAVX2(v, sc *float32, vstride, n, hd int, out *float32)
+// out[d] = dotF32AVX2(v + d*vstride, sc, n) for d < hd, each summed exactly
+// as dotF32AVX2 sums it, without a call per d: the attention's weighted
+// sum over the cache's transposed values. Needs n >= 8 (dotF32's rule).
+TEXT ·vdotsAVX2(SB), NOSPLIT, $0-48
+	MOVQ v+0(FP), R10
+	MOVQ sc+8(FP), R11
+	MOVQ vstride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), R12
+	MOVQ hd+32(FP), BX
+	MOVQ out+40(FP), DX
+vdrow:
+	TESTQ BX, BX
+	JEQ  vddone
+	MOVQ R10, SI
+	MOVQ R11, DI
+	MOVQ R12, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+vd32:
+	CMPQ CX, $32
+	JLT  vd8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  vd32
+vd8:
+	CMPQ CX, $8
+	JLT  vdreduce
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  vd8
+vdreduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+vdtail:
+	CMPQ CX, $0
+	JEQ  vdstore
+	VMOVSS (SI), X4
+	VFMADD231SS (DI), X4, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  vdtail
+vdstore:
+	VMOVSS X0, (DX)
+	ADDQ $4, DX
+	ADDQ R8, R10
+	DECQ BX
+	JMP  vdrow
+vddone:
+	VZEROUPPER
+	RET

@@ -318,6 +318,36 @@ func TestScores(t *testing.T) {
 	}
 }
 
+// TestVdots checks the attention's weighted value sums against one dotF32
+// per value dimension, bit for bit (they must sum alike), for lengths
+// around every loop boundary of the kernel.
+func TestVdots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, hd := range []int{1, 8, 64} {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 257} {
+			stride := n + 5
+			sc, v := make([]float32, n), make([]float32, hd*stride)
+			for i := range sc {
+				sc[i] = float32(rng.Float64())
+			}
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			out := make([]float32, hd)
+			vdots(sc, v, stride, out)
+			for d := range out {
+				want := dotF32(n, bytesOf(v[d*stride:d*stride+n]), bytesOf(sc))
+				if n == 0 {
+					want = 0
+				}
+				if math.Float32bits(out[d]) != math.Float32bits(want) {
+					t.Fatalf("hd %d n %d d %d: %g, dotF32 %g", hd, n, d, out[d], want)
+				}
+			}
+		}
+	}
+}
+
 // TestSelectKernels runs the fast-versus-reference and four-row checks
 // with every kernel set this CPU offers installed (so "portable" is tested beside the
 // assembly in one binary), and checks that an unknown set is refused.

@@ -422,10 +422,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		mx := scores(q, s.kc[kb:], kvd, scale, sc)
 		softmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		vb := slot*kvd*s.ctx + kvo*s.ctx + from
-		for d := range out {
-			out[d] = dotF32(len(sc), bytesOf(s.vc[vb+d*s.ctx:vb+d*s.ctx+len(sc)]), bytesOf(sc))
-		}
+		vdots(sc, s.vc[slot*kvd*s.ctx+kvo*s.ctx+from:], s.ctx, out)
 	}
 }
 
