@@ -7,20 +7,34 @@ import "github.com/ggufkit/gguf/gguf"
 //go:noescape
 func gemvQ4_0x8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
 
-// installPack gives the dotprod set its Q4_0 group kernel (SDOT by
-// element); the neon set keeps the Go one, which sums alike.
+//go:noescape
+func gemvQ8_0x8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
+
+// installPack gives the dotprod set its Q4_0 and Q8_0 group kernels (SDOT
+// by element); the neon set keeps Q4_0's Go one and Q8_0's row kernels,
+// which sum alike.
 func installPack(name string) {
 	if name != "dotprod" {
 		return
 	}
-	k := *packKernels[gguf.TypeQ4_0]
-	k.gemv = func(g, act, aux []byte, nb int, out *[packRows]float32) {
-		if nb == 0 {
-			*out = [packRows]float32{}
-			return
+	for _, c := range []struct {
+		t        gguf.Type
+		asm      func(grp, a, aux *byte, nb int, out *[packRows]float32)
+		actBlock int
+	}{
+		{gguf.TypeQ4_0, gemvQ4_0x8SDOT, q8_0Bytes},
+		{gguf.TypeQ8_0, gemvQ8_0x8SDOT, q8_0Bytes},
+	} {
+		k := *packKernels[c.t]
+		asm := c.asm
+		k.gemv = func(g, act, aux []byte, nb int, out *[packRows]float32) {
+			if nb == 0 {
+				*out = [packRows]float32{}
+				return
+			}
+			_, _, _ = g[nb*k.groupBytes-1], act[nb*c.actBlock-1], aux[nb*k.auxBytes-1]
+			asm(&g[0], &act[0], &aux[0], nb, out)
 		}
-		_, _, _ = g[nb*k.groupBytes-1], act[nb*q8_0Bytes-1], aux[nb*k.auxBytes-1]
-		gemvQ4_0x8SDOT(&g[0], &act[0], &aux[0], nb, out)
+		kernels[c.t].pack = &k
 	}
-	kernels[gguf.TypeQ4_0].pack = &k
 }

@@ -91,3 +91,56 @@ loop:
 done:
 	VST1 [V28.S4, V29.S4], (R4)
 	RET
+
+// Vector c of a Q8_0 group block: rows 0-3 into V16, rows 4-7 into V17,
+// with the 4 activation bytes 4c.. (byte 4(c%4) of V4 for c < 4, of V5
+// after).
+#define GQ8S_C(v, i) \
+	VLD1.P 32(R0), [V6.B16, V7.B16] \
+	SDOTEL(16, 6, v, i) \
+	SDOTEL(17, 7, v, i)
+
+// func gemvQ8_0x8SDOT(grp, a, aux *byte, nb int, out *[8]float32)
+// gemvQ8_0Go with SDOT by element (registers as gemvQ4_0x8SDOT).
+TEXT ·gemvQ8_0x8SDOT(SB), NOSPLIT, $0-40
+	MOVD grp+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD aux+16(FP), R2
+	MOVD nb+24(FP), R3
+	MOVD out+32(FP), R4
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	CBZ R3, q8done
+q8loop:
+	VLD1.P 16(R0), [V0.B16]
+	FCVTL4S(1, 0)
+	FCVTL24S(2, 0)
+	FMOVS (R2), F3
+	VDUP V3.S[0], V3.S4
+	FMUL4S(1, 1, 3)
+	FMUL4S(2, 2, 3)
+	ADD $2, R1, R5
+	VLD1 (R5), [V4.B16, V5.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	GQ8S_C(4, 0)
+	GQ8S_C(4, 1)
+	GQ8S_C(4, 2)
+	GQ8S_C(4, 3)
+	GQ8S_C(5, 0)
+	GQ8S_C(5, 1)
+	GQ8S_C(5, 2)
+	GQ8S_C(5, 3)
+	SCVTF4S(16, 16)
+	SCVTF4S(17, 17)
+	FMUL4S(16, 16, 1)
+	FMUL4S(17, 17, 2)
+	FADD4S(28, 28, 16)
+	FADD4S(29, 29, 17)
+	ADD $34, R1
+	ADD $4, R2
+	SUBS $1, R3
+	BNE q8loop
+q8done:
+	VST1 [V28.S4, V29.S4], (R4)
+	RET
