@@ -11,13 +11,16 @@ func gemvQ4_0x8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
 func gemvQ4_Kx8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
 
 //go:noescape
+func gemvQ6_Kx8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
+
+//go:noescape
 func gemvQ8_0x8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
 
-// installPack gives the dotprod set its Q4_0, Q8_0 and Q4_K group kernels
-// (SDOT by element); the neon set keeps Q4_0's Go one and the row kernels
-// of Q8_0 (which sum alike) and Q4_K (which do not: Q4_K's logits differ
-// between the two sets in the last bits, as they do between amd64's row
-// and group kernels).
+// installPack gives the dotprod set its Q4_0, Q8_0, Q4_K and Q6_K group
+// kernels (SDOT by element); the neon set keeps Q4_0's Go one and the row
+// kernels of Q8_0 (which sum alike) and of the K-quants (which do not:
+// their logits differ between the two sets in the last bits, as between
+// amd64's row and group kernels).
 func installPack(name string) {
 	if name != "dotprod" {
 		return
@@ -30,6 +33,7 @@ func installPack(name string) {
 		{gguf.TypeQ4_0, gemvQ4_0x8SDOT, q8_0Bytes},
 		{gguf.TypeQ8_0, gemvQ8_0x8SDOT, q8_0Bytes},
 		{gguf.TypeQ4_K, gemvQ4_Kx8SDOT, q8_KBytes},
+		{gguf.TypeQ6_K, gemvQ6_Kx8SDOT, q8_KBytes},
 	} {
 		k := *packKernels[c.t]
 		asm := c.asm
