@@ -326,18 +326,12 @@ func TestPackedModel(t *testing.T) {
 func BenchmarkPacked(b *testing.B) {
 	defer SelectKernels("")
 	const n, rows = 4096, 256
-	rng := rand.New(rand.NewPCG(9, 10))
-	f := make([]float32, n)
 	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
-		for _, set := range KernelSets() {
-			if err := SelectKernels(set); err != nil {
-				b.Fatal(err)
-			}
-			k := kernels[typ]
-			if k.pack == nil {
-				continue
-			}
-			rb, ab := actRowBytes(typ, n), actRowBytes(k.act, n)
+		b.Run(typ.String(), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(9, uint64(typ)))
+			f := make([]float32, n)
+			act := kernels[typ].act
+			rb, ab := actRowBytes(typ, n), actRowBytes(act, n)
 			w, a := make([]byte, rows*rb), make([]byte, 4*ab)
 			for r := 0; r < rows+4; r++ {
 				for i := range f {
@@ -347,64 +341,77 @@ func BenchmarkPacked(b *testing.B) {
 				if r < rows {
 					err = quantizeAct(typ, w[r*rb:(r+1)*rb], f)
 				} else {
-					err = quantizeAct(k.act, a[(r-rows)*ab:(r-rows+1)*ab], f)
+					err = quantizeAct(act, a[(r-rows)*ab:(r-rows+1)*ab], f)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
-			m := &Matrix{Type: typ, Cols: n, Rows: rows, RowBytes: rb, data: slices.Clone(w), k: k}
-			m.pack(false)
-			pk, nb := k.pack, n/typ.BlockSize()
-			aux := make([]byte, 4*nb*pk.auxBytes)
-			for j := 0; j < 4; j++ {
-				pk.prep(aux[j*nb*pk.auxBytes:], a[j*ab:], nb)
+			for _, set := range KernelSets() {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				benchPacked(b, set, kernels[typ], typ, w, a, n, rows)
 			}
-			var o [packRows]float32
-			var o4 [4 * packRows]float32
-			var q [4]float32
-			gb := m.pk.groupBytes
-			b.Run(typ.String()+"/"+set+"/gemv/rows", func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					for r := 0; r < rows; r++ {
-						k.dot(n, w[r*rb:], a)
-					}
-				}
-			})
-			b.Run(typ.String()+"/"+set+"/gemv/groups", func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					for g := 0; g < rows/packRows; g++ {
-						pk.gemv(m.pk.data[g*gb:], a, aux, nb, &o)
-					}
-				}
-			})
-			if k.dot4 == nil {
-				continue
-			}
-			b.Run(typ.String()+"/"+set+"/x4/rows", func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					for r := 0; r < rows; r++ {
-						k.dot4(n, w[r*rb:], a, ab, &q)
-					}
-				}
-			})
-			b.Run(typ.String()+"/"+set+"/x4/groups", func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					for g := 0; g < rows/packRows; g++ {
-						if pk.gemm4 != nil {
-							pk.gemm4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o4)
-							continue
-						}
-						for j := 0; j < 4; j++ {
-							pk.gemv(m.pk.data[g*gb:], a[j*ab:], aux[j*nb*pk.auxBytes:], nb, &o)
-						}
-					}
-				}
-			})
-		}
+		})
 	}
+}
+
+// benchPacked runs BenchmarkPacked's four cases of one type and set.
+func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte, n, rows int) {
+	if k.pack == nil {
+		return
+	}
+	rb, ab := actRowBytes(typ, n), actRowBytes(k.act, n)
+	m := &Matrix{Type: typ, Cols: n, Rows: rows, RowBytes: rb, data: slices.Clone(w), k: k}
+	m.pack(false)
+	pk, nb, gb := k.pack, n/typ.BlockSize(), m.pk.groupBytes
+	aux := make([]byte, 4*nb*pk.auxBytes)
+	for j := 0; j < 4; j++ {
+		pk.prep(aux[j*nb*pk.auxBytes:], a[j*ab:], nb)
+	}
+	var o [packRows]float32
+	var o4 [4 * packRows]float32
+	var q [4]float32
+	b.Run(set+"/gemv/rows", func(b *testing.B) {
+		b.SetBytes(int64(len(w)))
+		for b.Loop() {
+			for r := 0; r < rows; r++ {
+				k.dot(n, w[r*rb:], a)
+			}
+		}
+	})
+	b.Run(set+"/gemv/groups", func(b *testing.B) {
+		b.SetBytes(int64(len(w)))
+		for b.Loop() {
+			for g := 0; g < rows/packRows; g++ {
+				pk.gemv(m.pk.data[g*gb:], a, aux, nb, &o)
+			}
+		}
+	})
+	if k.dot4 == nil {
+		return
+	}
+	b.Run(set+"/x4/rows", func(b *testing.B) {
+		b.SetBytes(int64(len(w)))
+		for b.Loop() {
+			for r := 0; r < rows; r++ {
+				k.dot4(n, w[r*rb:], a, ab, &q)
+			}
+		}
+	})
+	b.Run(set+"/x4/groups", func(b *testing.B) {
+		b.SetBytes(int64(len(w)))
+		for b.Loop() {
+			for g := 0; g < rows/packRows; g++ {
+				if pk.gemm4 != nil {
+					pk.gemm4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o4)
+					continue
+				}
+				for j := 0; j < 4; j++ {
+					pk.gemv(m.pk.data[g*gb:], a[j*ab:], aux[j*nb*pk.auxBytes:], nb, &o)
+				}
+			}
+		}
+	})
 }
