@@ -14,7 +14,7 @@
 # elements for every kernel but q2lut's; the per-row costs (call, final
 # reduction) are spread over the 4096 weights of a row.
 #   ours:  BenchmarkKernelSets/<type>/<set> and, for the kernels it has
-#          not, BenchmarkArm64Kernels/<kernel>/<set> of the arm64 engine
+#          not (F16, q2lut), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 engine
 #          test binary with -test.benchtime REPSx; counted: every function
 #          of package engine except the benchmarks' own (their loops), so
 #          the Go side (slicing, any Go tail) is counted with the assembly;
@@ -192,6 +192,7 @@ out=$tmp/icount-arm64.txt
 		done
 	done <<EOF
 F32 BenchmarkKernelSets $reps 1 ggml_vec_dot_f32 $((4 * n)) $((4 * n))
+F16 BenchmarkArm64Kernels $reps 1 ggml_vec_dot_f16 $((2 * n)) $((2 * n))
 Q8_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q8_0_q8_0 $((n / 32 * 34)) $((n / 32 * 34))
 Q4_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q4_K_q8_K $((n / 256 * 144)) $((n / 256 * 292))
 Q6_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n / 256 * 292))

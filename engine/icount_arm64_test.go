@@ -16,7 +16,7 @@ import (
 // TestICountCoversArm64 checks that testdata/icount-arm64.txt has a row
 // for every assembly kernel of every arm64 set: each sums and whole-dot
 // function of neonSet and dotprodSet (found by reflection, so a kernel added to armSet
-// without being counted fails here), the NEON F32 dot both sets use, and
+// without being counted fails here), the NEON F32 and F16 dots both sets use, and
 // the q2lut kernel where the set installs its assembly, alone and with
 // its tables (BenchmarkArm64Kernels).
 func TestICountCoversArm64(t *testing.T) {
@@ -27,7 +27,7 @@ func TestICountCoversArm64(t *testing.T) {
 		have[r.kernel+"/"+r.set] = true
 	}
 	for _, s := range []*armSet{&neonSet, &dotprodSet} {
-		want := []string{gguf.TypeF32.String()}
+		want := []string{gguf.TypeF32.String(), gguf.TypeF16.String()}
 		v := reflect.ValueOf(*s)
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
@@ -67,7 +67,8 @@ const (
 
 // BenchmarkArm64Kernels measures, under every kernel set this CPU offers,
 // the arm64 kernels that BenchmarkKernelSets does not (bench/icount.sh
-// counts both), rows of 4096 columns: "Q2_K.q2lut" is one call of the
+// counts both), rows of 4096 columns: "F16" is one row product of the F16
+// dot (halves of normal random values), "Q2_K.q2lut" one call of the
 // q2lut group kernel (16 rows against one Q8_K activation row whose
 // tables are already built), "Q2_K.q2lut+tables" one token through a
 // 1024-row q2lut matrix with matmulQ2LUT on one thread, building its
@@ -85,7 +86,26 @@ func BenchmarkArm64Kernels(b *testing.B) {
 	s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(n))}
 	defer s.pool.close()
 	out := make([]float32, icountQ2LUTRows)
+	f := make([]float32, n)
+	f16w, f16a := make([]byte, 2*n), make([]byte, 2*n)
+	for _, h := range [][]byte{f16w, f16a} {
+		for i := range f {
+			f[i] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 23)
+		}
+		if err := quantizeAct(gguf.TypeF16, h, f); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, set := range KernelSets() {
+		b.Run("F16/"+set, func(b *testing.B) {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			k := kernels[gguf.TypeF16]
+			for b.Loop() {
+				k.dot(n, f16w, f16a)
+			}
+		})
 		b.Run(icountQ2LUT+"/"+set, func(b *testing.B) {
 			if err := SelectKernels(set); err != nil {
 				b.Fatal(err)

@@ -1,6 +1,7 @@
 //go:build arm64 && !purego
 
 #include "textflag.h"
+#include "kernels_arm64.h"
 
 // The arm64 dot products, whole: each kernel computes the exact int32 sums
 // of every group of weights times its activations (a q8_0 block, a 32- or
@@ -18,10 +19,8 @@
 // SDOT, so they are encoded with WORD (Arm ARM C7.2); the operands are
 // register numbers.
 
-// SMULL Vd.8H, Vn.8B, Vm.8B
-#define SMULL(d, n, m) WORD $(0x0E20C000 | (m<<16) | (n<<5) | d)
-// SMULL2 Vd.8H, Vn.16B, Vm.16B
-#define SMULL2(d, n, m) WORD $(0x4E20C000 | (m<<16) | (n<<5) | d)
+// (SMULL, SMULL2, SMLAL4S, SMLAL2_4S, FCVTL, FCVTL2 and FADD4 are in
+// kernels_arm64.h, shared with q2lut_arm64.s.)
 // SADALP Vd.4S, Vn.8H
 #define SADALP(d, n) WORD $(0x4E606800 | (n<<5) | d)
 // SDOT Vd.4S, Vn.16B, Vm.16B
@@ -176,8 +175,6 @@ TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
 #define VMLA4S(d, n, m) WORD $(0x4EA09400 | (m<<16) | (n<<5) | d)
 // SMULL Vd.4S, Vn.4H, Vm.4H
 #define SMULL4S(d, n, m) WORD $(0x0E60C000 | (m<<16) | (n<<5) | d)
-// SMLAL2 Vd.4S, Vn.8H, Vm.8H
-#define SMLAL2_4S(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
 
 // One quarter: 32 bytes of nibbles, low ones for activation values
 // 0..31 of the quarter (group 2j, accumulator V(lo)), high ones for 32..63
@@ -399,8 +396,6 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 // (halves read from f16tab as Go does), so the result equals the portable
 // kernel's bit for bit.
 
-// SMLAL Vd.4S, Vn.4H, Vm.4H
-#define SMLAL4S(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
 
 #define Q2_GROUP(MAC, q, n, acc, y) \
 	VUSHR $n, q.B16, V24.B16 \
@@ -693,8 +688,6 @@ TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-32
 // ---- F32: the dot of n floats (n a multiple of 16), four FMLA
 // accumulators of four lanes, added (0+1)+(2+3), then lanes pairwise.
 
-// FADD Vd.4S, Vn.4S, Vm.4S
-#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
 // FADDP Vd.4S, Vn.4S, Vm.4S
 #define FADDP4(d, n, m) WORD $(0x6E20D400 | (m<<16) | (n<<5) | d)
 // FADDP Sd, Vn.2S
@@ -720,6 +713,89 @@ loop:
 	SUBS $16, R3
 	BNE loop
 sum:
+	FADD4(16, 16, 17)
+	FADD4(18, 18, 19)
+	FADD4(16, 16, 18)
+	FADDP4(16, 16, 16)
+	FADDP2S(16, 16)
+	FMOVS F16, ret+24(FP)
+	RET
+
+// ---- F16: the dot of n halves (n a multiple of 16). FCVTL and FCVTL2
+// widen them to float32, exactly (ARMv8.0 AdvSIMD, so both sets run it);
+// the product of two halves (11-bit significands, exponents -24..15) is
+// exact in float32, so FMLA's fused step rounds only the addition, as an
+// unfused one would. Four FMLA accumulators of four lanes: lane l of
+// accumulator k sums elements i = 4k+l mod 16 in order (dotF32NEON's
+// order), added as dotF32NEON adds them. 32 elements per loop, after a
+// first 16 when n is an odd multiple of 16.
+
+// One step of 16: halves of x in V(x0), V(x1), of y in V(y0), V(y1) (8
+// each); V8-V15 scratch.
+#define F16_STEP(x0, x1, y0, y1) \
+	FCVTL(8, x0) \
+	FCVTL2(9, x0) \
+	FCVTL(10, x1) \
+	FCVTL2(11, x1) \
+	FCVTL(12, y0) \
+	FCVTL2(13, y0) \
+	FCVTL(14, y1) \
+	FCVTL2(15, y1) \
+	VFMLA V8.S4, V12.S4, V16.S4 \
+	VFMLA V9.S4, V13.S4, V17.S4 \
+	VFMLA V10.S4, V14.S4, V18.S4 \
+	VFMLA V11.S4, V15.S4, V19.S4
+
+// func dotF16NEON(x, y *byte, n int) float32
+TEXT ·dotF16NEON(SB), NOSPLIT, $0-28
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD n+16(FP), R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	TBZ  $4, R3, f16pairs
+	VLD1.P 32(R0), [V0.H8, V1.H8]
+	VLD1.P 32(R1), [V4.H8, V5.H8]
+	F16_STEP(0, 1, 4, 5)
+	SUB  $16, R3
+
+f16pairs:
+	CBZ R3, f16sum
+
+f16loop:
+	// two steps, the second's conversions between the first's FMLAs
+	VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]
+	VLD1.P 64(R1), [V4.H8, V5.H8, V6.H8, V7.H8]
+	FCVTL(8, 0)
+	FCVTL2(9, 0)
+	FCVTL(10, 1)
+	FCVTL2(11, 1)
+	FCVTL(12, 4)
+	FCVTL2(13, 4)
+	FCVTL(14, 5)
+	FCVTL2(15, 5)
+	FCVTL(20, 2)
+	FCVTL2(21, 2)
+	FCVTL(22, 3)
+	FCVTL2(23, 3)
+	VFMLA V8.S4, V12.S4, V16.S4
+	VFMLA V9.S4, V13.S4, V17.S4
+	VFMLA V10.S4, V14.S4, V18.S4
+	VFMLA V11.S4, V15.S4, V19.S4
+	FCVTL(24, 6)
+	FCVTL2(25, 6)
+	FCVTL(26, 7)
+	FCVTL2(27, 7)
+	VFMLA V20.S4, V24.S4, V16.S4
+	VFMLA V21.S4, V25.S4, V17.S4
+	VFMLA V22.S4, V26.S4, V18.S4
+	VFMLA V23.S4, V27.S4, V19.S4
+	SUBS $32, R3
+	BNE  f16loop
+
+f16sum:
 	FADD4(16, 16, 17)
 	FADD4(18, 18, 19)
 	FADD4(16, 16, 18)
