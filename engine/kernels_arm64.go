@@ -12,40 +12,40 @@ import (
 // of every integer kernel, and NEON F32 and F16 dots.
 
 //go:noescape
-func q8_0DotNEON(w, a *byte, nb int, out *float32)
+func q8_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q8_0DotSDOT(w, a *byte, nb int, out *float32)
+func q8_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q4_KDotNEON(w, a *byte, nb int, out *float32)
+func q4_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q4_KDotSDOT(w, a *byte, nb int, out *float32)
+func q4_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q6_KDotNEON(w, a *byte, nb int, out *float32)
+func q6_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q6_KDotSDOT(w, a *byte, nb int, out *float32)
+func q6_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_KDotNEON(w, a *byte, nb int, out *float32)
+func q2_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_KDotSDOT(w, a *byte, nb int, out *float32)
+func q2_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q1_0DotNEON(w, a *byte, nb int, out *float32)
+func q1_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q1_0DotSDOT(w, a *byte, nb int, out *float32)
+func q1_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_0DotNEON(w, a *byte, nb int, out *float32)
+func q2_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_0DotSDOT(w, a *byte, nb int, out *float32)
+func q2_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
 func dotF32NEON(x, y *float32, n int) float32

@@ -8,7 +8,7 @@
 // 16-value group of a k-quant super-block), applies the integer scales and
 // mins, then does the portable kernel's float32 steps in its order, one
 // rounding each (scalar FMULS/FADDS/FSUBS, no fused multiply-add; f16
-// scales read from f16tab), and writes the float32 dot to *out, so the
+// scales read from f16tab), and returns the float32 dot, so the
 // results equal the portable kernels' bit for bit. (The float steps were
 // in Go first: they cost more instructions than the integer loops,
 // engine/testdata/icount-arm64.txt.)
@@ -55,14 +55,7 @@
 	VEOR V22.B16, V22.B16, V22.B16 \
 	VEOR V23.B16, V23.B16, V23.B16
 
-// Store the sums of the eight accumulators V16..V23 to 32(R2), post-increment.
-#define STORE8 \
-	PACK4(V16, V17, V18, V19, V24, V26) \
-	PACK4(V20, V21, V22, V23, V25, V27) \
-	VST1.P [V26.S4, V27.S4], 32(R2)
-
-// ---- Q8_0: the whole dot of nb blocks (34 bytes: d f16, qs[32]), written
-// to *out. Per block its 32 products summed exactly in int32, then the
+// ---- Q8_0: the whole dot of nb blocks (34 bytes: d f16, qs[32]), returned. Per block its 32 products summed exactly in int32, then the
 // float32 steps of q8_0Add in their order, each rounded: t = dx*dy,
 // p = float32(sum)*t, sumf += p (scales read from f16tab as Go does), so
 // the result equals the portable kernel's bit for bit.
@@ -84,7 +77,6 @@
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	ADD $2, R0 \
@@ -148,18 +140,18 @@ one: \
 	SUBS $1, R3 \
 	BNE one \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q8_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q8_0DotNEON(SB), NOSPLIT, $0-32
+// func q8_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q8_0DotNEON(SB), NOSPLIT, $0-28
 	Q8_0_BODY(MAC_NEON)
 
-// func q8_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
+// func q8_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-28
 	Q8_0_BODY(MAC_SDOT)
 
-// ---- Q4_K: the whole dot of nb super-blocks, written to *out.
+// ---- Q4_K: the whole dot of nb super-blocks, returned.
 // Weight blocks are 144 bytes (d, dmin f16, 12 bytes of 6-bit scales and
 // mins, qs at 16), activations q8_K blocks of 292 (d f32, qs at 4, bsums
 // at 260). Per block: the eight 32-value group sums of nibble * activation
@@ -192,13 +184,12 @@ TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
 	MAC(hi, 9, 5)
 
 // Registers: R0 the block's qs, R1 its activations' qs (both advance),
-// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab, F28 the
+// R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab, F28 the
 // float sum.
 #define Q4K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
@@ -271,18 +262,18 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q4_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-32
+// func q4_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-28
 	Q4K_BODY(MAC_NEON)
 
-// func q4_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
+// func q4_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-28
 	Q4K_BODY(MAC_SDOT)
 
-// ---- Q6_K: the whole dot of nb super-blocks, written to *out. Weight
+// ---- Q6_K: the whole dot of nb super-blocks, returned. Weight
 // blocks are 210 bytes (ql[128], qh[64], scales[16] int8, d f16 at 208).
 // Per block: the sixteen 16-value group sums of (q - 32) * activation,
 // isum = sum of scale * group sum (exact int32), then kAdd's float32 steps
@@ -344,7 +335,6 @@ TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	MOVW ZR, R13 \
 	CBZ R3, done \
@@ -376,18 +366,18 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	MOVW R13, (R2) \
+	MOVW R13, ret+24(FP) \
 	RET
 
-// func q6_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-32
+// func q6_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-28
 	Q6K_BODY(MAC_NEON)
 
-// func q6_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
+// func q6_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-28
 	Q6K_BODY(MAC_SDOT)
 
-// ---- Q2_K: the whole dot of nb super-blocks, written to *out. Weight
+// ---- Q2_K: the whole dot of nb super-blocks, returned. Weight
 // blocks are 84 bytes (scales[16]: scale low nibble, min high; qs[64] at
 // 16; d, dmin f16 at 80, 82). Per block: the sixteen 16-value group sums
 // of q * activation (q the 2-bit fields), isum = sum of scale * group sum
@@ -434,13 +424,12 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	VMLA4S(25, 27, 4)
 
 // Registers: R0 the block's qs, R1 its activations' qs (both advance),
-// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab,
+// R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab,
 // F28 the float sum.
 #define Q2K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
@@ -489,19 +478,19 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q2_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q2_KDotNEON(SB), NOSPLIT, $0-32
+// func q2_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q2_KDotNEON(SB), NOSPLIT, $0-28
 	Q2K_BODY(MAC_NEON)
 
-// func q2_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q2_KDotSDOT(SB), NOSPLIT, $0-32
+// func q2_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q2_KDotSDOT(SB), NOSPLIT, $0-28
 	Q2K_BODY(MAC_SDOT)
 
 // ---- Q1_0 and Q2_0: the whole dot of nb weight blocks (18 bytes: d f16,
-// qs[16]), written to *out. Per weight block the integer sums of its k = 4
+// qs[16]), returned. Per weight block the integer sums of its k = 4
 // or 2 q8_0 activation blocks; the weight bytes are spread to one byte per
 // value with TBL (indexes in V26, V27, stepped by V28 per q8 block) and
 // tested bit by bit with CMTST (masks in V29, V30). Then lowBitAdd's
@@ -572,7 +561,6 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $80
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
@@ -608,15 +596,15 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F22, (R2) \
+	FMOVS F22, ret+24(FP) \
 	RET
 
-// func q1_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q1_0DotNEON(SB), NOSPLIT, $0-32
+// func q1_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q1_0DotNEON(SB), NOSPLIT, $0-28
 	Q1_BODY(MAC_NEON)
 
-// func q1_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-32
+// func q1_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-28
 	Q1_BODY(MAC_SDOT)
 
 // Weights q-1 of 16 values from the index in V(idx) into V(d): with l and
@@ -644,7 +632,6 @@ TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
@@ -674,15 +661,15 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F22, (R2) \
+	FMOVS F22, ret+24(FP) \
 	RET
 
-// func q2_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q2_0DotNEON(SB), NOSPLIT, $0-32
+// func q2_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q2_0DotNEON(SB), NOSPLIT, $0-28
 	Q2_BODY(MAC_NEON)
 
-// func q2_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-32
+// func q2_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-28
 	Q2_BODY(MAC_SDOT)
 
 // ---- F32: the dot of n floats (n a multiple of 16), four FMLA
