@@ -6,6 +6,9 @@
 # armv7 (GOARM=7) binary (NEON Q8_0 assembly, the rest portable Go). Each
 # assembly kernel is checked bit for bit against plain Go integer sums
 # (TestArmSums) and its dot against the portable kernel's (TestArmDots);
+# the NEON F32 and F16 dots (one kernel each for both sets) against float64
+# dots within their float32 rounding bound (TestArm64FloatDots), F16 also
+# bit for bit where every order of the sums agrees (TestArm64F16Exact);
 # the shared tests check every installed kernel against the references and
 # ggml's own results; the q2lut kernel (NEON TBL under both arm64 CPUs,
 # portable Go on armv7) is checked against its portable Go and, through
@@ -17,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tests='^(TestArmSums|TestArmDots|TestArm64F32|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestICountCoversArm64|TestICountTable)$'
+tests='^(TestArmSums|TestArmDots|TestArm64FloatDots|TestArm64F16Exact|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestICountCoversArm64|TestICountTable)$'
 CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
 CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
 cd engine   # the tests find ../shared relative to the package

@@ -5,9 +5,10 @@
 //
 // The backend library (e.g. libggml-cpu-armv8.2_1.so) is dlopen'ed and its
 // ggml_vec_dot_<type>_<vec_dot_type> called with nrc 1. The rows hold
-// pseudo-random bytes (F32: floats in [-1, 1)): ggml's kernels take no
-// data-dependent branches, so what they count does not depend on the
-// values. Prints the sum of the results so the calls cannot be dropped.
+// pseudo-random bytes (F32 and F16: the same floats in [-1, 1], F16's as
+// halves): ggml's kernels take no data-dependent branches, so what they
+// count does not depend on the values. Prints the sum of the results so
+// the calls cannot be dropped.
 //
 // Usage: icount-ggml BACKEND.so SYMBOL N WBYTES ABYTES REPS
 //   WBYTES, ABYTES: bytes of the weight and the activation row.
@@ -46,6 +47,12 @@ int main(int argc, char **argv) {
         for (int i = 0; i < n; i++) {
             fw[i] = (float)((i * 37 % 201) - 100) / 100.0f;
             fa[i] = (float)((i * 53 % 199) - 99) / 99.0f;
+        }
+    } else if (strstr(argv[2], "_f16")) {
+        __fp16 *hw = (__fp16 *)w, *ha = (__fp16 *)a;
+        for (int i = 0; i < n; i++) {
+            hw[i] = (__fp16)((float)((i * 37 % 201) - 100) / 100.0f);
+            ha[i] = (__fp16)((float)((i * 53 % 199) - 99) / 99.0f);
         }
     } else {
         fill(w, wb, 1);

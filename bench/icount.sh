@@ -8,20 +8,33 @@
 # "Trace" line per guest instruction executed (-singlestep makes every
 # instruction its own translation block, nochain logs every block run),
 # and -dfilter keeps only those inside the kernel's code. Each kernel is
-# run twice, REPS and 2*REPS row products of N=4096 elements, so the
-# difference of the two counts is REPS row products, whatever the start-up
-# costs; per weight = difference / (REPS * N). The per-row costs (call,
-# final reduction) are spread over the 4096 weights of a row.
-#   ours:  BenchmarkKernelSets/<type>/<set> of the arm64 engine test binary
-#          with -test.benchtime REPSx; counted: every function of package
-#          engine except the benchmark's own loop (BenchmarkKernelSets.func1),
-#          so the Go side (slicing, any Go tail) is counted with the
-#          assembly; the "asm" column is the assembly functions alone.
+# run twice, REPS and 2*REPS calls, so the difference of the two counts is
+# REPS calls, whatever the start-up costs; per weight = difference / (the
+# weights those calls multiply). A call is one row product of N=4096
+# elements for every kernel but q2lut's; the per-row costs (call, final
+# reduction) are spread over the 4096 weights of a row.
+#   ours:  BenchmarkKernelSets/<type>/<set> and, for the kernels it has
+#          not (F16, q2lut), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 engine
+#          test binary with -test.benchtime REPSx; counted: every function
+#          of package engine except the benchmarks' own (their loops), so
+#          the Go side (slicing, any Go tail) is counted with the assembly;
+#          the "asm" column is the assembly functions (*NEON, *SDOT) alone.
+#   q2lut: the Q2_K experts' table-lookup layout, whose kernel multiplies
+#          16 rows at a time by one Q8_K activation row through tables
+#          built once from that row (16 bytes per column). Two rows:
+#          Q2_K.q2lut is the group kernel alone (the tables built before
+#          counting; a call is 16 row products, REPS=100),
+#          Q2_K.q2lut+tables one token through a 1024-row matrix with the
+#          runtime's matmulQ2LUT on one thread (its tables built once per
+#          call, then its 64 groups; a call is 1024 row products, REPS=2).
+#          Its assembly is TBL and ARMv8.0 only, the same code under neon
+#          and dotprod. Both are compared with ggml's Q2_K kernel (ggml has
+#          no such layout): the same ggml figure as the Q2_K row.
 #   ggml:  bench/icount-ggml.c calling ggml_vec_dot_<type>_<vec_dot_type>
-#          of Debian's arm64 libggml0 backends: libggml-cpu-armv8.0_1.so
-#          (-march=armv8-a: against our "neon" set) and
-#          libggml-cpu-armv8.2_1.so (-march=armv8.2-a+dotprod: against
-#          "dotprod"); counted: that function's symbol range only.
+#          of Debian's arm64 libggml0 backends, REPS=100 row products:
+#          libggml-cpu-armv8.0_1.so (-march=armv8-a: against our "neon"
+#          set) and libggml-cpu-armv8.2_1.so (-march=armv8.2-a+dotprod:
+#          against "dotprod"); counted: that function's symbol range only.
 # Both run with -cpu max. The C harness counts the same every run; the Go
 # test binary's counts do not quite (its runtime is multi-threaded under
 # qemu; async preemption is turned off): the same code counted in two runs
@@ -51,6 +64,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 groot=${GGML_ARM64_ROOT:-/tmp/sidarm/root}
 n=4096
 reps=100
+q2lutRows=1024 # BenchmarkArm64Kernels' q2lut matrix (icountQ2LUTRows in engine/icount_arm64_test.go)
 
 for tool in qemu-aarch64-static aarch64-linux-gnu-gcc go; do
 	command -v "$tool" >/dev/null || { echo "icount: $tool missing" >&2; exit 2; }
@@ -77,95 +91,116 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$tmp/engine.test" ./engine)
 aarch64-linux-gnu-gcc -O2 -Wall -o "$tmp/icount-ggml" "$root/bench/icount-ggml.c" -ldl
 
-# The engine's code: from its first function to the end of its last, less
-# the benchmark loop (go tool nm -n sorts by address; the package's code is
-# laid out in one piece).
-lo= hi= flo= fhi=
+# The engine's code: from its first function to the end of its last (go
+# tool nm -n sorts by address; the package's code is laid out in one
+# piece), less the benchmark functions and their closures.
+ranges= lo= hi=
 while read -r addr size kind name _; do
 	case $kind in T | t) ;; *) continue ;; esac
 	case $name in
-	github.com/ggufkit/gguf/engine.BenchmarkKernelSets.func1) flo=$((16#$addr)) fhi=$((16#$addr + size)) ;;
-	github.com/ggufkit/gguf/engine.*) [ -n "$lo" ] || lo=$((16#$addr)) ;;
-	*) continue ;;
+	github.com/ggufkit/gguf/engine.Benchmark*)
+		[ -z "$lo" ] || ranges+=$(printf '0x%x..0x%x,' "$lo" $((hi - 1)))
+		lo=
+		;;
+	github.com/ggufkit/gguf/engine.*)
+		[ -n "$lo" ] || lo=$((16#$addr))
+		hi=$((16#$addr + size))
+		;;
 	esac
-	hi=$((16#$addr + size))
 done < <(go tool nm -n -size "$tmp/engine.test")
-[ -n "$lo" ] && [ -n "$hi" ] && [ -n "$flo" ] || { echo "icount: engine code not found in the test binary" >&2; exit 1; }
-printf '0x%x..0x%x,0x%x..0x%x\n' "$lo" $((flo - 1)) "$fhi" $((hi - 1)) >"$tmp/engine.ranges"
+[ -z "$lo" ] || ranges+=$(printf '0x%x..0x%x' "$lo" $((hi - 1)))
+[ -n "$ranges" ] || { echo "icount: engine code not found in the test binary" >&2; exit 1; }
+echo "${ranges%,}" >"$tmp/engine.ranges"
 
-# count LABEL FILTER CMD...: instructions the command executes inside
-# FILTER, and how many of them are in an assembly kernel ("total asm").
+# count FILTER CMD...: instructions the command executes inside FILTER,
+# and how many of them are in an assembly kernel ("total asm").
 count() {
 	local filter=$1; shift
 	qemu-aarch64-static -cpu max -singlestep -d exec,nochain -dfilter "$filter" -D /dev/fd/3 "$@" 3>&1 >/dev/null 2>"$tmp/stderr" |
-		awk '/^Trace/ { n++; if ($NF ~ /(Sums|Dot)(NEON|SDOT)\.abi0$|dotF32NEON\.abi0$/) a++ } END { print n + 0, a + 0 }'
+		awk '/^Trace/ { n++; if ($NF ~ /(NEON|SDOT)\.abi0$/) a++ } END { print n + 0, a + 0 }'
 }
 
-# ours TYPE SET: "R 2R asmR asm2R" for BenchmarkKernelSets/TYPE/SET.
+# ours BENCH KERNEL SET REPS: "R 2R asmR asm2R" for BENCH/KERNEL/SET (the
+# kernel's . and + quoted in the -test.bench pattern).
 ours() {
-	local r1 r2
+	local pat r1 r2
+	pat="^$1\$/^$(printf '%s' "$2" | sed 's/[.+]/\\&/g')\$/^$3\$"
 	r1=$(cd "$root/engine" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/engine.ranges")" "$tmp/engine.test" \
-		-test.run '^$' -test.bench "^BenchmarkKernelSets\$/^$1\$/^$2\$" -test.benchtime "${reps}x")
+		-test.run '^$' -test.bench "$pat" -test.benchtime "${4}x")
 	r2=$(cd "$root/engine" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/engine.ranges")" "$tmp/engine.test" \
-		-test.run '^$' -test.bench "^BenchmarkKernelSets\$/^$1\$/^$2\$" -test.benchtime "$((2 * reps))x")
+		-test.run '^$' -test.bench "$pat" -test.benchtime "$((2 * $4))x")
 	set -- $r1 $r2
 	echo "$1 $3 $2 $4"
 }
 
-# ggml LIB SYMBOL WBYTES ABYTES: "R 2R" for the backend's SYMBOL.
+# ggml LIB SYMBOL WBYTES ABYTES: "R 2R" for the backend's SYMBOL (counted
+# once per library and symbol: the counts repeat exactly).
+declare -A ggmlCounts
 ggml() {
-	local lib=$backends/$1 sym=$2 addr size run
-	run=("$glib/ld-linux-aarch64.so.1" --library-path "$glib" "$tmp/icount-ggml" "$lib" "$sym" "$n" "$3" "$4")
-	# The harness prints where the symbol was loaded (stderr); qemu maps
-	# the libraries at the same addresses every run, which is checked.
-	addr=$(qemu-aarch64-static -cpu max "${run[@]}" 0 2>&1 >/dev/null | head -1)
-	size=$(readelf -Ws --dyn-syms "$lib" | awk -v s="$sym" '$8 == s { print $3; exit }')
-	[ -n "$addr" ] && [ -n "$size" ] || { echo "icount: $sym not found in $lib" >&2; exit 1; }
-	local c1 c2
-	c1=$(count "$addr+$size" "${run[@]}" "$reps")
-	[ "$(head -1 "$tmp/stderr")" = "$addr" ] || { echo "icount: $sym moved between runs" >&2; exit 1; }
-	c2=$(count "$addr+$size" "${run[@]}" "$((2 * reps))")
-	echo "${c1% *} ${c2% *}"
+	local lib=$backends/$1 sym=$2 addr size run c1 c2
+	if [ -z "${ggmlCounts[$1/$2]:-}" ]; then
+		run=("$glib/ld-linux-aarch64.so.1" --library-path "$glib" "$tmp/icount-ggml" "$lib" "$sym" "$n" "$3" "$4")
+		# The harness prints where the symbol was loaded (stderr); qemu
+		# maps the libraries at the same addresses every run, which is
+		# checked.
+		addr=$(qemu-aarch64-static -cpu max "${run[@]}" 0 2>&1 >/dev/null | head -1)
+		size=$(readelf -Ws --dyn-syms "$lib" | awk -v s="$sym" '$8 == s { print $3; exit }')
+		[ -n "$addr" ] && [ -n "$size" ] || { echo "icount: $sym not found in $lib" >&2; exit 1; }
+		c1=$(count "$addr+$size" "${run[@]}" "$reps")
+		[ "$(head -1 "$tmp/stderr")" = "$addr" ] || { echo "icount: $sym moved between runs" >&2; exit 1; }
+		c2=$(count "$addr+$size" "${run[@]}" "$((2 * reps))")
+		ggmlCounts[$1/$2]="${c1% *} ${c2% *}"
+	fi
+	echo "${ggmlCounts[$1/$2]}"
 }
 
 out=$tmp/icount-arm64.txt
 {
 	echo "# Instructions per weight of the arm64 kernels, ours and llama.cpp's (ggml-cpu), counted under qemu:"
-	echo "# written by bench/icount.sh (see its header for the method). Rows of N=$n weights; each side ran"
-	echo "# REPS=$reps and 2*REPS row products under $(qemu-aarch64-static --version | head -1) -cpu max -singlestep"
-	echo "# -d exec,nochain -dfilter; per weight = (count at 2*REPS - count at REPS) / (REPS * N)."
-	echo "# ours: BenchmarkKernelSets/TYPE/SET of the engine's arm64 test binary ($(go env GOVERSION)), every function of"
-	echo "#   package engine but the benchmark loop counted (the assembly and its Go wrapper); asm: the assembly"
-	echo "#   functions alone."
+	echo "# written by bench/icount.sh (see its header for the method). Rows of N=$n weights; each side ran REPS and"
+	echo "# 2*REPS calls under $(qemu-aarch64-static --version | head -1) -cpu max -singlestep"
+	echo "# -d exec,nochain -dfilter; per weight = (count at 2*REPS - count at REPS) / (rows * N), rows: the weight"
+	echo "# rows REPS calls multiply (ours: the rows column; ggml: one per call, REPS=$reps)."
+	echo "# ours: BenchmarkKernelSets/TYPE/SET or BenchmarkArm64Kernels/KERNEL/SET of the engine's arm64 test binary"
+	echo "#   ($(go env GOVERSION)), every function of package engine but the benchmarks' counted (the assembly and its Go"
+	echo "#   wrapper); asm: the assembly functions alone."
+	echo "# Q2_K.q2lut: the q2lut group kernel alone, 16 rows per call (the activation row's tables built before);"
+	echo "#   Q2_K.q2lut+tables: one token through a $q2lutRows-row q2lut matrix per call (matmulQ2LUT, one thread:"
+	echo "#   the tables built once, then $((q2lutRows / 16)) groups). TBL, ARMv8.0 only: the same code under neon and dotprod."
+	echo "#   Both against ggml's Q2_K kernel (ggml has no such layout)."
 	echo "# ggml: ggml_vec_dot_* of Debian sid libggml0 $(basename "$(ls "$glib"/libggml-base.so.0.*)" | sed 's/libggml-base.so.//') arm64 via bench/icount-ggml.c; neon rows"
 	echo "#   against libggml-cpu-armv8.0_1.so (-march=armv8-a), dotprod rows against libggml-cpu-armv8.2_1.so"
 	echo "#   (-march=armv8.2-a+dotprod); the function's own code counted."
 	echo "# ratio = ours/weight / ggml/weight. Instruction counts track time on an in-order core (Cortex-A55) but not"
 	echo "# exactly: memory stalls, dual issue and per-instruction latencies are not counted. ggml's counts repeat"
 	echo "# exactly; ours vary by up to about 0.002 per weight from run to run (a multi-threaded Go runtime under qemu)."
-	printf '# type\tset\tours_R\tours_2R\tasm_R\tasm_2R\tours/weight\tasm/weight\tggml_symbol\tggml_R\tggml_2R\tggml/weight\tratio\n'
-	# TYPE SYMBOL WEIGHT-ROW-BYTES ACTIVATION-ROW-BYTES (4096 elements)
-	while read -r typ sym wb ab; do
+	printf '# kernel\tset\trows\tours_R\tours_2R\tasm_R\tasm_2R\tours/weight\tasm/weight\tggml_symbol\tggml_R\tggml_2R\tggml/weight\tratio\n'
+	# KERNEL BENCHMARK REPS ROWS-PER-CALL SYMBOL WEIGHT-ROW-BYTES
+	# ACTIVATION-ROW-BYTES (rows of 4096 elements)
+	while read -r kern bench kreps per sym wb ab; do
 		for set in neon dotprod; do
 			lib=libggml-cpu-armv8.0_1.so
 			[ "$set" = dotprod ] && lib=libggml-cpu-armv8.2_1.so
-			read -r o1 o2 a1 a2 <<<"$(ours "$typ" "$set")"
+			read -r o1 o2 a1 a2 <<<"$(ours "$bench" "$kern" "$set" "$kreps")"
 			read -r g1 g2 <<<"$(ggml "$lib" "$sym" "$wb" "$ab")"
-			awk -v t="$typ" -v s="$set" -v sym="$sym" -v o1="$o1" -v o2="$o2" -v a1="$a1" -v a2="$a2" \
-				-v g1="$g1" -v g2="$g2" -v w=$((reps * n)) 'BEGIN {
-				if (o2 <= o1 || g2 <= g1) { print "icount: no instructions counted for " t "/" s > "/dev/stderr"; exit 1 }
-				ow = (o2 - o1) / w; aw = (a2 - a1) / w; gw = (g2 - g1) / w
-				printf "%s\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%s\t%d\t%d\t%.4f\t%.3f\n", t, s, o1, o2, a1, a2, ow, aw, sym, g1, g2, gw, ow / gw
+			awk -v k="$kern" -v s="$set" -v sym="$sym" -v o1="$o1" -v o2="$o2" -v a1="$a1" -v a2="$a2" \
+				-v g1="$g1" -v g2="$g2" -v rows=$((kreps * per)) -v n=$n -v reps=$reps 'BEGIN {
+				if (o2 <= o1 || g2 <= g1) { print "icount: no instructions counted for " k "/" s > "/dev/stderr"; exit 1 }
+				ow = (o2 - o1) / (rows * n); aw = (a2 - a1) / (rows * n); gw = (g2 - g1) / (reps * n)
+				printf "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%s\t%d\t%d\t%.4f\t%.3f\n", k, s, rows, o1, o2, a1, a2, ow, aw, sym, g1, g2, gw, ow / gw
 			}'
 		done
 	done <<EOF
-F32 ggml_vec_dot_f32 $((4 * n)) $((4 * n))
-Q8_0 ggml_vec_dot_q8_0_q8_0 $((n / 32 * 34)) $((n / 32 * 34))
-Q4_K ggml_vec_dot_q4_K_q8_K $((n / 256 * 144)) $((n / 256 * 292))
-Q6_K ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n / 256 * 292))
-Q2_K ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
-Q1_0 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
-Q2_0 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+F32 BenchmarkKernelSets $reps 1 ggml_vec_dot_f32 $((4 * n)) $((4 * n))
+F16 BenchmarkArm64Kernels $reps 1 ggml_vec_dot_f16 $((2 * n)) $((2 * n))
+Q8_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q8_0_q8_0 $((n / 32 * 34)) $((n / 32 * 34))
+Q4_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q4_K_q8_K $((n / 256 * 144)) $((n / 256 * 292))
+Q6_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n / 256 * 292))
+Q2_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
+Q2_K.q2lut BenchmarkArm64Kernels $reps 16 ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
+Q2_K.q2lut+tables BenchmarkArm64Kernels 2 $q2lutRows ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
+Q1_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
+Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 EOF
 } >"$out"
 cat "$out"
@@ -176,19 +211,19 @@ if [ "$update" = 1 ]; then
 	exit 0
 fi
 [ -f "$ref" ] || { echo "icount: no $ref (bench/icount.sh --update writes it)"; exit 1; }
-# Per (type, set): the per-weight figures and the ratio against the
+# Per (kernel, set): the per-weight figures and the ratio against the
 # committed ones, within the noise allowed above.
 if ! awk -F'\t' '
 	/^#/ { next }
-	FNR == NR { old[$1 "/" $2] = $7 " " $8 " " $12 " " $13; next }
+	FNR == NR { old[$1 "/" $2] = $8 " " $9 " " $13 " " $14; next }
 	{
 		k = $1 "/" $2
 		if (!(k in old)) { print "icount: " k " is not in the committed table"; bad = 1; next }
 		split(old[k], o, " "); delete old[k]
-		d1 = $7 - o[1]; d2 = $8 - o[2]; d3 = $12 - o[3]; d4 = $13 - o[4]
+		d1 = $8 - o[1]; d2 = $9 - o[2]; d3 = $13 - o[3]; d4 = $14 - o[4]
 		if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2; if (d3 < 0) d3 = -d3; if (d4 < 0) d4 = -d4
 		if (d1 > 0.005 || d2 > 0.005 || d3 > 0.005 || d4 > 0.01) {
-			printf "icount: %s: ours %s asm %s ggml %s ratio %s, committed %s %s %s %s\n", k, $7, $8, $12, $13, o[1], o[2], o[3], o[4]
+			printf "icount: %s: ours %s asm %s ggml %s ratio %s, committed %s %s %s %s\n", k, $8, $9, $13, $14, o[1], o[2], o[3], o[4]
 			bad = 1
 		}
 	}

@@ -3,25 +3,31 @@
 package engine
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/layout"
 )
 
 // TestICountCoversArm64 checks that testdata/icount-arm64.txt has a row
 // for every assembly kernel of every arm64 set: each sums and whole-dot
 // function of neonSet and dotprodSet (found by reflection, so a kernel added to armSet
-// without being counted fails here) and the NEON F32 dot both sets use.
+// without being counted fails here), the NEON F32 and F16 dots both sets use, and
+// the q2lut kernel where the set installs its assembly, alone and with
+// its tables (BenchmarkArm64Kernels).
 func TestICountCoversArm64(t *testing.T) {
+	defer SelectKernels("")
 	rows, _, _ := readICount(t)
 	have := map[string]bool{}
 	for _, r := range rows {
-		have[r.typ.String()+"/"+r.set] = true
+		have[r.kernel+"/"+r.set] = true
 	}
 	for _, s := range []*armSet{&neonSet, &dotprodSet} {
-		want := []string{gguf.TypeF32.String()}
+		want := []string{gguf.TypeF32.String(), gguf.TypeF16.String()}
 		v := reflect.ValueOf(*s)
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
@@ -35,10 +41,88 @@ func TestICountCoversArm64(t *testing.T) {
 			}
 			want = append(want, typ.String())
 		}
+		installQ2LUT(s.name) // as SelectKernels would (which this CPU may refuse)
+		if q2lutAsm {
+			want = append(want, icountQ2LUT, icountQ2LUTTables)
+		}
 		for _, typ := range want {
 			if !have[typ+"/"+s.name] {
 				t.Errorf("no instruction count for %s/%s in testdata/icount-arm64.txt (bench/icount.sh --update)", typ, s.name)
 			}
 		}
+	}
+}
+
+// The kernel names of the q2lut rows of testdata/icount-arm64.txt and of
+// BenchmarkArm64Kernels: the group kernel alone, and one token through a
+// whole matrix with its tables.
+const (
+	icountQ2LUT       = "Q2_K." + string(layout.Q2LUT)
+	icountQ2LUTTables = icountQ2LUT + "+tables"
+	// icountQ2LUTRows is the matrix's row count: the tables of one
+	// activation row are built once and serve its 64 groups, as
+	// matmulQ2LUT does for any matrix.
+	icountQ2LUTRows = 1024
+)
+
+// BenchmarkArm64Kernels measures, under every kernel set this CPU offers,
+// the arm64 kernels that BenchmarkKernelSets does not (bench/icount.sh
+// counts both), rows of 4096 columns: "F16" is one row product of the F16
+// dot (halves of normal random values), "Q2_K.q2lut" one call of the
+// q2lut group kernel (16 rows against one Q8_K activation row whose
+// tables are already built), "Q2_K.q2lut+tables" one token through a
+// 1024-row q2lut matrix with matmulQ2LUT on one thread, building its
+// tables included (once, for all 64 groups). The weights are one
+// quantized group repeated: the kernels take no data-dependent branches.
+func BenchmarkArm64Kernels(b *testing.B) {
+	defer SelectKernels("")
+	const n = 4096
+	rng := fixture.SplitMix64(11)
+	c := newQ2LUTCase(b, &rng, n, q2lutRows, false)
+	rb := len(c.q2k) / q2lutRows
+	w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: n, Rows: icountQ2LUTRows, RowBytes: rb,
+		data: alignedCopy(bytes.Repeat(c.lut, icountQ2LUTRows/q2lutRows)), k: q2lutKernel}
+	act := q8kRows(b, &rng, n, 1, nil)
+	s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(n))}
+	defer s.pool.close()
+	out := make([]float32, icountQ2LUTRows)
+	f := make([]float32, n)
+	f16w, f16a := make([]byte, 2*n), make([]byte, 2*n)
+	for _, h := range [][]byte{f16w, f16a} {
+		for i := range f {
+			f[i] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 23)
+		}
+		if err := quantizeAct(gguf.TypeF16, h, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, set := range KernelSets() {
+		b.Run("F16/"+set, func(b *testing.B) {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			k := kernels[gguf.TypeF16]
+			for b.Loop() {
+				k.dot(n, f16w, f16a)
+			}
+		})
+		b.Run(icountQ2LUT+"/"+set, func(b *testing.B) {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			buildQ2LUTTables(s.lut, act, n/256)
+			for b.Loop() {
+				q2lutKernel.group(n, w.data, act, s.lut, out)
+			}
+		})
+		b.Run(icountQ2LUTTables+"/"+set, func(b *testing.B) {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				s.lutSrc = s.lutSrc[:0] // build the tables every time
+				s.matmulQ2LUT(w, act, len(act), out, 1)
+			}
+		})
 	}
 }

@@ -11,21 +11,27 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/layout"
 )
 
 // icountRow is one line of testdata/icount-arm64.txt (bench/icount.sh):
-// the instructions qemu counted for REPS and 2*REPS row products of one
-// kernel, ours and ggml's, and the per-weight figures derived from them.
+// the instructions qemu counted for REPS and 2*REPS calls of one kernel,
+// ours and ggml's, and the per-weight figures derived from them.
 type icountRow struct {
+	kernel               string // a type, or TYPE.LAYOUT[+tables]
 	typ                  gguf.Type
 	set                  string
+	rows                 int64    // weight rows of N multiplied between our two counts
 	ours, asm, ggml      [2]int64 // counts at REPS and 2*REPS
 	oursW, asmW, ggmlW   string   // per weight, as written (%.4f)
 	symbol, ratio, line0 string
 }
 
+// icountColumns is the number of fields of a row.
+const icountColumns = 14
+
 // readICount parses testdata/icount-arm64.txt, returning its rows and the
-// row length N and repetitions REPS its header states.
+// row length N and repetitions REPS (of ggml's kernel) its header states.
 func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 	t.Helper()
 	path := filepath.Join("testdata", "icount-arm64.txt")
@@ -48,16 +54,20 @@ func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 			continue
 		}
 		p := strings.Split(line, "\t")
-		if len(p) != 13 {
-			t.Fatalf("%s: %d fields, want 13: %q", path, len(p), line)
+		if len(p) != icountColumns {
+			t.Fatalf("%s: %d fields, want %d: %q", path, len(p), icountColumns, line)
 		}
-		typ, err := gguf.ParseType(p[0])
+		typName, lay, _ := strings.Cut(p[0], ".")
+		typ, err := gguf.ParseType(typName)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		r := icountRow{typ: typ, set: p[1], oursW: p[6], asmW: p[7], symbol: p[8], ggmlW: p[11], ratio: p[12], line0: line}
-		for i, dst := range []*int64{&r.ours[0], &r.ours[1], &r.asm[0], &r.asm[1], &r.ggml[0], &r.ggml[1]} {
-			col := []int{2, 3, 4, 5, 9, 10}[i]
+		if lay != "" && strings.TrimSuffix(lay, "+tables") != string(layout.Q2LUT) {
+			t.Fatalf("%s: kernel %q: layout %q is not one with a kernel", path, p[0], lay)
+		}
+		r := icountRow{kernel: p[0], typ: typ, set: p[1], oursW: p[7], asmW: p[8], symbol: p[9], ggmlW: p[12], ratio: p[13], line0: line}
+		for i, dst := range []*int64{&r.rows, &r.ours[0], &r.ours[1], &r.asm[0], &r.asm[1], &r.ggml[0], &r.ggml[1]} {
+			col := []int{2, 3, 4, 5, 6, 10, 11}[i]
 			if *dst, err = strconv.ParseInt(p[col], 10, 64); err != nil {
 				t.Fatalf("%s: column %d of %q: %v", path, col+1, line, err)
 			}
@@ -75,15 +85,17 @@ func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 
 // TestICountTable checks the arithmetic of the committed instruction
 // counts: every per-weight figure is the difference of its two counts over
-// REPS*N, every ratio ours/ggml, each (type, set) appears once and is
-// compared with ggml's kernel of that type. What the counts are is
+// the weights multiplied in between (ours: its rows column times N, ggml:
+// REPS*N), every ratio ours/ggml, each (kernel, set) appears once and is
+// compared with ggml's kernel of its type (a q2lut kernel with Q2_K's),
+// and a q2lut kernel runs whole 16-row groups. What the counts are is
 // bench/icount.sh's to measure; TestICountCoversArm64 (arm64) checks that
 // every arm64 kernel has its rows.
 func TestICountTable(t *testing.T) {
 	rows, n, reps := readICount(t)
 	seen := map[string]bool{}
 	for _, r := range rows {
-		key := r.typ.String() + "/" + r.set
+		key := r.kernel + "/" + r.set
 		if seen[key] {
 			t.Errorf("%s listed twice", key)
 		}
@@ -94,13 +106,16 @@ func TestICountTable(t *testing.T) {
 		if want := "ggml_vec_dot_" + strings.ToLower(r.typ.String()); !strings.HasPrefix(strings.ToLower(r.symbol), want) {
 			t.Errorf("%s compared with %s, want %s*", key, r.symbol, want)
 		}
-		perWeight := func(c [2]int64) (float64, string) {
-			w := float64(c[1]-c[0]) / float64(reps*n)
+		if r.rows <= 0 || r.kernel != r.typ.String() && r.rows%q2lutRows != 0 {
+			t.Errorf("%s: %d rows multiplied", key, r.rows)
+		}
+		perWeight := func(c [2]int64, rows int64) (float64, string) {
+			w := float64(c[1]-c[0]) / float64(rows*n)
 			return w, fmt.Sprintf("%.4f", w)
 		}
-		ow, oursW := perWeight(r.ours)
-		_, asmW := perWeight(r.asm)
-		gw, ggmlW := perWeight(r.ggml)
+		ow, oursW := perWeight(r.ours, r.rows)
+		_, asmW := perWeight(r.asm, r.rows)
+		gw, ggmlW := perWeight(r.ggml, reps)
 		if oursW != r.oursW || asmW != r.asmW || ggmlW != r.ggmlW {
 			t.Errorf("%s: per weight %s %s %s, the counts give %s %s %s", key, r.oursW, r.asmW, r.ggmlW, oursW, asmW, ggmlW)
 		}

@@ -9,46 +9,49 @@ import (
 )
 
 // The arm64 kernels (see kernels_armsums.go): NEON and dotprod variants
-// of every integer kernel, and a NEON F32 dot.
+// of every integer kernel, and NEON F32 and F16 dots.
 
 //go:noescape
-func q8_0DotNEON(w, a *byte, nb int, out *float32)
+func q8_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q8_0DotSDOT(w, a *byte, nb int, out *float32)
+func q8_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q4_KDotNEON(w, a *byte, nb int, out *float32)
+func q4_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q4_KDotSDOT(w, a *byte, nb int, out *float32)
+func q4_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q6_KDotNEON(w, a *byte, nb int, out *float32)
+func q6_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q6_KDotSDOT(w, a *byte, nb int, out *float32)
+func q6_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_KDotNEON(w, a *byte, nb int, out *float32)
+func q2_KDotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_KDotSDOT(w, a *byte, nb int, out *float32)
+func q2_KDotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q1_0DotNEON(w, a *byte, nb int, out *float32)
+func q1_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q1_0DotSDOT(w, a *byte, nb int, out *float32)
+func q1_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_0DotNEON(w, a *byte, nb int, out *float32)
+func q2_0DotNEON(w, a *byte, nb int) float32
 
 //go:noescape
-func q2_0DotSDOT(w, a *byte, nb int, out *float32)
+func q2_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
 func dotF32NEON(x, y *float32, n int) float32
+
+//go:noescape
+func dotF16NEON(x, y *byte, n int) float32
 
 // useNEON selects the assembly F32 dot (any set but "portable").
 var useNEON bool
@@ -68,6 +71,26 @@ func dotF32(n int, w, a []byte) float32 {
 	s := dotF32NEON(&x[0], &y[0], m)
 	if m < n {
 		s += dotF32Go(x[m:], y[m:])
+	}
+	return s
+}
+
+// dotF16Arm is the F16 dot of both arm64 sets (FCVTL is ARMv8.0): NEON
+// for the multiple of 16 leading elements, the portable dotF16 for the
+// rest. The products of two halves are exact in float32, so only the
+// order of the additions differs from dotF16's (16 lanes, dotF32's order,
+// against its 4): the two agree to float32 rounding only. ggml's NEON
+// F16 dot differs again (without FP16 arithmetic, ARMv8.0 and 8.2: 16
+// float32 lanes too, its tail in float64; with it, 32 half lanes).
+func dotF16Arm(n int, w, a []byte) float32 {
+	m := n &^ 15
+	if m == 0 {
+		return dotF16(n, w, a)
+	}
+	w, a = w[:2*n], a[:2*n]
+	s := dotF16NEON(&w[0], &a[0], m)
+	if m < n {
+		s += dotF16(n-m, w[2*m:], a[2*m:])
 	}
 	return s
 }
@@ -118,6 +141,7 @@ func armKernels(s *armSet) {
 	kernels[gguf.TypeQ2_K].dot = dotQ2_KArm
 	kernels[gguf.TypeQ1_0].dot = dotQ1_0Arm
 	kernels[gguf.TypeQ2_0].dot = dotQ2_0Arm
+	kernels[gguf.TypeF16].dot = dotF16Arm
 }
 
 // kernelSets lists the kernel sets this build can select, best first.

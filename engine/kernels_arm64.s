@@ -1,13 +1,14 @@
 //go:build arm64 && !purego
 
 #include "textflag.h"
+#include "kernels_arm64.h"
 
 // The arm64 dot products, whole: each kernel computes the exact int32 sums
 // of every group of weights times its activations (a q8_0 block, a 32- or
 // 16-value group of a k-quant super-block), applies the integer scales and
 // mins, then does the portable kernel's float32 steps in its order, one
 // rounding each (scalar FMULS/FADDS/FSUBS, no fused multiply-add; f16
-// scales read from f16tab), and writes the float32 dot to *out, so the
+// scales read from f16tab), and returns the float32 dot, so the
 // results equal the portable kernels' bit for bit. (The float steps were
 // in Go first: they cost more instructions than the integer loops,
 // engine/testdata/icount-arm64.txt.)
@@ -18,10 +19,8 @@
 // SDOT, so they are encoded with WORD (Arm ARM C7.2); the operands are
 // register numbers.
 
-// SMULL Vd.8H, Vn.8B, Vm.8B
-#define SMULL(d, n, m) WORD $(0x0E20C000 | (m<<16) | (n<<5) | d)
-// SMULL2 Vd.8H, Vn.16B, Vm.16B
-#define SMULL2(d, n, m) WORD $(0x4E20C000 | (m<<16) | (n<<5) | d)
+// (SMULL, SMULL2, SMLAL4S, SMLAL2_4S, FCVTL, FCVTL2 and FADD4 are in
+// kernels_arm64.h, shared with q2lut_arm64.s.)
 // SADALP Vd.4S, Vn.8H
 #define SADALP(d, n) WORD $(0x4E606800 | (n<<5) | d)
 // SDOT Vd.4S, Vn.16B, Vm.16B
@@ -56,14 +55,7 @@
 	VEOR V22.B16, V22.B16, V22.B16 \
 	VEOR V23.B16, V23.B16, V23.B16
 
-// Store the sums of the eight accumulators V16..V23 to 32(R2), post-increment.
-#define STORE8 \
-	PACK4(V16, V17, V18, V19, V24, V26) \
-	PACK4(V20, V21, V22, V23, V25, V27) \
-	VST1.P [V26.S4, V27.S4], 32(R2)
-
-// ---- Q8_0: the whole dot of nb blocks (34 bytes: d f16, qs[32]), written
-// to *out. Per block its 32 products summed exactly in int32, then the
+// ---- Q8_0: the whole dot of nb blocks (34 bytes: d f16, qs[32]), returned. Per block its 32 products summed exactly in int32, then the
 // float32 steps of q8_0Add in their order, each rounded: t = dx*dy,
 // p = float32(sum)*t, sumf += p (scales read from f16tab as Go does), so
 // the result equals the portable kernel's bit for bit.
@@ -85,7 +77,6 @@
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	ADD $2, R0 \
@@ -149,18 +140,18 @@ one: \
 	SUBS $1, R3 \
 	BNE one \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q8_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q8_0DotNEON(SB), NOSPLIT, $0-32
+// func q8_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q8_0DotNEON(SB), NOSPLIT, $0-28
 	Q8_0_BODY(MAC_NEON)
 
-// func q8_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
+// func q8_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-28
 	Q8_0_BODY(MAC_SDOT)
 
-// ---- Q4_K: the whole dot of nb super-blocks, written to *out.
+// ---- Q4_K: the whole dot of nb super-blocks, returned.
 // Weight blocks are 144 bytes (d, dmin f16, 12 bytes of 6-bit scales and
 // mins, qs at 16), activations q8_K blocks of 292 (d f32, qs at 4, bsums
 // at 260). Per block: the eight 32-value group sums of nibble * activation
@@ -176,8 +167,6 @@ TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
 #define VMLA4S(d, n, m) WORD $(0x4EA09400 | (m<<16) | (n<<5) | d)
 // SMULL Vd.4S, Vn.4H, Vm.4H
 #define SMULL4S(d, n, m) WORD $(0x0E60C000 | (m<<16) | (n<<5) | d)
-// SMLAL2 Vd.4S, Vn.8H, Vm.8H
-#define SMLAL2_4S(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
 
 // One quarter: 32 bytes of nibbles, low ones for activation values
 // 0..31 of the quarter (group 2j, accumulator V(lo)), high ones for 32..63
@@ -195,13 +184,12 @@ TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-32
 	MAC(hi, 9, 5)
 
 // Registers: R0 the block's qs, R1 its activations' qs (both advance),
-// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab, F28 the
+// R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab, F28 the
 // float sum.
 #define Q4K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
@@ -274,18 +262,18 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q4_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-32
+// func q4_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q4_KDotNEON(SB), NOSPLIT, $0-28
 	Q4K_BODY(MAC_NEON)
 
-// func q4_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
+// func q4_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-28
 	Q4K_BODY(MAC_SDOT)
 
-// ---- Q6_K: the whole dot of nb super-blocks, written to *out. Weight
+// ---- Q6_K: the whole dot of nb super-blocks, returned. Weight
 // blocks are 210 bytes (ql[128], qh[64], scales[16] int8, d f16 at 208).
 // Per block: the sixteen 16-value group sums of (q - 32) * activation,
 // isum = sum of scale * group sum (exact int32), then kAdd's float32 steps
@@ -347,7 +335,6 @@ TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	MOVW ZR, R13 \
 	CBZ R3, done \
@@ -379,18 +366,18 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	MOVW R13, (R2) \
+	MOVW R13, ret+24(FP) \
 	RET
 
-// func q6_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-32
+// func q6_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q6_KDotNEON(SB), NOSPLIT, $0-28
 	Q6K_BODY(MAC_NEON)
 
-// func q6_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
+// func q6_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-28
 	Q6K_BODY(MAC_SDOT)
 
-// ---- Q2_K: the whole dot of nb super-blocks, written to *out. Weight
+// ---- Q2_K: the whole dot of nb super-blocks, returned. Weight
 // blocks are 84 bytes (scales[16]: scale low nibble, min high; qs[64] at
 // 16; d, dmin f16 at 80, 82). Per block: the sixteen 16-value group sums
 // of q * activation (q the 2-bit fields), isum = sum of scale * group sum
@@ -399,8 +386,6 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 // (halves read from f16tab as Go does), so the result equals the portable
 // kernel's bit for bit.
 
-// SMLAL Vd.4S, Vn.4H, Vm.4H
-#define SMLAL4S(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
 
 #define Q2_GROUP(MAC, q, n, acc, y) \
 	VUSHR $n, q.B16, V24.B16 \
@@ -439,13 +424,12 @@ TEXT ·q6_KDotSDOT(SB), NOSPLIT, $0-32
 	VMLA4S(25, 27, 4)
 
 // Registers: R0 the block's qs, R1 its activations' qs (both advance),
-// R2 out, R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab,
+// R3 blocks left, R5/R6 the weight/activation block, R12 &f16tab,
 // F28 the float sum.
 #define Q2K_BODY(MAC) \
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V28.B16, V28.B16, V28.B16 \
 	CBZ R3, done \
@@ -494,19 +478,19 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F28, (R2) \
+	FMOVS F28, ret+24(FP) \
 	RET
 
-// func q2_KDotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q2_KDotNEON(SB), NOSPLIT, $0-32
+// func q2_KDotNEON(w, a *byte, nb int) float32
+TEXT ·q2_KDotNEON(SB), NOSPLIT, $0-28
 	Q2K_BODY(MAC_NEON)
 
-// func q2_KDotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q2_KDotSDOT(SB), NOSPLIT, $0-32
+// func q2_KDotSDOT(w, a *byte, nb int) float32
+TEXT ·q2_KDotSDOT(SB), NOSPLIT, $0-28
 	Q2K_BODY(MAC_SDOT)
 
 // ---- Q1_0 and Q2_0: the whole dot of nb weight blocks (18 bytes: d f16,
-// qs[16]), written to *out. Per weight block the integer sums of its k = 4
+// qs[16]), returned. Per weight block the integer sums of its k = 4
 // or 2 q8_0 activation blocks; the weight bytes are spread to one byte per
 // value with TBL (indexes in V26, V27, stepped by V28 per q8 block) and
 // tested bit by bit with CMTST (masks in V29, V30). Then lowBitAdd's
@@ -577,7 +561,6 @@ GLOBL q2const<>(SB), RODATA|NOPTR, $80
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
@@ -613,15 +596,15 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F22, (R2) \
+	FMOVS F22, ret+24(FP) \
 	RET
 
-// func q1_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q1_0DotNEON(SB), NOSPLIT, $0-32
+// func q1_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q1_0DotNEON(SB), NOSPLIT, $0-28
 	Q1_BODY(MAC_NEON)
 
-// func q1_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-32
+// func q1_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-28
 	Q1_BODY(MAC_SDOT)
 
 // Weights q-1 of 16 values from the index in V(idx) into V(d): with l and
@@ -649,7 +632,6 @@ TEXT ·q1_0DotSDOT(SB), NOSPLIT, $0-32
 	MOVD w+0(FP), R0 \
 	MOVD a+8(FP), R1 \
 	MOVD nb+16(FP), R3 \
-	MOVD out+24(FP), R2 \
 	MOVD $·f16tab(SB), R12 \
 	VEOR V22.B16, V22.B16, V22.B16 \
 	CBZ R3, done \
@@ -679,22 +661,20 @@ loop: \
 	SUBS $1, R3 \
 	BNE loop \
 done: \
-	FMOVS F22, (R2) \
+	FMOVS F22, ret+24(FP) \
 	RET
 
-// func q2_0DotNEON(w, a *byte, nb int, out *float32)
-TEXT ·q2_0DotNEON(SB), NOSPLIT, $0-32
+// func q2_0DotNEON(w, a *byte, nb int) float32
+TEXT ·q2_0DotNEON(SB), NOSPLIT, $0-28
 	Q2_BODY(MAC_NEON)
 
-// func q2_0DotSDOT(w, a *byte, nb int, out *float32)
-TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-32
+// func q2_0DotSDOT(w, a *byte, nb int) float32
+TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-28
 	Q2_BODY(MAC_SDOT)
 
 // ---- F32: the dot of n floats (n a multiple of 16), four FMLA
 // accumulators of four lanes, added (0+1)+(2+3), then lanes pairwise.
 
-// FADD Vd.4S, Vn.4S, Vm.4S
-#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
 // FADDP Vd.4S, Vn.4S, Vm.4S
 #define FADDP4(d, n, m) WORD $(0x6E20D400 | (m<<16) | (n<<5) | d)
 // FADDP Sd, Vn.2S
@@ -720,6 +700,89 @@ loop:
 	SUBS $16, R3
 	BNE loop
 sum:
+	FADD4(16, 16, 17)
+	FADD4(18, 18, 19)
+	FADD4(16, 16, 18)
+	FADDP4(16, 16, 16)
+	FADDP2S(16, 16)
+	FMOVS F16, ret+24(FP)
+	RET
+
+// ---- F16: the dot of n halves (n a multiple of 16). FCVTL and FCVTL2
+// widen them to float32, exactly (ARMv8.0 AdvSIMD, so both sets run it);
+// the product of two halves (11-bit significands, exponents -24..15) is
+// exact in float32, so FMLA's fused step rounds only the addition, as an
+// unfused one would. Four FMLA accumulators of four lanes: lane l of
+// accumulator k sums elements i = 4k+l mod 16 in order (dotF32NEON's
+// order), added as dotF32NEON adds them. 32 elements per loop, after a
+// first 16 when n is an odd multiple of 16.
+
+// One step of 16: halves of x in V(x0), V(x1), of y in V(y0), V(y1) (8
+// each); V8-V15 scratch.
+#define F16_STEP(x0, x1, y0, y1) \
+	FCVTL(8, x0) \
+	FCVTL2(9, x0) \
+	FCVTL(10, x1) \
+	FCVTL2(11, x1) \
+	FCVTL(12, y0) \
+	FCVTL2(13, y0) \
+	FCVTL(14, y1) \
+	FCVTL2(15, y1) \
+	VFMLA V8.S4, V12.S4, V16.S4 \
+	VFMLA V9.S4, V13.S4, V17.S4 \
+	VFMLA V10.S4, V14.S4, V18.S4 \
+	VFMLA V11.S4, V15.S4, V19.S4
+
+// func dotF16NEON(x, y *byte, n int) float32
+TEXT ·dotF16NEON(SB), NOSPLIT, $0-28
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD n+16(FP), R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	TBZ  $4, R3, f16pairs
+	VLD1.P 32(R0), [V0.H8, V1.H8]
+	VLD1.P 32(R1), [V4.H8, V5.H8]
+	F16_STEP(0, 1, 4, 5)
+	SUB  $16, R3
+
+f16pairs:
+	CBZ R3, f16sum
+
+f16loop:
+	// two steps, the second's conversions between the first's FMLAs
+	VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]
+	VLD1.P 64(R1), [V4.H8, V5.H8, V6.H8, V7.H8]
+	FCVTL(8, 0)
+	FCVTL2(9, 0)
+	FCVTL(10, 1)
+	FCVTL2(11, 1)
+	FCVTL(12, 4)
+	FCVTL2(13, 4)
+	FCVTL(14, 5)
+	FCVTL2(15, 5)
+	FCVTL(20, 2)
+	FCVTL2(21, 2)
+	FCVTL(22, 3)
+	FCVTL2(23, 3)
+	VFMLA V8.S4, V12.S4, V16.S4
+	VFMLA V9.S4, V13.S4, V17.S4
+	VFMLA V10.S4, V14.S4, V18.S4
+	VFMLA V11.S4, V15.S4, V19.S4
+	FCVTL(24, 6)
+	FCVTL2(25, 6)
+	FCVTL(26, 7)
+	FCVTL2(27, 7)
+	VFMLA V20.S4, V24.S4, V16.S4
+	VFMLA V21.S4, V25.S4, V17.S4
+	VFMLA V22.S4, V26.S4, V18.S4
+	VFMLA V23.S4, V27.S4, V19.S4
+	SUBS $32, R3
+	BNE  f16loop
+
+f16sum:
 	FADD4(16, 16, 17)
 	FADD4(18, 18, 19)
 	FADD4(16, 16, 18)

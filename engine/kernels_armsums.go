@@ -14,12 +14,14 @@ package engine
 // their activation blocks at a to out.
 type sumsFunc func(w, a *byte, nb int, out *int32)
 
-// blocksFunc writes the whole dot of nb weight blocks at w with their
-// activation blocks at a to out, float steps in the portable kernel's
-// order: an assembly kernel that does the scaling too, where the Go side
-// of a sums kernel would cost more instructions than its assembly
-// (engine/testdata/icount-arm64.txt).
-type blocksFunc func(w, a *byte, nb int, out *float32)
+// blocksFunc returns the whole dot of nb weight blocks at w with their
+// activation blocks at a, float steps in the portable kernel's order: an
+// assembly kernel that does the scaling too, where the Go side of a sums
+// kernel would cost more instructions than its assembly
+// (engine/testdata/icount-arm64.txt). It returns the dot rather than
+// storing it: a pointer passed through a func value escapes, so a result
+// variable would be allocated on the heap at every row.
+type blocksFunc func(w, a *byte, nb int) float32
 
 // armSet is one variant of the assembly kernels: per type either a sums
 // kernel, scaled in Go, or a whole-dot one.
@@ -56,11 +58,10 @@ func dotQ8_0Arm(n int, w, a []byte) float32 {
 
 // armBlocks runs the whole-dot kernel dot over the nb blocks of w and a.
 func armBlocks(dot blocksFunc, nb int, w, a []byte) float32 {
-	var s float32
-	if nb > 0 {
-		dot(&w[0], &a[0], nb, &s)
+	if nb == 0 {
+		return 0
 	}
-	return s
+	return dot(&w[0], &a[0], nb)
 }
 
 // armDot runs sums over the nb weight blocks of w (wBytes each, per sums

@@ -1,6 +1,7 @@
 //go:build arm64 && !purego
 
 #include "textflag.h"
+#include "kernels_arm64.h"
 
 // The q2lut kernel in NEON (q2lutSumsGo and q2lutAdd are the
 // specification): nb blocks of one group added to its 16 rows' float sums,
@@ -24,18 +25,13 @@
 // USHLL Vd.8H, Vn.8B, #0 (UXTL) and USHLL2
 #define UXTL(d, n) WORD $(0x2F08A400 | (n<<5) | d)
 #define UXTL2(d, n) WORD $(0x6F08A400 | (n<<5) | d)
-// SMLAL Vd.4S, Vn.4H, Vm.4H and SMLAL2 (upper halves)
-#define SMLAL(d, n, m) WORD $(0x0E608000 | (m<<16) | (n<<5) | d)
-#define SMLAL2(d, n, m) WORD $(0x4E608000 | (m<<16) | (n<<5) | d)
 
-// FCVTL Vd.4S, Vn.4H (half to single) and FCVTL2; SCVTF Vd.4S, Vn.4S;
-// FMUL, FSUB (n - m) and FADD Vd.4S, Vn.4S, Vm.4S
-#define FCVTL(d, n) WORD $(0x0E217800 | (n<<5) | d)
-#define FCVTL2(d, n) WORD $(0x4E217800 | (n<<5) | d)
+// SCVTF Vd.4S, Vn.4S; FMUL and FSUB (n - m) Vd.4S, Vn.4S, Vm.4S (SMLAL4S,
+// SMLAL2_4S, FCVTL, FCVTL2 and FADD4 are in kernels_arm64.h, SMULL and
+// SMULL2 too)
 #define SCVTF4(d, n) WORD $(0x4E21D800 | (n<<5) | d)
 #define FMUL4(d, n, m) WORD $(0x6E20DC00 | (m<<16) | (n<<5) | d)
 #define FSUB4(d, n, m) WORD $(0x4EA0D400 | (m<<16) | (n<<5) | d)
-#define FADD4(d, n, m) WORD $(0x4E20D400 | (m<<16) | (n<<5) | d)
 
 // Four rows' float step: V(t) = (yd*d)*isum - (yd*dmin)*summs with d in
 // V(d), dmin in V(dm), isum in V(is), summs in V(sm), yd in V12; V13, V14
@@ -145,18 +141,18 @@ sub:
 	VUSHR $4, V4.B16, V6.B16
 	UXTL(7, 5)
 	UXTL2(8, 5)
-	SMLAL(16, 0, 7)
-	SMLAL2(17, 0, 7)
-	SMLAL(18, 1, 8)
-	SMLAL2(19, 1, 8)
+	SMLAL4S(16, 0, 7)
+	SMLAL2_4S(17, 0, 7)
+	SMLAL4S(18, 1, 8)
+	SMLAL2_4S(19, 1, 8)
 	UXTL(9, 6)
 	UXTL2(10, 6)
 	VLD1R (R6), [V11.H8]
 	ADD $2, R6
-	SMLAL(20, 9, 11)
-	SMLAL2(21, 9, 11)
-	SMLAL(22, 10, 11)
-	SMLAL2(23, 10, 11)
+	SMLAL4S(20, 9, 11)
+	SMLAL2_4S(21, 9, 11)
+	SMLAL4S(22, 10, 11)
+	SMLAL2_4S(23, 10, 11)
 
 	SUBS $1, R9
 	BNE  sub
@@ -194,8 +190,6 @@ done:
 // Table building (buildQ2LUTTables): SMULL/SMLAL of the pair codes'
 // factors with the broadcast activations give a table's 16 int16 entries,
 // XTN and AND 63 their L bytes, SHRN #6 their H bytes.
-#define SMULL8(d, n, m) WORD $(0x0E20C000 | (m<<16) | (n<<5) | d)
-#define SMULL8_2(d, n, m) WORD $(0x4E20C000 | (m<<16) | (n<<5) | d)
 #define SMLAL8(d, n, m) WORD $(0x0E208000 | (m<<16) | (n<<5) | d)
 #define SMLAL8_2(d, n, m) WORD $(0x4E208000 | (m<<16) | (n<<5) | d)
 #define XTN(d, n) WORD $(0x0E212800 | (n<<5) | d)
@@ -214,9 +208,9 @@ GLOBL q2lutHigh<>(SB), RODATA|NOPTR, $16
 // One table of activations V(a0), V(a1) (broadcast bytes): L bytes to
 // V(l), H bytes to V(h). V30, V29: the factors; V28: 63; V24, V25 scratch.
 #define TABLE(a0, a1, l, h) \
-	SMULL8(24, 30, a0) \
+	SMULL(24, 30, a0) \
 	SMLAL8(24, 29, a1) \
-	SMULL8_2(25, 30, a0) \
+	SMULL2(25, 30, a0) \
 	SMLAL8_2(25, 29, a1) \
 	XTN(l, 24) \
 	XTN2(l, 25) \
