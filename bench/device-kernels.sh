@@ -13,14 +13,16 @@
 # ggml's own results; the q2lut kernel (NEON TBL under both arm64 CPUs,
 # portable Go on armv7) is checked against its portable Go and, through
 # the runtime's matmul, against the reference Q2_K kernel bit for bit
-# (TestQ2LUTAsm, TestQ2LUTKernelBitExact). Each line printed names the
-# variants that ran.
+# (TestQ2LUTAsm, TestQ2LUTKernelBitExact); the group kernels of the
+# interleaved matrices (SDOT by element under dotprod) against the Go one
+# and the row layout, bit for bit (TestPackedKernels). Each line printed
+# names the variants that ran.
 # Usage: bench/device-kernels.sh   (needs qemu-aarch64-static and qemu-arm-static)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-tests='^(TestArmSums|TestArmDots|TestArm64FloatDots|TestArm64F16Exact|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestICountCoversArm64|TestICountTable)$'
+tests='^(TestArmSums|TestArmDots|TestArm64FloatDots|TestArm64F16Exact|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestPackedKernels|TestVdots|TestICountCoversArm64|TestICountTable)$'
 CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
 CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
 cd engine   # the tests find ../shared relative to the package
@@ -29,7 +31,7 @@ run() {
   if ! out=$("$@" -test.run "$tests" -test.v 2>&1); then
     echo "$out"; echo "device-kernels: $label FAILED"; exit 1
   fi
-  variants=$(echo "$out" | sed -n 's/.*\(arm\|q2lut\) kernels: \([^(]*[^ (]\).*/\1 \2/p' | sort -u | paste -sd';')
+  variants=$(echo "$out" | sed -n 's/.*\(arm\|q2lut\) kernels: \([^(]*[^ (]\).*/\1 \2/p; s/.*\(Q[0-9A-Z_]*\): group kernels \(\[[^]]*\]\).*/\1 groups \2/p' | sort -u | paste -sd';')
   echo "device-kernels: $label: $(echo "$out" | grep -c '^--- PASS') tests pass${variants:+ ($variants)}"
 }
 run "arm64 -cpu max" qemu-aarch64-static -cpu max "$T/engine-arm64.test"

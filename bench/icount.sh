@@ -168,6 +168,9 @@ out=$tmp/icount-arm64.txt
 	echo "#   Q2_K.q2lut+tables: one token through a $q2lutRows-row q2lut matrix per call (matmulQ2LUT, one thread:"
 	echo "#   the tables built once, then $((q2lutRows / 16)) groups). TBL, ARMv8.0 only: the same code under neon and dotprod."
 	echo "#   Both against ggml's Q2_K kernel (ggml has no such layout)."
+	echo "# TYPE.groups: one call of the set's group kernel (engine/repack.go: 8 rows interleaved at load, SDOT by"
+	echo "#   element under dotprod; Q4_0 under neon: the portable Go one, which neon runs), against ggml's vec_dot of"
+	echo "#   the type (its own repacked gemv kernels, which llama.cpp uses for Q4_0 on arm64, are not counted)."
 	echo "# ggml: ggml_vec_dot_* of Debian sid libggml0 $(basename "$(ls "$glib"/libggml-base.so.0.*)" | sed 's/libggml-base.so.//') arm64 via bench/icount-ggml.c; neon rows"
 	echo "#   against libggml-cpu-armv8.0_1.so (-march=armv8-a), dotprod rows against libggml-cpu-armv8.2_1.so"
 	echo "#   (-march=armv8.2-a+dotprod); the function's own code counted."
@@ -176,9 +179,10 @@ out=$tmp/icount-arm64.txt
 	echo "# exactly; ours vary by up to about 0.002 per weight from run to run (a multi-threaded Go runtime under qemu)."
 	printf '# kernel\tset\trows\tours_R\tours_2R\tasm_R\tasm_2R\tours/weight\tasm/weight\tggml_symbol\tggml_R\tggml_2R\tggml/weight\tratio\n'
 	# KERNEL BENCHMARK REPS ROWS-PER-CALL SYMBOL WEIGHT-ROW-BYTES
-	# ACTIVATION-ROW-BYTES (rows of 4096 elements)
-	while read -r kern bench kreps per sym wb ab; do
-		for set in neon dotprod; do
+	# ACTIVATION-ROW-BYTES [SETS] (rows of 4096 elements; SETS: those that
+	# have the kernel, default both)
+	while read -r kern bench kreps per sym wb ab sets; do
+		for set in ${sets:-neon dotprod}; do
 			lib=libggml-cpu-armv8.0_1.so
 			[ "$set" = dotprod ] && lib=libggml-cpu-armv8.2_1.so
 			read -r o1 o2 a1 a2 <<<"$(ours "$bench" "$kern" "$set" "$kreps")"
@@ -199,6 +203,10 @@ Q6_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n 
 Q2_K BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
 Q2_K.q2lut BenchmarkArm64Kernels $reps 16 ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
 Q2_K.q2lut+tables BenchmarkArm64Kernels 2 $q2lutRows ggml_vec_dot_q2_K_q8_K $((n / 256 * 84)) $((n / 256 * 292))
+Q4_0.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q4_0_q8_0 $((n / 32 * 18)) $((n / 32 * 34))
+Q8_0.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q8_0_q8_0 $((n / 32 * 34)) $((n / 32 * 34)) dotprod
+Q4_K.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q4_K_q8_K $((n / 256 * 144)) $((n / 256 * 292)) dotprod
+Q6_K.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n / 256 * 292)) dotprod
 Q1_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
 Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 EOF

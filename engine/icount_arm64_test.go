@@ -45,6 +45,13 @@ func TestICountCoversArm64(t *testing.T) {
 		if q2lutAsm {
 			want = append(want, icountQ2LUT, icountQ2LUTTables)
 		}
+		restorePortable()
+		installPack(s.name)
+		for _, typ := range icountPacked {
+			if kernels[typ].pack != nil {
+				want = append(want, typ.String()+icountGroups)
+			}
+		}
 		for _, typ := range want {
 			if !have[typ+"/"+s.name] {
 				t.Errorf("no instruction count for %s/%s in testdata/icount-arm64.txt (bench/icount.sh --update)", typ, s.name)
@@ -65,6 +72,10 @@ const (
 	icountQ2LUTRows = 1024
 )
 
+// icountPacked are the types with group kernels (repack.go) whose
+// "TYPE.groups" rows BenchmarkArm64Kernels measures where a set has them.
+var icountPacked = []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K}
+
 // BenchmarkArm64Kernels measures, under every kernel set this CPU offers,
 // the arm64 kernels that BenchmarkKernelSets does not (bench/icount.sh
 // counts both), rows of 4096 columns: "F16" is one row product of the F16
@@ -72,8 +83,10 @@ const (
 // q2lut group kernel (16 rows against one Q8_K activation row whose
 // tables are already built), "Q2_K.q2lut+tables" one token through a
 // 1024-row q2lut matrix with matmulQ2LUT on one thread, building its
-// tables included (once, for all 64 groups). The weights are one
-// quantized group repeated: the kernels take no data-dependent branches.
+// tables included (once, for all 64 groups), "TYPE.groups" one call of the
+// set's group kernel (8 interleaved rows against one activation row, its
+// aux values made before). The weights are one quantized group repeated:
+// the kernels take no data-dependent branches.
 func BenchmarkArm64Kernels(b *testing.B) {
 	defer SelectKernels("")
 	const n = 4096
@@ -97,6 +110,9 @@ func BenchmarkArm64Kernels(b *testing.B) {
 		}
 	}
 	for _, set := range KernelSets() {
+		for _, typ := range icountPacked {
+			benchGroups(b, set, typ, n, &rng)
+		}
 		b.Run("F16/"+set, func(b *testing.B) {
 			if err := SelectKernels(set); err != nil {
 				b.Fatal(err)
@@ -125,4 +141,43 @@ func BenchmarkArm64Kernels(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchGroups is BenchmarkArm64Kernels' TYPE.groups/SET, when set has a
+// group kernel for typ.
+func benchGroups(b *testing.B, set string, typ gguf.Type, n int, rng *fixture.SplitMix64) {
+	if err := SelectKernels(set); err != nil {
+		b.Fatal(err)
+	}
+	k := kernels[typ]
+	if k.pack == nil {
+		return
+	}
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 23)
+	}
+	rb, ab := actRowBytes(typ, n), actRowBytes(k.act, n)
+	row, a := make([]byte, rb), make([]byte, ab)
+	if err := quantizeAct(typ, row, f); err != nil {
+		b.Fatal(err)
+	}
+	if err := quantizeAct(k.act, a, f); err != nil {
+		b.Fatal(err)
+	}
+	nb := n / typ.BlockSize()
+	m := &Matrix{Type: typ, Cols: n, Rows: packRows, RowBytes: rb, data: alignedCopy(bytes.Repeat(row, packRows)), k: k}
+	m.pack(false)
+	aux := make([]byte, nb*k.pack.auxBytes)
+	k.pack.prep(aux, a, nb)
+	var out [packRows]float32
+	b.Run(typ.String()+icountGroups+"/"+set, func(b *testing.B) {
+		if err := SelectKernels(set); err != nil {
+			b.Fatal(err)
+		}
+		gemv := kernels[typ].pack.gemv
+		for b.Loop() {
+			gemv(m.pk.data, a, aux, nb, &out)
+		}
+	})
 }

@@ -83,12 +83,15 @@ func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 	return rows, n, reps
 }
 
+// icountGroups suffixes the type of a group kernel's row (repack.go).
+const icountGroups = ".groups"
+
 // TestICountTable checks the arithmetic of the committed instruction
 // counts: every per-weight figure is the difference of its two counts over
 // the weights multiplied in between (ours: its rows column times N, ggml:
 // REPS*N), every ratio ours/ggml, each (kernel, set) appears once and is
 // compared with ggml's kernel of its type (a q2lut kernel with Q2_K's),
-// and a q2lut kernel runs whole 16-row groups. What the counts are is
+// and a q2lut or group kernel runs whole groups (16 rows, 8). What the counts are is
 // bench/icount.sh's to measure; TestICountCoversArm64 (arm64) checks that
 // every arm64 kernel has its rows.
 func TestICountTable(t *testing.T) {
@@ -106,7 +109,14 @@ func TestICountTable(t *testing.T) {
 		if want := "ggml_vec_dot_" + strings.ToLower(r.typ.String()); !strings.HasPrefix(strings.ToLower(r.symbol), want) {
 			t.Errorf("%s compared with %s, want %s*", key, r.symbol, want)
 		}
-		if r.rows <= 0 || r.kernel != r.typ.String() && r.rows%q2lutRows != 0 {
+		whole := int64(1) // the rows a call multiplies: one, a q2lut group or a packed one
+		switch {
+		case strings.HasSuffix(r.kernel, icountGroups):
+			whole = packRows
+		case r.kernel != r.typ.String():
+			whole = q2lutRows
+		}
+		if r.rows <= 0 || r.rows%whole != 0 {
 			t.Errorf("%s: %d rows multiplied", key, r.rows)
 		}
 		perWeight := func(c [2]int64, rows int64) (float64, string) {

@@ -164,7 +164,6 @@ TEXT ·q8_0DotSDOT(SB), NOSPLIT, $0-28
 // MUL Vd.4S, Vn.4S, Vm.4S
 #define VMUL4S(d, n, m) WORD $(0x4EA09C00 | (m<<16) | (n<<5) | d)
 // MLA Vd.4S, Vn.4S, Vm.4S
-#define VMLA4S(d, n, m) WORD $(0x4EA09400 | (m<<16) | (n<<5) | d)
 // SMULL Vd.4S, Vn.4H, Vm.4H
 #define SMULL4S(d, n, m) WORD $(0x0E60C000 | (m<<16) | (n<<5) | d)
 
@@ -282,11 +281,8 @@ TEXT ·q4_KDotSDOT(SB), NOSPLIT, $0-28
 // bit.
 
 // SXTL Vd.8H, Vn.8B
-#define SXTL8H(d, n) WORD $(0x0F08A400 | (n<<5) | d)
 // SXTL Vd.4S, Vn.4H
-#define SXTL4S(d, n) WORD $(0x0F10A400 | (n<<5) | d)
 // SXTL2 Vd.4S, Vn.8H
-#define SXTL2_4S(d, n) WORD $(0x4F10A400 | (n<<5) | d)
 
 // One group's 16 values into V24: 4 bits of V(ql) (low: AND V29; high:
 // USHR 4, selected by LOW), 2 bits of V(qh) moved to bits 4-5 by HI, minus

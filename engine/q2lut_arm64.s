@@ -23,15 +23,10 @@
 #define SSHLL6(d, n) WORD $(0x0F0EA400 | (n<<5) | d)
 #define SSHLL6_2(d, n) WORD $(0x4F0EA400 | (n<<5) | d)
 // USHLL Vd.8H, Vn.8B, #0 (UXTL) and USHLL2
-#define UXTL(d, n) WORD $(0x2F08A400 | (n<<5) | d)
-#define UXTL2(d, n) WORD $(0x6F08A400 | (n<<5) | d)
 
 // SCVTF Vd.4S, Vn.4S; FMUL and FSUB (n - m) Vd.4S, Vn.4S, Vm.4S (SMLAL4S,
 // SMLAL2_4S, FCVTL, FCVTL2 and FADD4 are in kernels_arm64.h, SMULL and
 // SMULL2 too)
-#define SCVTF4(d, n) WORD $(0x4E21D800 | (n<<5) | d)
-#define FMUL4(d, n, m) WORD $(0x6E20DC00 | (m<<16) | (n<<5) | d)
-#define FSUB4(d, n, m) WORD $(0x4EA0D400 | (m<<16) | (n<<5) | d)
 
 // Four rows' float step: V(t) = (yd*d)*isum - (yd*dmin)*summs with d in
 // V(d), dmin in V(dm), isum in V(is), summs in V(sm), yd in V12; V13, V14
