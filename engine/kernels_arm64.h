@@ -26,3 +26,8 @@
 #define SCVTF4(d, n) WORD $(0x4E21D800 | (n<<5) | d)
 #define FMUL4(d, n, m) WORD $(0x6E20DC00 | (m<<16) | (n<<5) | d)
 #define FSUB4(d, n, m) WORD $(0x4EA0D400 | (m<<16) | (n<<5) | d)
+// SMLAL Vd.8H, Vn.8B, Vm.8B and SMLAL2 Vd.8H, Vn.16B, Vm.16B (int8 products into int16)
+#define SMLAL8(d, n, m) WORD $(0x0E208000 | (m<<16) | (n<<5) | d)
+#define SMLAL8_2(d, n, m) WORD $(0x4E208000 | (m<<16) | (n<<5) | d)
+// SADDLP Vd.4S, Vn.8H (pairs of int16 to int32)
+#define SADDLP4S(d, n) WORD $(0x4E602800 | (n<<5) | d)

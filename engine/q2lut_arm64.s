@@ -185,8 +185,6 @@ done:
 // Table building (buildQ2LUTTables): SMULL/SMLAL of the pair codes'
 // factors with the broadcast activations give a table's 16 int16 entries,
 // XTN and AND 63 their L bytes, SHRN #6 their H bytes.
-#define SMLAL8(d, n, m) WORD $(0x0E208000 | (m<<16) | (n<<5) | d)
-#define SMLAL8_2(d, n, m) WORD $(0x4E208000 | (m<<16) | (n<<5) | d)
 #define XTN(d, n) WORD $(0x0E212800 | (n<<5) | d)
 #define XTN2(d, n) WORD $(0x4E212800 | (n<<5) | d)
 #define SHRN6(d, n) WORD $(0x0F0A8400 | (n<<5) | d)

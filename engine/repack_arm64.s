@@ -1587,3 +1587,80 @@ q6kloop:
 q6kdone:
 	VST1 [V26.S4, V27.S4], (R4)
 	RET
+
+// func gemvQ4_0x8NEON(grp, a, aux *byte, nb int, out *[8]float32)
+// gemvQ4_0Go for ARMv8.0 (the neon set, no SDOT): the nibbles less 8 times
+// the 4 activations of their chunk, broadcast (DUP), as int16 products
+// accumulated with SMLAL/SMLAL2 (a lane takes 8 products of at most
+// 8 * 127: 8128, no overflow) into V16-V19 (rows 0-1, 2-3, 4-5, 6-7: 4
+// int16 per row), then pairs to int32 (SADDLP) and to one sum per row
+// (ADDP); the float steps as gemvQ4_0x8SDOT's.
+#define GQ4N_P(p) \
+	VLD1.P 32(R0), [V6.B16, V7.B16] \
+	VAND V31.B16, V6.B16, V8.B16 \
+	VAND V31.B16, V7.B16, V9.B16 \
+	VUSHR $4, V6.B16, V10.B16 \
+	VUSHR $4, V7.B16, V11.B16 \
+	SUB16B(8, 8, 30) \
+	SUB16B(9, 9, 30) \
+	SUB16B(10, 10, 30) \
+	SUB16B(11, 11, 30) \
+	VDUP V4.S[p], V12.S4 \
+	VDUP V5.S[p], V13.S4 \
+	SMLAL8(16, 8, 12) \
+	SMLAL8_2(17, 8, 12) \
+	SMLAL8(18, 9, 12) \
+	SMLAL8_2(19, 9, 12) \
+	SMLAL8(16, 10, 13) \
+	SMLAL8_2(17, 10, 13) \
+	SMLAL8(18, 11, 13) \
+	SMLAL8_2(19, 11, 13)
+
+TEXT ·gemvQ4_0x8NEON(SB), NOSPLIT, $0-40
+	MOVD grp+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD aux+16(FP), R2
+	MOVD nb+24(FP), R3
+	MOVD out+32(FP), R4
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VMOVI $15, V31.B16
+	VMOVI $8, V30.B16
+	CBZ R3, q4ndone
+q4nloop:
+	VLD1.P 16(R0), [V0.B16]
+	FCVTL(1, 0)
+	FCVTL2(2, 0)
+	FMOVS (R2), F3
+	VDUP V3.S[0], V3.S4
+	FMUL4(1, 1, 3)
+	FMUL4(2, 2, 3)
+	ADD $2, R1, R5
+	VLD1 (R5), [V4.B16, V5.B16]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	GQ4N_P(0)
+	GQ4N_P(1)
+	GQ4N_P(2)
+	GQ4N_P(3)
+	SADDLP4S(16, 16)
+	SADDLP4S(17, 17)
+	SADDLP4S(18, 18)
+	SADDLP4S(19, 19)
+	VADDP V17.S4, V16.S4, V16.S4
+	VADDP V19.S4, V18.S4, V17.S4
+	SCVTF4(16, 16)
+	SCVTF4(17, 17)
+	FMUL4(16, 16, 1)
+	FMUL4(17, 17, 2)
+	FADD4(28, 28, 16)
+	FADD4(29, 29, 17)
+	ADD $34, R1
+	ADD $8, R2
+	SUBS $1, R3
+	BNE q4nloop
+q4ndone:
+	VST1 [V28.S4, V29.S4], (R4)
+	RET
