@@ -676,6 +676,15 @@ TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-28
 // FADDP Sd, Vn.2S
 #define FADDP2S(d, n) WORD $(0x7E30D800 | (n<<5) | d)
 
+// SUM4 leaves in F16 the float32 sum of the four accumulators V16-V19
+// (the end of the F32 and F16 dots).
+#define SUM4 \
+	FADD4(16, 16, 17) \
+	FADD4(18, 18, 19) \
+	FADD4(16, 16, 18) \
+	FADDP4(16, 16, 16) \
+	FADDP2S(16, 16)
+
 // func dotF32NEON(x, y *float32, n int) float32
 TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
 	MOVD x+0(FP), R0
@@ -696,11 +705,7 @@ loop:
 	SUBS $16, R3
 	BNE loop
 sum:
-	FADD4(16, 16, 17)
-	FADD4(18, 18, 19)
-	FADD4(16, 16, 18)
-	FADDP4(16, 16, 16)
-	FADDP2S(16, 16)
+	SUM4
 	FMOVS F16, ret+24(FP)
 	RET
 
@@ -779,10 +784,6 @@ f16loop:
 	BNE  f16loop
 
 f16sum:
-	FADD4(16, 16, 17)
-	FADD4(18, 18, 19)
-	FADD4(16, 16, 18)
-	FADDP4(16, 16, 16)
-	FADDP2S(16, 16)
+	SUM4
 	FMOVS F16, ret+24(FP)
 	RET
