@@ -263,6 +263,11 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 		if cache, err = m.openCache(); err != nil {
 			return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.opts.ExpertsFrom, err)
 		}
+		// A wrong cache would run silently with other experts: its tensor
+		// table and the edge bytes the file still holds must match.
+		if err := experts.CheckCache(f, r, cache.r, false); err != nil {
+			return nil, fmt.Errorf("%s: --experts-from %s: %w", path, m.opts.ExpertsFrom, err)
+		}
 	}
 	for i := range r.Tensors {
 		t := &r.Tensors[i]

@@ -36,13 +36,8 @@ func PunchRegion(f *gguf.File, pageSize int64) (Region, error) {
 	if !info.Last {
 		return Region{}, fmt.Errorf("the experts are not last (gguf build --experts-last first): punching would free non-expert bytes")
 	}
-	r := Region{ExpertStart: info.NonExpertEnd}
-	for i := range f.Tensors {
-		t := &f.Tensors[i]
-		if IsExpert(t.Name) {
-			r.ExpertEnd = max(r.ExpertEnd, f.DataOffset+int64(t.Offset)+t.Size())
-		}
-	}
+	var r Region
+	r.ExpertStart, r.ExpertEnd = span(f)
 	r.Start = (r.ExpertStart + pageSize - 1) / pageSize * pageSize
 	r.End = r.ExpertEnd / pageSize * pageSize
 	return r, nil
@@ -53,6 +48,9 @@ type PunchResult struct {
 	Region
 	Tensors int   // expert tensors verified
 	Holes   int64 // bytes in holes in the region afterwards
+	// Restored is the bytes Unpunch wrote back: 0 when the file had no
+	// holes in its expert region (nothing to restore).
+	Restored int64
 }
 
 // expertTensors returns the indexes of f's expert tensors.
@@ -80,22 +78,18 @@ func sumOf(r io.ReaderAt, off, n int64) ([32]byte, error) {
 // matchCache checks that cache holds every expert tensor of file with the
 // same type, shape and bytes (sha256), and returns file's expert indexes.
 func matchCache(file, cache *gguf.Reader) ([]int, error) {
-	idx := expertTensors(file.File)
+	idx, err := checkTable(file, cache)
+	if err != nil {
+		return nil, err
+	}
 	for _, i := range idx {
 		t := &file.Tensors[i]
 		j := cache.TensorIndex(t.Name)
-		if j < 0 {
-			return nil, fmt.Errorf("the cache has no tensor %q", t.Name)
-		}
-		c := &cache.Tensors[j]
-		if c.Type != t.Type || c.Shape() != t.Shape() {
-			return nil, fmt.Errorf("tensor %q is %s %s in the file, %s %s in the cache", t.Name, t.Type, t.Shape(), c.Type, c.Shape())
-		}
 		a, err := sumOf(file.ReaderAt(), file.TensorFileOffset(i), t.Size())
 		if err != nil {
 			return nil, fmt.Errorf("reading %q: %w", t.Name, err)
 		}
-		b, err := sumOf(cache.ReaderAt(), cache.TensorFileOffset(j), c.Size())
+		b, err := sumOf(cache.ReaderAt(), cache.TensorFileOffset(j), t.Size())
 		if err != nil {
 			return nil, fmt.Errorf("reading %q from the cache: %w", t.Name, err)
 		}
@@ -168,7 +162,8 @@ func open(path string, cache io.ReaderAt, cacheSize int64) (*os.File, *gguf.Read
 // Punch frees the page-aligned interior of path's expert region (an
 // experts-last GGUF) with fallocate(PUNCH_HOLE|KEEP_SIZE), once every
 // expert tensor's sha256 equals that of the same tensor in cache (so
-// Unpunch can restore it) and the padding between them is zeros. The file
+// Unpunch can restore it), cache is another file than path (not the only
+// copy) and the padding between them is zeros. The file
 // keeps its size; the punched bytes read as zeros. Memory: a 32 KiB copy
 // buffer.
 func Punch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, error) {
@@ -177,6 +172,9 @@ func Punch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, error
 		return nil, err
 	}
 	defer f.Close()
+	if err := notSameFile(f, cr.ReaderAt()); err != nil {
+		return nil, err
+	}
 	reg, err := PunchRegion(fr.File, int64(os.Getpagesize()))
 	if err != nil {
 		return nil, err
@@ -212,39 +210,41 @@ func Punch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, error
 	return res, err
 }
 
-// Unpunch writes the expert tensors of cache back into path's punched
-// region (and zeros into the padding between them), then checks every
-// expert tensor's sha256 against the cache.
+// Unpunch writes the expert bytes of cache back into the holes of path's
+// expert region (and zeros into the padding between tensors there), then
+// checks every expert tensor's sha256 against the cache. Before it writes
+// a byte, CheckCache checks the cache against every expert byte path still
+// holds, so a wrong cache is refused whether the file was punched or not.
+// A file without holes there is left as it is (Restored 0: nothing to
+// restore).
 func Unpunch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, error) {
 	f, fr, cr, err := open(path, cache, cacheSize)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	reg, err := PunchRegion(fr.File, int64(os.Getpagesize()))
+	if Describe(fr.File) == nil {
+		return nil, fmt.Errorf("the model has no expert tensors (*_exps) to restore")
+	}
+	if err := CheckCache(f, fr, cr, true); err != nil {
+		return nil, err
+	}
+	res := &PunchResult{Tensors: len(expertTensors(fr.File))}
+	if h, err := Punched(f, fr.File); err != nil || h == 0 {
+		return res, err
+	}
+	if res.Region, err = PunchRegion(fr.File, int64(os.Getpagesize())); err != nil {
+		return nil, err
+	}
+	holes, err := holeRanges(f, res.ExpertStart, res.ExpertEnd)
 	if err != nil {
 		return nil, err
 	}
-	idx := expertTensors(fr.File)
-	for _, i := range idx {
-		t := &fr.Tensors[i]
-		j := cr.TensorIndex(t.Name)
-		if j < 0 || cr.Tensors[j].Type != t.Type || cr.Tensors[j].Shape() != t.Shape() {
-			return nil, fmt.Errorf("the cache has no tensor %q of type %s and shape %s", t.Name, t.Type, t.Shape())
-		}
-	}
-	for _, i := range idx {
-		t := &fr.Tensors[i]
-		j := cr.TensorIndex(t.Name)
-		w := io.NewOffsetWriter(f, fr.TensorFileOffset(i))
-		if _, err := io.Copy(w, cr.TensorData(j)); err != nil {
-			return nil, fmt.Errorf("restoring %q: %w", t.Name, err)
-		}
-	}
-	for _, g := range gaps(fr.File, idx, reg.ExpertStart, reg.ExpertEnd) {
-		if _, err := f.WriteAt(make([]byte, g[1]-g[0]), g[0]); err != nil {
+	for _, h := range holes {
+		if err := restore(f, fr, cr, h[0], h[1]); err != nil {
 			return nil, err
 		}
+		res.Restored += h[1] - h[0]
 	}
 	if err := f.Sync(); err != nil {
 		return nil, err
@@ -252,9 +252,37 @@ func Unpunch(path string, cache io.ReaderAt, cacheSize int64) (*PunchResult, err
 	if _, err := matchCache(fr, cr); err != nil {
 		return nil, fmt.Errorf("after restoring: %w", err)
 	}
-	res := &PunchResult{Region: reg, Tensors: len(idx)}
-	res.Holes, err = HoleBytes(f, reg.Start, reg.End)
+	res.Holes, err = HoleBytes(f, res.Start, res.End)
 	return res, err
+}
+
+// restore writes [start, end) of f (in its expert region) from the cache:
+// each expert tensor's bytes from the cache's same tensor, zeros between
+// them, compareChunk bytes at a time.
+func restore(f *os.File, fr, cr *gguf.Reader, start, end int64) error {
+	idx := expertTensors(fr.File)
+	buf := make([]byte, compareChunk)
+	for p := start; p < end; {
+		b := buf[:min(end-p, compareChunk)]
+		clear(b)
+		for _, i := range idx {
+			t := &fr.Tensors[i]
+			off := fr.TensorFileOffset(i)
+			x, y := max(off, p), min(off+t.Size(), p+int64(len(b)))
+			if x >= y {
+				continue
+			}
+			coff := cr.TensorFileOffset(cr.TensorIndex(t.Name))
+			if _, err := cr.ReaderAt().ReadAt(b[x-p:y-p], coff+x-off); err != nil {
+				return fmt.Errorf("restoring %q: %w", t.Name, err)
+			}
+		}
+		if _, err := f.WriteAt(b, p); err != nil {
+			return fmt.Errorf("restoring bytes %d-%d: %w", p, p+int64(len(b)), err)
+		}
+		p += int64(len(b))
+	}
+	return nil
 }
 
 // Punched returns the bytes in holes in the expert region of f, the open

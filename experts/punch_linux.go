@@ -24,29 +24,31 @@ func punchHole(f *os.File, off, n int64) error {
 	return nil
 }
 
-// HoleBytes returns how many bytes of [start, end) of f are holes, found
-// with lseek(SEEK_HOLE) and lseek(SEEK_DATA). A file system without hole
-// reporting says there are none.
-func HoleBytes(f *os.File, start, end int64) (int64, error) {
-	var holes int64
+// DataRanges returns the ranges of [start, end) of f that hold data (are
+// not holes), in order, found with lseek(SEEK_DATA) and lseek(SEEK_HOLE).
+// A file system without hole reporting says it is all data (up to the end
+// of the file).
+func DataRanges(f *os.File, start, end int64) ([][2]int64, error) {
+	var out [][2]int64
 	fd := int(f.Fd())
 	for pos := start; pos < end; {
-		h, err := unix.Seek(fd, pos, unix.SEEK_HOLE)
-		if errors.Is(err, unix.ENXIO) || (err == nil && h >= end) {
-			break
+		d, err := unix.Seek(fd, pos, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			break // holes from pos to the end of the file
 		}
 		if err != nil {
-			return 0, fmt.Errorf("lseek(SEEK_HOLE): %w", err)
+			return nil, fmt.Errorf("lseek(SEEK_DATA): %w", err)
 		}
-		d, err := unix.Seek(fd, h, unix.SEEK_DATA)
-		if errors.Is(err, unix.ENXIO) {
-			d = end // a hole up to the end of the file
-		} else if err != nil {
-			return 0, fmt.Errorf("lseek(SEEK_DATA): %w", err)
+		if d >= end {
+			break
 		}
-		d = min(d, end)
-		holes += d - h
-		pos = d
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, fmt.Errorf("lseek(SEEK_HOLE): %w", err)
+		}
+		h = min(h, end)
+		out = append(out, [2]int64{d, h})
+		pos = h
 	}
-	return holes, nil
+	return out, nil
 }
