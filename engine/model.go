@@ -700,9 +700,9 @@ func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
 	if f.expBias {
 		ld.vec(&l.ExpBias, "exp_probs_b.bias", c.Experts, true)
 	}
-	ld.experts(&l.GateExps, "ffn_gate_exps.weight", c.Embd, c.ExpertFF, c.Experts)
-	ld.experts(&l.UpExps, "ffn_up_exps.weight", c.Embd, c.ExpertFF, c.Experts)
-	ld.experts(&l.DownExps, "ffn_down_exps.weight", c.ExpertFF, c.Embd, c.Experts)
+	for _, w := range expertWeights(l, c) {
+		ld.experts(w.dst, w.name, w.cols, w.rows, c.Experts)
+	}
 	if ld.err != nil {
 		return ld.err
 	}

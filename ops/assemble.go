@@ -25,6 +25,14 @@ type AssembleOptions struct {
 	Threads int
 	// ExpertsLayout is "q2lut" (repack the Q2_K experts), "none" or "".
 	ExpertsLayout string
+	// ExpertShapes, when set, states the expert weights a runtime's
+	// loader requires of a model with the base's metadata, as
+	// engine.ExpertShapes does (a package ops cannot import: the engine's
+	// tests import ops): the experts are checked against it. Without it,
+	// or when it cannot read the base's metadata, they are checked against
+	// the base's generic keys (embedding_length,
+	// expert_feed_forward_length, block_count).
+	ExpertShapes func(md *gguf.Metadata) (want map[string][]uint64, skipped func(name string) bool, err error)
 }
 
 // Assemble plans a model made of base's metadata and non-expert tensors
@@ -33,7 +41,8 @@ type AssembleOptions struct {
 // base may be a non-expert subset, as `gguf fetch --exclude _exps` makes).
 // Expert tensors come last, in the order exps holds them, converted and
 // repacked as opts say. Both inputs must describe the same architecture
-// and expert count. The plan reads each input front to back in one pass,
+// and expert count, and the experts must have the shapes and layers the
+// base's metadata gives them (checkExpertShapes). The plan reads each input front to back in one pass,
 // so remote inputs are fetched as ordered, coalesced ranges.
 func Assemble(base, exps *plan.Input, opts AssembleOptions) (*plan.Plan, *Report, error) {
 	bm, em := base.File.Metadata, exps.File.Metadata
@@ -89,6 +98,9 @@ func Assemble(base, exps *plan.Input, opts AssembleOptions) (*plan.Plan, *Report
 		if experts.IsExpert(t.Name) && !from[t.Name] {
 			return nil, nil, fmt.Errorf("the base %s has expert tensor %q, which --experts %s lacks", base.Name, t.Name, exps.Name)
 		}
+	}
+	if err := checkExpertShapes(base, exps, opts); err != nil {
+		return nil, nil, err
 	}
 	// The base's tensors keep their order, the experts that replaced some
 	// of them move out with the others, in exps's order among themselves.

@@ -8,8 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/ops"
@@ -129,5 +131,36 @@ func TestAssembleRecipeEqualsCLI(t *testing.T) {
 				t.Logf("%s: input %s: build reads %d tensor bytes of its %d", tc.name, c.Name, c.Needed, *r.Inputs[c.Name].Size)
 			}
 		})
+	}
+}
+
+// TestAssembleRecipeChecksBaseMetadata: a recipe's assemble checks the
+// experts against the base's metadata as `gguf assemble` does (the
+// runtime's loader): experts of another FFN width into a base without
+// experts are refused.
+func TestAssembleRecipeChecksBaseMetadata(t *testing.T) {
+	dir := t.TempDir()
+	m := fixture.MoE()
+	var dense []fixture.Tensor
+	for _, x := range m.Tensors() {
+		if !experts.IsExpert(x.Info.Name) {
+			dense = append(dense, x)
+		}
+	}
+	wide := fixture.MoE()
+	wide.FF = 128
+	writeFiles(t, dir, map[string][]byte{
+		"dense.gguf": fixture.Write(m.Metadata(), dense),
+		"wide.gguf":  wide.Build(),
+		"r.yaml": []byte("name: wide\ninputs:\n  base: {source: dense.gguf}\n  experts: {source: wide.gguf}\n" +
+			"assemble:\n  base: base\n  experts: experts\n"),
+	})
+	r, err := Load(filepath.Join(dir, "r.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Lock(context.Background(), r, Options{Threads: 1})
+	if err == nil || !strings.Contains(err.Error(), `has shape [64, 128, 4], the base`) {
+		t.Errorf("lock: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/ops"
@@ -125,7 +126,7 @@ func (res *Resolved) planAssemble() (*Planned, error) {
 	r := res.Recipe
 	a := r.Assemble
 	fail := func(err error) error { return &Error{File: r.Path, At: a.At, Msg: err.Error()} }
-	opts := ops.AssembleOptions{ExpertsLayout: a.ExpertsLayout, Threads: res.opts.Threads}
+	opts := ops.AssembleOptions{ExpertsLayout: a.ExpertsLayout, Threads: res.opts.Threads, ExpertShapes: engine.ExpertShapes}
 	if a.ExpertsType != "" {
 		t, err := gguf.ParseType(a.ExpertsType)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/quant"
@@ -23,7 +24,9 @@ func newAssembleCmd() *cobra.Command {
 		Long: `Writes a MoE model whose metadata and non-expert tensors come from --base and whose expert
 tensors (*_exps) come from --experts, matched by name: the base's own experts are replaced (shapes
 must match), or added when the base has none (a 'gguf fetch --exclude _exps' subset). Both must be
-the same architecture with the same expert count. The output holds the header, the base's tensors
+the same architecture with the same expert count, and the experts must have the shapes and layers
+the base's metadata gives them as the runtime's loader reads it (embedding and expert FFN widths,
+every MoE layer from the leading dense ones to block_count). The output holds the header, the base's tensors
 in their order, then the experts in --experts's order, converted to --experts-type (with --imatrix)
 and repacked (--experts-layout q2lut) on the fly. Each source is read front to back once; a remote
 one (hf://, https://) is fetched --inflight range requests at a time, neighbouring ranges
@@ -51,7 +54,7 @@ tensors still missing and writes the same bytes as an uninterrupted run.`,
 			if bf.out == "" && !bf.dryRun {
 				return usageError("missing -o OUT (a path, or - for stdout)")
 			}
-			opts := ops.AssembleOptions{ExpertsLayout: lay, Threads: threads}
+			opts := ops.AssembleOptions{ExpertsLayout: lay, Threads: threads, ExpertShapes: engine.ExpertShapes}
 			if err := ops.ParseLayout("--experts-layout", lay, false); err != nil {
 				return usageError("%v", err)
 			}

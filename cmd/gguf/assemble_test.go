@@ -211,3 +211,38 @@ func TestAssembleRemoteBig(t *testing.T) {
 	}
 	mustEqualFiles(t, "remote vs local", out, filepath.Join(dir, "local.gguf"))
 }
+
+// TestAssembleChecksDenseBase: into a base fetched with --exclude _exps
+// (no experts to compare shapes with), experts of another embedding width
+// or expert FFN width, or lacking a layer, are refused against the base's
+// metadata with one line and no output; the right experts make a file the
+// runtime runs.
+func TestAssembleChecksDenseBase(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	base := writeModel(t, dir, "base.gguf", assembleModel(1, gguf.TypeQ8_0))
+	mustRun(t, nil, "fetch", base, "--exclude", `_exps\.`, "-o", p("dense.gguf"))
+	wideEmbd := assembleModel(2, gguf.TypeQ8_0)
+	wideEmbd.Embd = 512
+	wideFF := assembleModel(3, gguf.TypeQ8_0)
+	wideFF.FF = 512
+	oneLayer := assembleModel(4, gguf.TypeQ8_0)
+	oneLayer.Layers = 1
+	for _, c := range []struct {
+		name string
+		m    fixture.Model
+		want string
+	}{
+		{"embd.gguf", wideEmbd, `"blk.0.ffn_gate_exps.weight" has shape [512, 256, 4], the base ` + p("dense.gguf") + `'s metadata needs [256, 256, 4] (embedding width 256, expert FFN width 256`},
+		{"ff.gguf", wideFF, `has shape [256, 512, 4], the base ` + p("dense.gguf") + `'s metadata needs [256, 256, 4]`},
+		{"one.gguf", oneLayer, `lacks tensor "blk.1.ffn_down_exps.weight"`},
+	} {
+		exps := writeModel(t, dir, c.name, c.m)
+		checkOneLineError(t, runGGUF(t, nil, "assemble", "--base", p("dense.gguf"), "--experts", exps, "-o", p("out.gguf")), exitUsage, c.want)
+		if _, err := os.Stat(p("out.gguf")); err == nil {
+			t.Errorf("%s: an output was written", c.name)
+		}
+	}
+	mustRun(t, nil, "assemble", "--base", p("dense.gguf"), "--experts", writeModel(t, dir, "right.gguf", assembleModel(5, gguf.TypeQ8_0)), "-o", p("out.gguf"))
+	mustRun(t, nil, "run", p("out.gguf"), "-p", "t1", "-n", "1")
+}
