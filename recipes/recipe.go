@@ -443,6 +443,10 @@ func (r *Recipe) validate() error {
 	if o.Name != "" && (strings.ContainsRune(o.Name, '/') || o.Name == "." || o.Name == "..") {
 		return e(o.At, "output.name %q: want a file name, not a path", o.Name)
 	}
+	if strings.HasPrefix(o.Name, ".") {
+		// .bashrc, .git, .profile: files nobody means a model to replace.
+		return e(o.At, "output.name %q: a hidden name (starting with '.') is refused", o.Name)
+	}
 	return nil
 }
 

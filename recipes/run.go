@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
 )
@@ -120,6 +121,25 @@ type RunOptions struct {
 	// Progress is called as the output is written: bytes written of
 	// total, and the tensor being written (k of n).
 	Progress func(written, total int64, k, n int)
+	// Default marks out as the recipe's output.name, not a name the user
+	// gave: an existing file there is not replaced unless Force (a recipe
+	// from elsewhere must not replace a file in the working directory).
+	Default bool
+	// Force replaces an existing file at a Default name, and writes to a
+	// terminal.
+	Force bool
+}
+
+// localFiles are the files a run reads from disk: the recipe and its
+// local inputs, which its output must never replace.
+func (res *Resolved) localFiles() []string {
+	files := []string{res.Recipe.Path}
+	for _, in := range res.Inputs {
+		if !hfremote.IsRemote(in.Input.Source) {
+			files = append(files, res.Recipe.localPath(in.Input.Source))
+		}
+	}
+	return files
 }
 
 // RunResult is what Run made.
@@ -130,10 +150,12 @@ type RunResult struct {
 	Read map[string]int64
 }
 
-// Run plans the build and writes it to out (a path; "" writes nothing and
-// only hashes, as Lock does). The output is committed only when its sums
-// match the recipe's expected output: on a Mismatch nothing is left under
-// out.
+// Run plans the build and writes it to out (a path, "-" for stdout; ""
+// writes nothing and only hashes, as Lock does). The output is committed
+// only when its sums match the recipe's expected output: on a Mismatch
+// nothing is left under out, and stdout, a device or a FIFO gets no byte
+// (the output is checked in a temporary file, then copied). out may not be
+// the recipe or one of its local inputs.
 func (res *Resolved) Run(ctx context.Context, out string, opts RunOptions) (*RunResult, error) {
 	bld, err := res.Plan(ctx)
 	if err != nil {
@@ -147,10 +169,13 @@ func (res *Resolved) Run(ctx context.Context, out string, opts RunOptions) (*Run
 	var w io.Writer = h
 	var dst *sink.Output
 	if out != "" {
-		if out == "-" {
-			return nil, errors.New("recipe run writes a file, not stdout: its sha256 decides whether it is kept")
+		so := sink.Options{Force: opts.Force, Inputs: res.localFiles(), Spool: true}
+		if opts.Default {
+			so.Replace = func(string) error {
+				return errors.New("exists, and is the recipe's output.name, not a name given with -o")
+			}
 		}
-		if dst, err = sink.Create(out, false); err != nil {
+		if dst, err = sink.CreateWith(out, so); err != nil {
 			return nil, err
 		}
 		defer dst.Abort()

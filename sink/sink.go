@@ -18,13 +18,15 @@ var ErrTerminal = errors.New("refusing to write binary data to a terminal (redir
 // Output is a destination being written.
 type Output struct {
 	w       io.Writer
-	file    *os.File // the temporary file, nil for stdout and streams
-	stream  *os.File // a non-regular target written straight into
-	name    string   // the path as given, for messages ("-" for stdout)
-	final   string   // where the temporary is renamed (a symlink's target)
-	anon    bool     // the temporary has no name yet (Linux O_TMPFILE)
-	size    int64    // bytes written
-	started int64    // bytes whose writeback has been started
+	file    *os.File  // the temporary file, nil for stdout and streams
+	stream  *os.File  // a non-regular target written straight into
+	spool   *os.File  // with Options.Spool: holds a stream's bytes until Commit
+	dst     io.Writer // with Options.Spool: where Commit copies the spool
+	name    string    // the path as given, for messages ("-" for stdout)
+	final   string    // where the temporary is renamed (a symlink's target)
+	anon    bool      // the temporary (or spool) has no name yet (Linux O_TMPFILE)
+	size    int64     // bytes written
+	started int64     // bytes whose writeback has been started
 	once    sync.Once
 	done    bool
 }
@@ -33,20 +35,52 @@ type Output struct {
 // them (see RemoveAll).
 var live sync.Map
 
-// Create opens path for writing. For "-" it writes to stdout, refusing a
-// terminal unless force is set. A regular file (new or existing) is written
-// as a temporary and renamed into place by Commit; a symlink is followed
-// and its target replaced, as cp does, never the link itself. Anything
-// else that exists (a character or block device such as /dev/null, a FIFO,
-// a socket) is opened and written straight into, in order, like stdout:
-// renaming over it would replace a device node or leave a FIFO's reader
-// with nothing.
+// Options are the rules an output path is checked against before anything
+// is written.
+type Options struct {
+	// Force writes binary data to a terminal, and replaces an existing
+	// file that Replace refuses.
+	Force bool
+	// Text marks an output meant for people to read: a terminal is a
+	// fine place for it.
+	Text bool
+	// Inputs are the local files the run reads. The output may not be one
+	// of them under any spelling (a symlink, a hard link, another path to
+	// it: compared by device and inode, as os.SameFile does), whatever
+	// Force says: replacing what the run is made of loses it.
+	Inputs []string
+	// Replace, if set, is asked about an existing regular file at the
+	// output path: an error says why it must not be replaced, and refuses
+	// it unless Force. nil replaces any file (the user named it).
+	Replace func(path string) error
+	// Spool holds back every byte from a target written straight into
+	// (stdout, a device, a FIFO) until Commit: the output goes to a
+	// temporary file (in os.TempDir) first and is copied at Commit, so a
+	// check made before Commit, such as a sha256, decides whether the
+	// reader gets anything.
+	Spool bool
+}
+
+// Create opens path for writing with no rules but force: see CreateWith.
 func Create(path string, force bool) (*Output, error) {
+	return CreateWith(path, Options{Force: force})
+}
+
+// CreateWith opens path for writing. For "-" it writes to stdout, refusing
+// a terminal unless o.Force or o.Text is set. A regular file (new or
+// existing) is written as a temporary and renamed into place by Commit; a
+// symlink is followed and its target replaced, as cp does, never the link
+// itself. Anything else that exists (a character or block device such as
+// /dev/null, a FIFO, a socket) is opened and written straight into, in
+// order, like stdout: renaming over it would replace a device node or leave
+// a FIFO's reader with nothing. An existing regular file is first checked
+// against o.Inputs and o.Replace.
+func CreateWith(path string, o Options) (*Output, error) {
 	if path == "-" {
-		if !force && term.IsTerminal(int(os.Stdout.Fd())) {
+		if !o.Force && !o.Text && term.IsTerminal(int(os.Stdout.Fd())) {
 			return nil, ErrTerminal
 		}
-		return &Output{w: os.Stdout, name: "-"}, nil
+		return spooled(&Output{w: os.Stdout, name: "-"}, o)
 	}
 	final, err := resolve(path)
 	if err != nil {
@@ -57,7 +91,14 @@ func Create(path string, force bool) (*Output, error) {
 		case st.IsDir():
 			return nil, fmt.Errorf("%s: is a directory", path)
 		case !st.Mode().IsRegular():
-			return openStream(path, final, force)
+			out, err := openStream(path, final, o.Force || o.Text)
+			if err != nil {
+				return nil, err
+			}
+			return spooled(out, o)
+		}
+		if err := o.check(path, st); err != nil {
+			return nil, err
 		}
 	}
 	dir, base := filepath.Split(final)
@@ -68,9 +109,45 @@ func Create(path string, force bool) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, rootCause(err))
 	}
-	o := &Output{w: f, file: f, name: path, final: final, anon: anon}
-	live.Store(o, struct{}{})
-	return o, nil
+	out := &Output{w: f, file: f, name: path, final: final, anon: anon}
+	live.Store(out, struct{}{})
+	return out, nil
+}
+
+// check applies the rules to st, the existing regular file at path.
+func (o Options) check(path string, st os.FileInfo) error {
+	for _, in := range o.Inputs {
+		if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
+			if in == path {
+				return fmt.Errorf("%s: is an input of this run: write the output to another name", path)
+			}
+			return fmt.Errorf("%s: is the same file as %s, an input of this run: write the output to another name", path, in)
+		}
+	}
+	if o.Replace != nil && !o.Force {
+		if err := o.Replace(path); err != nil {
+			return fmt.Errorf("%s: %w (--force replaces it)", path, err)
+		}
+	}
+	return nil
+}
+
+// spooled gives out, which writes straight into stdout or a stream, a
+// temporary file that holds its bytes until Commit when o.Spool is set.
+func spooled(out *Output, o Options) (*Output, error) {
+	if !o.Spool {
+		return out, nil
+	}
+	f, anon, err := createTemp(os.TempDir(), "gguf-spool")
+	if err != nil {
+		if out.stream != nil {
+			out.stream.Close()
+		}
+		return nil, fmt.Errorf("%s: a temporary file to check the output in before it is sent: %w", out.name, err)
+	}
+	out.dst, out.w, out.spool, out.anon = out.w, f, f, anon
+	live.Store(out, struct{}{})
+	return out, nil
 }
 
 // maxLinks bounds the symlinks followed from an output path, as the
@@ -143,7 +220,7 @@ func (o *Output) Write(p []byte) (int, error) {
 // fail names the output as given in an error from writing it, not its
 // temporary.
 func (o *Output) fail(err error) error {
-	if err == nil || o.file == nil && o.stream == nil {
+	if err == nil || o.file == nil && o.stream == nil && o.spool == nil {
 		return err
 	}
 	return fmt.Errorf("%s: %w", o.name, rootCause(err))
@@ -192,7 +269,21 @@ func (o *Output) Renamed() bool { return o.file != nil }
 
 // Commit syncs the temporary file and renames it to the final name. For
 // stdout it flushes nothing and returns nil; a device or FIFO is closed.
+// A spooled output (Options.Spool) is copied to its target first.
 func (o *Output) Commit() error {
+	if o.spool != nil {
+		if o.done {
+			return nil
+		}
+		_, err := io.Copy(o.dst, io.NewSectionReader(o.spool, 0, o.size))
+		o.dropSpool()
+		if o.stream != nil {
+			if cerr := o.stream.Close(); err == nil {
+				err = cerr
+			}
+		}
+		return o.fail(err)
+	}
 	if o.stream != nil {
 		o.done = true
 		return o.fail(o.stream.Close())
@@ -264,6 +355,15 @@ func createTempNamed(dir, base string) (*os.File, error) {
 // Abort removes the temporary file. It is safe to call after Commit (it
 // does nothing then), so `defer out.Abort()` is the usual pattern.
 func (o *Output) Abort() {
+	if o.spool != nil {
+		if !o.done {
+			o.dropSpool()
+			if o.stream != nil {
+				o.stream.Close()
+			}
+		}
+		return
+	}
 	if o.stream != nil && !o.done {
 		o.done = true
 		o.stream.Close()
@@ -276,6 +376,18 @@ func (o *Output) Abort() {
 		o.file.Close()
 		if !o.anon {
 			os.Remove(o.file.Name())
+		}
+		live.Delete(o)
+	})
+}
+
+// dropSpool closes and removes a spooled output's temporary file.
+func (o *Output) dropSpool() {
+	o.once.Do(func() {
+		o.done = true
+		o.spool.Close()
+		if !o.anon {
+			os.Remove(o.spool.Name())
 		}
 		live.Delete(o)
 	})

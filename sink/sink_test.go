@@ -253,3 +253,105 @@ func TestErrorsNameTheOutput(t *testing.T) {
 		t.Errorf("write error %v", err)
 	}
 }
+
+// TestCreateRules: an output that is an input of the run under another
+// spelling (a symlink, a hard link, a relative path) is refused even with
+// Force and left as it was; Replace refuses an existing file unless Force
+// and says so; a new name is not asked about.
+func TestCreateRules(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "model.gguf")
+	os.WriteFile(in, []byte("input"), 0o644)
+	link, hard := filepath.Join(dir, "link"), filepath.Join(dir, "hard")
+	os.Symlink("model.gguf", link)
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, out := range []string{in, link, hard, "./model.gguf"} {
+		_, err := CreateWith(out, Options{Force: true, Inputs: []string{"-", "hf://x/y/z.gguf", in}})
+		if err == nil || !strings.Contains(err.Error(), "an input of this run") {
+			t.Errorf("%s: error %v", out, err)
+		}
+	}
+	if b, _ := os.ReadFile(in); string(b) != "input" {
+		t.Errorf("the input holds %q", b)
+	}
+	if n := names(t, dir); len(n) != 3 {
+		t.Errorf("leftovers: %v", n)
+	}
+
+	old := filepath.Join(dir, "old.txt")
+	os.WriteFile(old, []byte("notes"), 0o644)
+	notMine := func(string) error { return fmt.Errorf("exists and is not a trace") }
+	if _, err := CreateWith(old, Options{Replace: notMine}); err == nil || !strings.Contains(err.Error(), "exists and is not a trace (--force replaces it)") {
+		t.Errorf("error %v", err)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "notes" {
+		t.Errorf("the refused file holds %q", b)
+	}
+	for _, c := range []struct {
+		path string
+		o    Options
+	}{{old, Options{Replace: notMine, Force: true}}, {filepath.Join(dir, "new.txt"), Options{Replace: notMine}}} {
+		o, err := CreateWith(c.path, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Write([]byte("trace"))
+		if err := o.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(c.path); string(b) != "trace" {
+			t.Errorf("%s holds %q", c.path, b)
+		}
+	}
+}
+
+// TestSpool: with Spool a FIFO's reader gets nothing before Commit (a
+// check that fails aborts with nothing sent), then every byte at Commit;
+// the spool leaves no file.
+func TestSpool(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	path := filepath.Join(dir, "pipe")
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Skip(err)
+	}
+	// A non-blocking reader sees what is in the FIFO at any moment.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	pending := func() string {
+		b := make([]byte, 64)
+		n, _ := unix.Read(fd, b)
+		return string(b[:max(n, 0)])
+	}
+	for _, commit := range []bool{false, true} {
+		o, err := CreateWith(path, Options{Spool: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Write([]byte("checked"))
+		if b := pending(); b != "" {
+			t.Fatalf("the reader got %q before Commit", b)
+		}
+		want := ""
+		if commit {
+			if err := o.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			want = "checked"
+		} else {
+			o.Abort()
+		}
+		if b := pending(); b != want {
+			t.Errorf("commit %v: the reader got %q, want %q", commit, b, want)
+		}
+	}
+	if n := names(t, dir); len(n) != 1 {
+		t.Errorf("leftovers: %v", n)
+	}
+}

@@ -10,9 +10,10 @@ import (
 )
 
 // createTemp opens an unnamed file in dir (O_TMPFILE) when the file system
-// supports it, else a hidden named temporary.
+// supports it, else a hidden named temporary. It is opened for reading too:
+// a spool (Options.Spool) is read back at Commit.
 func createTemp(dir, base string) (*os.File, bool, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
 	if err == nil {
 		return os.NewFile(uintptr(fd), filepath.Join(dir, "."+base+".tmp")), true, nil
 	}

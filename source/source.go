@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -68,6 +70,7 @@ type Source struct {
 	mu      sync.Mutex
 	closers []io.Closer
 	remotes []*remoteFile
+	locals  []string // identities of the local files opened
 	files   int
 }
 
@@ -95,15 +98,22 @@ func (s *Source) Files() int { return max(s.files, 1) }
 // Remote reports whether the source is read over the network.
 func (s *Source) Remote() bool { return len(s.remotes) > 0 }
 
-// Identity names the bytes a remote source reads: the ETags of its files
-// (the Hub's sha256 for LFS files), so that a resumed output notices a new
-// revision. It is "" for a local source.
+// Identity names the bytes a source reads, so that a resumed output
+// notices a changed source: for each remote file its commit and ETag (the
+// Hub's sha256 for LFS files), for each local file its path, size,
+// modification time and device and inode (a file rewritten in place keeps
+// its size but not its modification time; one replaced by another gets a
+// new inode). It is "" for stdin.
 func (s *Source) Identity() string {
-	id := ""
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Clone(s.locals)
 	for _, r := range s.remotes {
-		id += r.f.ETag() + "\n"
+		ids = append(ids, r.f.Name()+" "+r.f.Commit()+" "+r.f.ETag())
 	}
-	return id
+	// A split model's files are opened concurrently, in any order.
+	slices.Sort(ids)
+	return strings.Join(ids, "\n")
 }
 
 // Close releases the source.
@@ -268,6 +278,9 @@ func (s *Source) openLocal(spec string) (*gguf.Reader, func(string) (split.Shard
 		if err != nil {
 			return nil, err
 		}
+		s.mu.Lock()
+		s.locals = append(s.locals, fmt.Sprintf("%s %d %d %s", p, st.Size(), st.ModTime().UnixNano(), fileID(st)))
+		s.mu.Unlock()
 		if st.IsDir() {
 			return nil, fmt.Errorf("%s: is a directory, not a GGUF file", p)
 		}

@@ -260,7 +260,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	if bf.splitMax != "" || bf.splitTensors > 0 {
 		return writeSplit(cmd, p, bf)
 	}
-	if bf.out != "-" && hasRemoteInput(p) {
+	if sink.Resumable(bf.out) && hasRemoteInput(p) {
 		return writeResumable(cmd, p, rep, bf)
 	}
 	out, err := sink.Create(bf.out, bf.force)

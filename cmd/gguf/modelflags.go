@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/sink"
 )
 
 // modelFlags are how run and perplexity load a model: a punched file's
@@ -30,8 +32,12 @@ type modelFlags struct {
 	readers       int
 	simFlash      string
 	trace         string
+	force         bool
 	stats         bool
 	direct        bool
+	// inputs are the command's other local inputs (a prompt or text
+	// file, a --full model), which --moe-trace must not replace.
+	inputs []string
 }
 
 // addModelFlags adds the flags of modelFlags to cmd.
@@ -51,6 +57,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.IntVar(&f.readers, "moe-readers", 4, "reader threads of the pager")
 	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms); without a pool, charge every weight read to it (whole-file mmap thrashing)")
 	fl.StringVar(&f.trace, "moe-trace", "", "write each MoE layer's experts per call to FILE (for gguf moe simulate)")
+	fl.BoolVar(&f.force, "force", false, "let --moe-trace replace an existing file that is not a trace")
 	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
 	fl.BoolVar(&f.direct, "moe-direct", false, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache")
 }
@@ -118,42 +125,73 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 // trace file and the baseline of the fault counter.
 type moeRun struct {
 	f      *modelFlags
-	file   *os.File
+	out    *sink.Output
 	trace  *pager.TraceWriter
 	faults int64
 }
 
-// openTrace creates the --moe-trace file (written in place as it goes,
-// so a long run's trace survives an interrupt).
-func (r *moeRun) openTrace(experts int) error {
+// openTrace creates the --moe-trace file for a run of model. Like any
+// output it is written under a temporary name and renamed by close (a
+// failed or interrupted run leaves none), it is never one of the run's
+// inputs (the model mapped while the trace is written, the cache, a text),
+// and an existing file is replaced only if it is a trace, or empty, unless
+// --force.
+func (r *moeRun) openTrace(model string, experts int) error {
 	if r.f.trace == "" {
 		return nil
 	}
 	if experts == 0 {
 		return usageError("--moe-trace: the model has no experts")
 	}
+	if r.f.trace == "-" {
+		return usageError("--moe-trace -: stdout carries the run's own output: give a file")
+	}
 	var err error
-	if r.file, err = os.Create(r.f.trace); err != nil {
+	r.out, err = sink.CreateWith(r.f.trace, sink.Options{Force: r.f.force, Text: true,
+		Inputs: append([]string{model, r.f.expertsFrom}, r.f.inputs...), Replace: replaceableTrace})
+	if err != nil {
+		return usageError("--moe-trace %v", err)
+	}
+	r.trace = pager.NewTraceWriter(r.out, experts)
+	return nil
+}
+
+// replaceableTrace refuses to replace the file at path unless it is empty
+// or a trace.
+func replaceableTrace(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
 		return err
 	}
-	r.trace = pager.NewTraceWriter(r.file, experts)
-	return nil
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() == 0 || pager.IsTrace(f) {
+		return nil
+	}
+	return errors.New("exists and is not a gguf moe trace")
 }
 
 // startDecode records the fault counter where decoding starts.
 func (r *moeRun) startDecode() { r.faults = engine.MajorFaults() }
 
-// close flushes and closes the trace.
+// close flushes the trace and puts it in place: the run succeeded.
 func (r *moeRun) close() error {
-	if r.file == nil {
+	if r.out == nil {
 		return nil
 	}
 	err := r.trace.Flush()
-	if cerr := r.file.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = r.out.Commit()
 	}
-	r.file = nil
+	r.abort()
 	return err
+}
+
+// abort drops the trace of a run that failed; it does nothing after close.
+func (r *moeRun) abort() {
+	if r.out != nil {
+		r.out.Abort()
+		r.out = nil
+	}
 }
 
 // moeSummary is the pager's report in JSON summaries.

@@ -102,13 +102,14 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 			if !cmd.Flags().Changed("batch-size") && mf.paged() {
 				batch = 1
 			}
+			mf.inputs = []string{file, full}
 			m, tok, s, mr, err := loadModel("perplexity", args[0], &mf, ctx, th, batch)
 			if err != nil {
 				return err
 			}
 			defer m.Close()
 			defer s.Close()
-			defer mr.close()
+			defer mr.abort()
 			mr.startDecode()
 			if n := m.Config.ContextLength; n > 0 && ctx > n {
 				fmt.Fprintf(stderr, "gguf: warning: model was trained on only %d context tokens (%d specified)\n", n, ctx)

@@ -265,7 +265,7 @@ type inputReport struct {
 func newRecipeRunCmd() *cobra.Command {
 	var rf recipeFlags
 	var out string
-	var quiet, asJSON bool
+	var quiet, asJSON, force bool
 	cmd := &cobra.Command{
 		Use:   "run RECIPE [-o OUT]",
 		Short: "Build a pinned recipe; keep the output only if its sha256 is the recipe's (exit 1 naming the first differing tensor)",
@@ -273,7 +273,10 @@ func newRecipeRunCmd() *cobra.Command {
 a missing sha256 or size) or that fails its pin, builds the recipe's output in one streaming pass
 into a temporary file next to OUT (default: the recipe's output.name), hashes it tensor by tensor as
 it is written, and renames it into place only when the sha256 is the recipe's. Otherwise it exits 1,
-naming the first tensor that differs, and nothing is left under OUT.`,
+naming the first tensor that differs, and nothing is left under OUT. -o - (stdout), a device or a
+FIFO gets the output only once it is checked: it is built in a temporary file (in TMPDIR) first.
+OUT is never the recipe or one of its local inputs, and the recipe's output.name (used without -o)
+does not replace an existing file unless --force.`,
 		Example: `  gguf recipe run recipes/smollm2-360m-q4k.yaml -o /tmp/smollm2.gguf
   gguf recipe run recipes/ci/stories260k-q8.yaml --json -o out.gguf`,
 		Args: cobra.ExactArgs(1),
@@ -282,14 +285,19 @@ naming the first tensor that differs, and nothing is left under OUT.`,
 			if err != nil {
 				return err
 			}
+			opts := recipes.RunOptions{Force: force}
 			if out == "" {
 				if out = r.Output.Name; out == "" {
 					return usageError("missing -o OUT (the recipe has no output.name)")
 				}
+				opts.Default = true
+			}
+			if out == "-" && asJSON {
+				return usageError("-o - and --json would both write stdout: give -o FILE")
 			}
 			start := time.Now()
 			rep := runReport{Recipe: args[0], Name: r.Name, Output: out, ExpectedSHA256: r.Output.SHA256}
-			rr, err := runRecipe(cmd, r, rf, out, quiet)
+			rr, err := runRecipe(cmd, r, rf, out, quiet, opts)
 			if rr != nil {
 				rep.SHA256, rep.Size, rep.Tensors = rr.Sums.SHA256, rr.Sums.Size, len(rr.Sums.Tensors)
 			}
@@ -331,6 +339,7 @@ naming the first tensor that differs, and nothing is left under OUT.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default: the recipe's output.name, in the current directory)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
+	cmd.Flags().BoolVar(&force, "force", false, "let the recipe's output.name replace an existing file; write the output to a terminal")
 	return cmd
 }
 
@@ -342,13 +351,12 @@ type recipeRun struct {
 
 // runRecipe opens the pinned inputs and runs the recipe into out with one
 // progress bar over the whole output (bytes, tensors, ETA).
-func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string, quiet bool) (*recipeRun, error) {
+func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string, quiet bool, opts recipes.RunOptions) (*recipeRun, error) {
 	res, err := recipes.Open(cmd.Context(), r, rf.options(true))
 	if err != nil {
 		return nil, err
 	}
 	defer res.Close()
-	var opts recipes.RunOptions
 	if f := progressTerminal(quiet); f != nil {
 		var bar *progressbar.ProgressBar
 		opts.Progress = func(written, total int64, k, n int) {

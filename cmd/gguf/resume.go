@@ -32,7 +32,10 @@ func hasRemoteInput(p *plan.Plan) bool {
 }
 
 // resumeKey identifies an output: its header (metadata, tensor table) and
-// the sources it is made from, with their sizes and remote ETags.
+// the sources it is made from, with their sizes and identities (a remote
+// file's commit and ETag, a local file's size, modification time and
+// inode), so that a source changed since the interrupted run, even to the
+// same size and header, starts the output over.
 func resumeKey(layout *gguf.File) (string, error) {
 	h := sha256.New()
 	var hdr bytes.Buffer
@@ -61,7 +64,14 @@ func writeResumable(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildF
 	if err != nil {
 		return err
 	}
-	part, err := sink.OpenPartial(bf.out, key)
+	align := int64(layout.Alignment)
+	spans := make([]sink.Span, len(layout.Tensors))
+	for i := range layout.Tensors {
+		t := &layout.Tensors[i]
+		size := t.Size()
+		spans[i] = sink.Span{Off: layout.DataOffset + int64(t.Offset), Len: size + (align-size%align)%align}
+	}
+	part, err := sink.OpenPartial(bf.out, key, spans)
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -70,16 +80,11 @@ func writeResumable(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildF
 		fmt.Fprintf(stderr, "gguf: resuming %s: %d of %d tensors (%s) already written and verified\n",
 			part.Name(), n, len(p.Tensors), humanize.Bytes(uint64(b)))
 	}
-	align := int64(layout.Alignment)
 	start := time.Now()
 	res, err := p.ExecuteAt(cmd.Context(), part.WriterAt(), plan.Options{
 		Progress: progress(bf.quiet, "build"),
 		Have:     part.Has,
-		Wrote: func(i int) error {
-			t := &layout.Tensors[i]
-			size := t.Size()
-			return part.Done(i, layout.DataOffset+int64(t.Offset), size+(align-size%align)%align)
-		},
+		Wrote:    part.Done,
 	})
 	if errors.Is(err, hfremote.ErrChecksumMismatch) {
 		part.Abort()

@@ -180,21 +180,21 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 		return fail(fmt.Errorf("%s: the tokenizer has %d tokens, token_embd %d rows", path, tok.NumTokens(), m.Config.Vocab))
 	}
 	mr := &moeRun{f: mf}
-	if err := mr.openTrace(m.Config.Experts); err != nil {
+	if err := mr.openTrace(path, m.Config.Experts); err != nil {
 		m.Close()
 		return fail(err)
 	}
 	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace}
 	if po == nil {
 		if so.Thrash, err = mf.flash(); err != nil {
-			mr.close()
+			mr.abort()
 			m.Close()
 			return fail(err)
 		}
 	}
 	s, err := engine.NewState(m, so)
 	if err != nil {
-		mr.close()
+		mr.abort()
 		m.Close()
 		return fail(err)
 	}
@@ -210,13 +210,14 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 			return usageError("%v", err)
 		}
 	}
+	f.mf.inputs = []string{f.promptFile}
 	m, tok, s, mr, err := loadModel("run", path, &f.mf, f.ctx, f.threads, 0)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	defer s.Close()
-	defer mr.close()
+	defer mr.abort()
 	seed := uint64(f.seed)
 	if f.seed < 0 {
 		seed = rand.Uint64()
