@@ -19,14 +19,15 @@
 // runs per block four classes c = 0..3 of code byte pairs k = 2c+8m, m =
 // 0..7, both of sub-block 2m+c/2. Tables are T = 64*H + L: per pair the
 // two L lookups (at most 126) and the two H lookups (at most 24 in
-// magnitude) add up in bytes; VPMADDUBSW with the scales of only the even
-// or only the odd rows multiplies them into int16 (L: at most 1890, added
-// over the 8 pairs of a class; H: at most 360), and VPMADDWD with (1, 0),
-// (0, 1), (64, 0) and (0, 64) widens them to int32 per row.
+// magnitude) add up in bytes. Pairs m and m+1 (m even) are interleaved
+// byte by byte, so that VPMADDUBSW with the interleaved scales of
+// sub-blocks 2m+c/2 and 2m+2+c/2 gives each row's two products summed in
+// int16 (L: at most 3780, added over the 4 pairs of pairs of a class; H:
+// at most 720), and VPMADDWD of the L and H words interleaved with
+// (1, 64) widens them to the rows' int32 sums L + 64*H, in row order.
 //
-// Registers in a class: Y15 bytes 0x0f, Y14 words 0x000f (even rows'
-// scales), Y13 words 0x0f00 (odd rows'); Y10/Y11 the L products of
-// even/odd rows, Y8/Y7 the H products; Y0-Y6 scratch. 0(SP)..96(SP) hold
+// Registers in a class: Y15 bytes 0x0f; Y10/Y11 the L products of rows
+// 0-7/8-15, Y8/Y7 the H products; Y0-Y6, Y12 scratch. 0(SP)..96(SP) hold
 // the block's y.d*d of rows 4q..4q+3 (q = 0..3) in both 128-bit lanes,
 // 128(SP)..224(SP) its y.d*dmin, so that one FMA takes lanes 2c and 2c+1
 // of four rows; acc holds the lanes so, 128 bytes per class.
@@ -59,10 +60,9 @@
 	PREFETCHT0 3904(r) \
 	PREFETCHT0 3968(r)
 
-// One pair of code bytes at off(DX), tables at toff(R11), scales at
-// soff(R10): its L lookups (Y4) and H lookups (Y5) times the scales of
-// the even and the odd rows added to Y10, Y11, Y8, Y7.
-#define PAIR(off, toff, soff) \
+// One pair of code bytes at off(DX) with its tables at toff(R11): the sum
+// of the L lookups to L, of the H lookups to H.
+#define PAIR(off, toff, L, H) \
 	VMOVDQU off(DX), Y0 \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y15, Y0, Y0 \
@@ -71,23 +71,38 @@
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+64(R11), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y4 \
+	VPADDB Y2, Y3, L \
 	VMOVDQU toff+32(R11), Y2 \
 	VPSHUFB Y0, Y2, Y2 \
 	VMOVDQU toff+96(R11), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y5 \
-	VBROADCASTI128 soff(R10), Y0 \
-	VPAND Y14, Y0, Y1 \
-	VPAND Y13, Y0, Y0 \
-	VPMADDUBSW Y1, Y4, Y2 \
-	VPADDW Y2, Y10, Y10 \
-	VPMADDUBSW Y0, Y4, Y2 \
-	VPADDW Y2, Y11, Y11 \
-	VPMADDUBSW Y5, Y1, Y2 \
-	VPADDW Y2, Y8, Y8 \
-	VPMADDUBSW Y5, Y0, Y2 \
-	VPADDW Y2, Y7, Y7
+	VPADDB Y2, Y3, H
+
+// Pairs m and m+1 of a class (codes at DX and 128(DX), tables at R11 and
+// 512(R11), scales of their sub-blocks at R10 and 32(R10)): the rows'
+// lookups interleaved by pair, times the interleaved scales, added to
+// Y10, Y11 (L) and Y8, Y7 (H).
+#define PAIRS \
+	PAIR(0, 0, Y4, Y5) \
+	PAIR(128, 512, Y6, Y12) \
+	VBROADCASTI128 (R10), Y0 \
+	VBROADCASTI128 32(R10), Y1 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y15, Y1, Y1 \
+	VPUNPCKLBW Y1, Y0, Y2 \
+	VPUNPCKHBW Y1, Y0, Y3 \
+	VPUNPCKLBW Y6, Y4, Y0 \
+	VPMADDUBSW Y2, Y0, Y0 \
+	VPADDW Y0, Y10, Y10 \
+	VPUNPCKHBW Y6, Y4, Y1 \
+	VPMADDUBSW Y3, Y1, Y1 \
+	VPADDW Y1, Y11, Y11 \
+	VPUNPCKLBW Y12, Y5, Y0 \
+	VPMADDUBSW Y0, Y2, Y0 \
+	VPADDW Y0, Y8, Y8 \
+	VPUNPCKHBW Y12, Y5, Y1 \
+	VPMADDUBSW Y1, Y3, Y1 \
+	VPADDW Y1, Y7, Y7
 
 // The factors y.d*x (x: 8 rows' f16 at off(SI); y.d broadcast in Y4),
 // rounded once as ggml's VMULSS, stored as two four-row quarters, each in
@@ -115,26 +130,12 @@
 	VFMADD231PS (32*q)(SP), isum, Y11 \
 	VMOVUPS Y11, (32*q)(R13)
 
-DATA q2lutW10<>+0(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+8(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+16(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+24(SB)/8, $0x0000000100000001
-GLOBL q2lutW10<>(SB), RODATA|NOPTR, $32
-DATA q2lutW01<>+0(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+8(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+16(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+24(SB)/8, $0x0001000000010000
-GLOBL q2lutW01<>(SB), RODATA|NOPTR, $32
-DATA q2lutW40<>+0(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+8(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+16(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+24(SB)/8, $0x0000004000000040
-GLOBL q2lutW40<>(SB), RODATA|NOPTR, $32
-DATA q2lutW04<>+0(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+8(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+16(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+24(SB)/8, $0x0040000000400000
-GLOBL q2lutW04<>(SB), RODATA|NOPTR, $32
+// Words (1, 64): VPMADDWD of interleaved L and H words gives L + 64*H.
+DATA q2lutL64<>+0(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+8(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+16(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+24(SB)/8, $0x0040000100400001
+GLOBL q2lutL64<>(SB), RODATA|NOPTR, $32
 
 // func q2lutLanesAVX2(grp, tab, a *byte, nb int, acc *[128]float32)
 TEXT ·q2lutLanesAVX2(SB), NOSPLIT, $256-40
@@ -146,12 +147,6 @@ TEXT ·q2lutLanesAVX2(SB), NOSPLIT, $256-40
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL $0x000f000f, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL $0x0f000f00, AX
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
 
 block:
 	TESTQ CX, CX
@@ -182,37 +177,22 @@ class:
 	MOVQ $4, R9
 
 pairs:
-	PAIR(0, 0, 0)
-	PAIR(128, 512, 32)
+	PAIRS
 	ADDQ $256, DX
 	ADDQ $1024, R11
 	ADDQ $64, R10
 	DECQ R9
 	JNE  pairs
 
-	// the int32 sums: dword i of each 128-bit lane is row 4i (Y0), 4i+2
-	// (Y1), 4i+1 (Y2), 4i+3 (Y3), L plus 64 times H
-	VPMADDWD q2lutW10<>(SB), Y10, Y0
-	VPMADDWD q2lutW01<>(SB), Y10, Y1
-	VPMADDWD q2lutW10<>(SB), Y11, Y2
-	VPMADDWD q2lutW01<>(SB), Y11, Y3
-	VPMADDWD q2lutW40<>(SB), Y8, Y4
-	VPADDD Y4, Y0, Y0
-	VPMADDWD q2lutW04<>(SB), Y8, Y4
-	VPADDD Y4, Y1, Y1
-	VPMADDWD q2lutW40<>(SB), Y7, Y4
-	VPADDD Y4, Y2, Y2
-	VPMADDWD q2lutW04<>(SB), Y7, Y4
-	VPADDD Y4, Y3, Y3
-	// rows put in order within each 128-bit lane
-	VPUNPCKLDQ Y2, Y0, Y4  // rows 0 1 4 5
-	VPUNPCKHDQ Y2, Y0, Y5  // rows 8 9 12 13
-	VPUNPCKLDQ Y3, Y1, Y6  // rows 2 3 6 7
-	VPUNPCKHDQ Y3, Y1, Y7  // rows 10 11 14 15
-	VPUNPCKLQDQ Y6, Y4, Y0 // rows 0-3
-	VPUNPCKHQDQ Y6, Y4, Y1 // rows 4-7
-	VPUNPCKLQDQ Y7, Y5, Y2 // rows 8-11
-	VPUNPCKHQDQ Y7, Y5, Y3 // rows 12-15
+	// the rows' int32 sums L + 64*H, rows 0-3 (Y0), 4-7, 8-11, 12-15
+	VPUNPCKLWD Y8, Y10, Y0
+	VPMADDWD q2lutL64<>(SB), Y0, Y0
+	VPUNPCKHWD Y8, Y10, Y1
+	VPMADDWD q2lutL64<>(SB), Y1, Y1
+	VPUNPCKLWD Y7, Y11, Y2
+	VPMADDWD q2lutL64<>(SB), Y2, Y2
+	VPUNPCKHWD Y7, Y11, Y3
+	VPMADDWD q2lutL64<>(SB), Y3, Y3
 
 	// the mins of sub-blocks 4c..4c+3 as words, [4c | 4c+2] and
 	// [4c+1 | 4c+3], rows 0-7 (Y6, Y7) and 8-15 (Y4, Y5)
