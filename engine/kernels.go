@@ -210,11 +210,21 @@ func SelectKernels(name string) error {
 	if !slices.Contains(sets, name) {
 		return fmt.Errorf("kernel set %q is not available here (have %s)", name, strings.Join(sets, ", "))
 	}
+	install(name)
+	return nil
+}
+
+// install installs kernel set name, one of this architecture's sets,
+// without asking whether the CPU runs it (SelectKernels does): the row
+// kernels, then the q2lut ones, whose tail rows are plain Q2_K rows and
+// run the set's Q2_K kernel, so that every q2lut row gives that kernel's
+// bits, then the group kernels of repacked matrices.
+func install(name string) {
 	installKernels(name)
+	q2lutKernel.dot = kernels[gguf.TypeQ2_K].dot
 	installQ2LUT(name)
 	installPack(name)
 	kernelSet = name
-	return nil
 }
 
 // kernelsEnv names the environment variable that forces a kernel set

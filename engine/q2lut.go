@@ -16,8 +16,10 @@ import (
 // of an activation row two 16-entry tables of q0*a0 + q1*a1 (the two low
 // and the two high bits of a code byte), each looked up with 16 rows'
 // nibbles in one shuffle (x86 PSHUFB, ARM TBL). The integer sums are exact
-// and the float steps per 256 columns are ggml's generic ones, so every
-// row equals refDotQ2_K on the same row in plain Q2_K bit for bit.
+// and the float steps are those of the kernel set's Q2_K kernel (ggml's
+// generic ones, or on amd64 ggml's AVX2 lanes and FMAs: q2lut_amd64.s), so
+// every row equals that kernel on the same row in plain Q2_K bit for bit:
+// the layout stores the same numbers and gives the same logits.
 //
 // The tables depend only on the activations, so a matmul builds them once
 // per activation row (16 bytes per column) and every group of rows reuses
@@ -40,13 +42,14 @@ const (
 )
 
 // q2lutKernel multiplies q2lut expert matrices. Its activations are Q8_K
-// as for Q2_K; group computes 16 rows at once and dot (a Q2_K kernel in
-// the reference's float order) the tail rows of an expert whose row count
-// is not a multiple of 16, which stay Q2_K rows.
-var q2lutKernel = &kernel{act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K, group: q2lutGroup}
+// as for Q2_K; group computes 16 rows at once and dot (the kernel set's
+// Q2_K kernel, installed with it) the tail rows of an expert whose row
+// count is not a multiple of 16, which stay Q2_K rows. The kernel sets
+// install their group kernel (installQ2LUT).
+var q2lutKernel = &kernel{act: gguf.TypeQ8_K, dot: dotQ2_KGo, ref: refDotQ2_K, group: q2lutGroupGo}
 
-// q2lutAsm selects the assembly kernel and table builder (set with the
-// kernel set).
+// q2lutAsm reports that the installed group kernel and table builder are
+// assembly (set with the kernel set).
 var q2lutAsm bool
 
 // groupFunc computes the 16 rows of one q2lut group g (n columns: n/256
@@ -140,7 +143,7 @@ func q2lutBlocksGo(g, tab, a []byte, nb int, acc []float32) {
 
 // q2lutAdd adds the float steps of nb blocks of one group g, whose integer
 // sums are in sums (q2lutSumsGo's order), to the rows' sums acc, in block
-// order, exactly as the Q2_K kernels take them.
+// order, exactly as the portable Q2_K kernel (dotQ2_KGo) takes them.
 func q2lutAdd(g, a []byte, nb int, sums []int32, acc []float32) {
 	acc = acc[:q2lutRows:q2lutRows]
 	for i := 0; i < nb; i++ {
@@ -153,20 +156,21 @@ func q2lutAdd(g, a []byte, nb int, sums []int32, acc []float32) {
 	}
 }
 
-// q2lutGroup is the kernel's group function: q2lutChunk blocks of columns
-// at a time (assembly where installed).
-func q2lutGroup(n int, g, a, tab []byte, out []float32) {
+// q2lutGroupGo is the portable group function (the generic Q2_K float
+// steps).
+func q2lutGroupGo(n int, g, a, tab []byte, out []float32) {
+	q2lutChunks(q2lutBlocksGo, n, g, a, tab, out)
+}
+
+// q2lutChunks computes a group with blocks, a function adding nb blocks
+// (at most q2lutChunk) to the rows' sums as q2lutBlocksGo does, q2lutChunk
+// blocks of columns at a time.
+func q2lutChunks(blocks func(g, tab, a []byte, nb int, acc []float32), n int, g, a, tab []byte, out []float32) {
 	nb := n / 256
 	g, a, tab, out = g[:nb*q2lutGroupBytes], a[:nb*q8_KBytes], tab[:nb*q2lutTabBytes], out[:q2lutRows]
 	clear(out)
 	for b0 := 0; b0 < nb; b0 += q2lutChunk {
-		m := min(q2lutChunk, nb-b0)
-		gc, tc, ac := g[b0*q2lutGroupBytes:], tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:]
-		if q2lutAsm {
-			q2lutBlocksAsm(gc, tc, ac, m, out)
-		} else {
-			q2lutBlocksGo(gc, tc, ac, m, out)
-		}
+		blocks(g[b0*q2lutGroupBytes:], tab[b0*q2lutTabBytes:], a[b0*q8_KBytes:], min(q2lutChunk, nb-b0), out)
 	}
 }
 

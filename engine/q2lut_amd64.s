@@ -2,27 +2,35 @@
 
 #include "textflag.h"
 
-// The q2lut kernel in AVX2 (q2lutSumsGo and q2lutAdd are the
-// specification): nb blocks of one group added to its 16 rows' float sums.
-// A 32-byte load of codes holds two code bytes k, k+1 of all 16 rows, one
-// per 128-bit lane, and a 32-byte load of tables holds the matching tables
-// of both (buildQ2LUTTables lays them out so), so one VPSHUFB looks up 16
-// rows x 2 columns x 2 code bytes. The tables are T = 64*H + L: per lane
-// the 4 L lookups of one 16-column sub-block (at most 252) and its 4 H
-// lookups (at most 48 in magnitude) add up in bytes. VPMADDUBSW with the
-// sub-block's scales of only the even or only the odd rows multiplies
-// them into int16 (L: at most 3780, accumulated over 8 sub-blocks; H: at
-// most 720, over all 16), and VPMADDWD with (1, 0), (0, 1), (64, 0) and
-// (0, 64) widens them to int32 at the end, so the only shuffles per
-// sub-block are the lookups. The mins take two sub-blocks j, j+1 at a
-// time: interleaved per row, one VPMADDWD with (bsums[j], bsums[j+1])
-// gives two products in int32.
+// The q2lut kernel in AVX2: nb blocks of one group added to its 16 rows'
+// float lanes, the lanes and float steps of dotQ2_KAVX2 (ggml's AVX2
+// q2_K_q8_K): its lane l holds, per block, the int32 sum of the code bytes
+// k with k%8 == l, each times its sub-block's 4-bit scale (VPMADDUBSW and
+// VPMADDWD by 4 columns), and the mins of sub-blocks 2l, 2l+1 times their
+// activation sums; the lane takes -(y.d*dmin)*mins, then (y.d*d)*isum, as
+// FMAs. Integer sums are exact in any order, so only those lanes, their
+// FMAs and the final sum (q2lutGroupAVX2) must be the same.
 //
-// Registers: Y15 bytes 0x0f, Y14 words 0x000f (even rows' scales), Y13
-// words 0x0f00 (odd rows'); Y10/Y11 the L products of even/odd rows,
-// Y8/Y7 the H products (int16, both lanes apart); Y12/Y9 summs of rows
-// 0-3, 8-11 / 4-7, 12-15; Y0-Y6 scratch; 0(SP)..127(SP) the int32 L
-// products of the first 8 sub-blocks.
+// A 32-byte load of codes holds two code bytes k, k+1 (k even) of all 16
+// rows, one per 128-bit lane, and a 32-byte load of tables holds the
+// matching tables of both (buildQ2LUTTables lays them out so), so one
+// VPSHUFB looks up 16 rows x 2 columns x 2 code bytes; with k%8 = 2c the
+// two 128-bit lanes hold ggml's lanes 2c and 2c+1. The kernel therefore
+// runs per block four classes c = 0..3 of code byte pairs k = 2c+8m, m =
+// 0..7, both of sub-block 2m+c/2. Tables are T = 64*H + L: per pair the
+// two L lookups (at most 126) and the two H lookups (at most 24 in
+// magnitude) add up in bytes. Pairs m and m+1 (m even) are interleaved
+// byte by byte, so that VPMADDUBSW with the interleaved scales of
+// sub-blocks 2m+c/2 and 2m+2+c/2 gives each row's two products summed in
+// int16 (L: at most 3780, added over the 4 pairs of pairs of a class; H:
+// at most 720), and VPMADDWD of the L and H words interleaved with
+// (1, 64) widens them to the rows' int32 sums L + 64*H, in row order.
+//
+// Registers in a class: Y15 bytes 0x0f; Y10/Y11 the L products of rows
+// 0-7/8-15, Y8/Y7 the H products; Y0-Y6, Y12 scratch. 0(SP)..96(SP) hold
+// the block's y.d*d of rows 4q..4q+3 (q = 0..3) in both 128-bit lanes,
+// 128(SP)..224(SP) its y.d*dmin, so that one FMA takes lanes 2c and 2c+1
+// of four rows; acc holds the lanes so, 128 bytes per class.
 
 // The 21 cache lines of the group's block two blocks ahead of r (two
 // blocks past the group's end are the next group's, which runGroups
@@ -52,98 +60,85 @@
 	PREFETCHT0 3904(r) \
 	PREFETCHT0 3968(r)
 
-// One pair of code bytes at off(DX) with its tables at toff(BX): the sum
-// of the L lookups to Y4, of the H lookups to Y5.
-#define PAIR(off, toff) \
+// One pair of code bytes at off(DX) with its tables at toff(R11): the sum
+// of the L lookups to L, of the H lookups to H.
+#define PAIR(off, toff, L, H) \
 	VMOVDQU off(DX), Y0 \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y15, Y0, Y0 \
 	VPAND Y15, Y1, Y1 \
-	VMOVDQU toff(BX), Y2 \
+	VMOVDQU toff(R11), Y2 \
 	VPSHUFB Y0, Y2, Y2 \
-	VMOVDQU toff+64(BX), Y3 \
+	VMOVDQU toff+64(R11), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y4 \
-	VMOVDQU toff+32(BX), Y2 \
+	VPADDB Y2, Y3, L \
+	VMOVDQU toff+32(R11), Y2 \
 	VPSHUFB Y0, Y2, Y2 \
-	VMOVDQU toff+96(BX), Y3 \
+	VMOVDQU toff+96(R11), Y3 \
 	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y2, Y3, Y5
+	VPADDB Y2, Y3, H
 
-// PAIR adding to Y4 and Y5.
-#define PAIRADD(off, toff) \
-	VMOVDQU off(DX), Y0 \
-	VPSRLW $4, Y0, Y1 \
+// Pairs m and m+1 of a class (codes at DX and 128(DX), tables at R11 and
+// 512(R11), scales of their sub-blocks at R10 and 32(R10)): the rows'
+// lookups interleaved by pair, times the interleaved scales, added to
+// Y10, Y11 (L) and Y8, Y7 (H).
+#define PAIRS \
+	PAIR(0, 0, Y4, Y5) \
+	PAIR(128, 512, Y6, Y12) \
+	VBROADCASTI128 (R10), Y0 \
+	VBROADCASTI128 32(R10), Y1 \
 	VPAND Y15, Y0, Y0 \
 	VPAND Y15, Y1, Y1 \
-	VMOVDQU toff(BX), Y2 \
-	VPSHUFB Y0, Y2, Y2 \
-	VPADDB Y2, Y4, Y4 \
-	VMOVDQU toff+64(BX), Y3 \
-	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y3, Y4, Y4 \
-	VMOVDQU toff+32(BX), Y2 \
-	VPSHUFB Y0, Y2, Y2 \
-	VPADDB Y2, Y5, Y5 \
-	VMOVDQU toff+96(BX), Y3 \
-	VPSHUFB Y1, Y3, Y3 \
-	VPADDB Y3, Y5, Y5
+	VPUNPCKLBW Y1, Y0, Y2 \
+	VPUNPCKHBW Y1, Y0, Y3 \
+	VPUNPCKLBW Y6, Y4, Y0 \
+	VPMADDUBSW Y2, Y0, Y0 \
+	VPADDW Y0, Y10, Y10 \
+	VPUNPCKHBW Y6, Y4, Y1 \
+	VPMADDUBSW Y3, Y1, Y1 \
+	VPADDW Y1, Y11, Y11 \
+	VPUNPCKLBW Y12, Y5, Y0 \
+	VPMADDUBSW Y0, Y2, Y0 \
+	VPADDW Y0, Y8, Y8 \
+	VPUNPCKHBW Y12, Y5, Y1 \
+	VPMADDUBSW Y1, Y3, Y1 \
+	VPADDW Y1, Y7, Y7
 
-// One sub-block (codes at off(DX), tables at toff(BX), scales at
-// soff(R10)): its lookups times its scales added to Y10, Y11, Y8, Y7.
-#define SUB(off, toff, soff) \
-	PAIR(off, toff) \
-	PAIRADD(off+32, toff+128) \
-	VBROADCASTI128 soff(R10), Y0 \
-	VPAND Y14, Y0, Y1 \
-	VPAND Y13, Y0, Y0 \
-	VPMADDUBSW Y1, Y4, Y2 \
-	VPADDW Y2, Y10, Y10 \
-	VPMADDUBSW Y0, Y4, Y2 \
-	VPADDW Y2, Y11, Y11 \
-	VPMADDUBSW Y5, Y1, Y2 \
-	VPADDW Y2, Y8, Y8 \
-	VPMADDUBSW Y5, Y0, Y2 \
-	VPADDW Y2, Y7, Y7
+// The factors y.d*x (x: 8 rows' f16 at off(SI); y.d broadcast in Y4),
+// rounded once as ggml's VMULSS, stored as two four-row quarters, each in
+// both 128-bit lanes, at soff(SP) and soff+32(SP).
+#define FACTORS(off, soff) \
+	VCVTPH2PS off(SI), Y5 \
+	VMULPS Y5, Y4, Y5 \
+	VPERM2F128 $0x00, Y5, Y5, Y6 \
+	VMOVUPS Y6, soff(SP) \
+	VPERM2F128 $0x11, Y5, Y5, Y6 \
+	VMOVUPS Y6, soff+32(SP)
 
-// The mins of sub-blocks j, j+1 (at (R10), 16(R10)) times bsums[j],
-// bsums[j+1] (at (R11)) added to Y12, Y9.
-#define MINS \
-	VPMOVZXBW (R10), Y0 \
-	VPMOVZXBW 16(R10), Y1 \
-	VPUNPCKLWD Y1, Y0, Y2 \
-	VPUNPCKHWD Y1, Y0, Y3 \
-	VPSRLW $4, Y2, Y2 \
-	VPSRLW $4, Y3, Y3 \
-	VPBROADCASTD (R11), Y6 \
-	VPMADDWD Y6, Y2, Y2 \
-	VPADDD Y2, Y12, Y12 \
-	VPMADDWD Y6, Y3, Y3 \
-	VPADDD Y3, Y9, Y9
+// Quarter q (rows 4q..4q+3) of a class's float steps: the mins words
+// interleaved from lo and hi (sub-blocks 4c, 4c+1 in the low 128-bit lane,
+// 4c+2, 4c+3 in the high) by unpck, times the activation sums in Y9, then
+// acc -= (y.d*dmin)*mins and acc += (y.d*d)*isum (isum: the class's int32
+// sums of these rows), each one FMA, as dotQ2_KAVX2.
+#define QUARTER(isum, lo, hi, unpck, q) \
+	unpck hi, lo, Y10 \
+	VPMADDWD Y9, Y10, Y10 \
+	VCVTDQ2PS Y10, Y10 \
+	VMOVUPS (32*q)(R13), Y11 \
+	VFNMADD231PS (128+32*q)(SP), Y10, Y11 \
+	VCVTDQ2PS isum, isum \
+	VFMADD231PS (32*q)(SP), isum, Y11 \
+	VMOVUPS Y11, (32*q)(R13)
 
-DATA q2lutW10<>+0(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+8(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+16(SB)/8, $0x0000000100000001
-DATA q2lutW10<>+24(SB)/8, $0x0000000100000001
-GLOBL q2lutW10<>(SB), RODATA|NOPTR, $32
-DATA q2lutW01<>+0(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+8(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+16(SB)/8, $0x0001000000010000
-DATA q2lutW01<>+24(SB)/8, $0x0001000000010000
-GLOBL q2lutW01<>(SB), RODATA|NOPTR, $32
-DATA q2lutW40<>+0(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+8(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+16(SB)/8, $0x0000004000000040
-DATA q2lutW40<>+24(SB)/8, $0x0000004000000040
-GLOBL q2lutW40<>(SB), RODATA|NOPTR, $32
-DATA q2lutW04<>+0(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+8(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+16(SB)/8, $0x0040000000400000
-DATA q2lutW04<>+24(SB)/8, $0x0040000000400000
-GLOBL q2lutW04<>(SB), RODATA|NOPTR, $32
+// Words (1, 64): VPMADDWD of interleaved L and H words gives L + 64*H.
+DATA q2lutL64<>+0(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+8(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+16(SB)/8, $0x0040000100400001
+DATA q2lutL64<>+24(SB)/8, $0x0040000100400001
+GLOBL q2lutL64<>(SB), RODATA|NOPTR, $32
 
-// func q2lutBlocksAVX2(grp, tab, a *byte, nb int, acc *float32)
-TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $128-40
+// func q2lutLanesAVX2(grp, tab, a *byte, nb int, acc *[128]float32)
+TEXT ·q2lutLanesAVX2(SB), NOSPLIT, $256-40
 	MOVQ grp+0(FP), SI
 	MOVQ tab+8(FP), BX
 	MOVQ a+16(FP), R8
@@ -152,121 +147,89 @@ TEXT ·q2lutBlocksAVX2(SB), NOSPLIT, $128-40
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL $0x000f000f, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL $0x0f000f00, AX
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
 
 block:
 	TESTQ CX, CX
 	JEQ  done
+	PREFETCH2(SI)
+	VBROADCASTSS (R8), Y4
+	FACTORS(0, 0)
+	FACTORS(16, 64)
+	FACTORS(32, 128)
+	FACTORS(48, 192)
+	XORQ R12, R12 // class c
+	MOVQ DI, R13  // its lanes in acc
+
+class:
+	MOVQ R12, AX
+	SHLQ $5, AX
+	LEAQ 320(SI)(AX*1), DX // codes of pair k = 2c
+	SHLQ $2, AX
+	LEAQ (BX)(AX*1), R11   // its tables
+	MOVQ R12, AX
+	SHRQ $1, AX
+	SHLQ $4, AX
+	LEAQ 64(SI)(AX*1), R10 // scales of sub-block c/2
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	VPXOR Y8, Y8, Y8
 	VPXOR Y7, Y7, Y7
-	VPXOR Y12, Y12, Y12
-	VPXOR Y9, Y9, Y9
-	LEAQ 320(SI), DX  // codes of sub-block j
-	LEAQ 64(SI), R10  // scales of sub-block j
-	LEAQ 260(R8), R11 // bsums[j]
-	MOVQ $2, R12
-	PREFETCH2(SI)
-
-half:
 	MOVQ $4, R9
 
 pairs:
-	SUB(0, 0, 0)
-	SUB(64, 256, 16)
-	MINS
-	ADDQ $128, DX
-	ADDQ $512, BX
-	ADDQ $32, R10
-	ADDQ $4, R11
+	PAIRS
+	ADDQ $256, DX
+	ADDQ $1024, R11
+	ADDQ $64, R10
 	DECQ R9
 	JNE  pairs
 
-	// the L products of 8 sub-blocks to int32: dword i of each lane is
-	// row 4i (Y0), 4i+2 (Y1), 4i+1 (Y2), 4i+3 (Y3)
-	VPMADDWD q2lutW10<>(SB), Y10, Y0
-	VPMADDWD q2lutW01<>(SB), Y10, Y1
-	VPMADDWD q2lutW10<>(SB), Y11, Y2
-	VPMADDWD q2lutW01<>(SB), Y11, Y3
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	DECQ R12
-	JEQ  last
-	VMOVDQU Y0, 0(SP)
-	VMOVDQU Y1, 32(SP)
-	VMOVDQU Y2, 64(SP)
-	VMOVDQU Y3, 96(SP)
-	JMP  half
+	// the rows' int32 sums L + 64*H, rows 0-3 (Y0), 4-7, 8-11, 12-15
+	VPUNPCKLWD Y8, Y10, Y0
+	VPMADDWD q2lutL64<>(SB), Y0, Y0
+	VPUNPCKHWD Y8, Y10, Y1
+	VPMADDWD q2lutL64<>(SB), Y1, Y1
+	VPUNPCKLWD Y7, Y11, Y2
+	VPMADDWD q2lutL64<>(SB), Y2, Y2
+	VPUNPCKHWD Y7, Y11, Y3
+	VPMADDWD q2lutL64<>(SB), Y3, Y3
 
-last:
-	VPADDD 0(SP), Y0, Y0
-	VPADDD 32(SP), Y1, Y1
-	VPADDD 64(SP), Y2, Y2
-	VPADDD 96(SP), Y3, Y3
-	// plus 64 times the H products
-	VPMADDWD q2lutW40<>(SB), Y8, Y4
-	VPADDD Y4, Y0, Y0
-	VPMADDWD q2lutW04<>(SB), Y8, Y4
-	VPADDD Y4, Y1, Y1
-	VPMADDWD q2lutW40<>(SB), Y7, Y4
-	VPADDD Y4, Y2, Y2
-	VPMADDWD q2lutW04<>(SB), Y7, Y4
-	VPADDD Y4, Y3, Y3
-	// the two lanes (code bytes k and k+1) added, rows put in order
-	VEXTRACTI128 $1, Y0, X4
-	VPADDD X4, X0, X0
-	VEXTRACTI128 $1, Y1, X4
-	VPADDD X4, X1, X1
-	VEXTRACTI128 $1, Y2, X4
-	VPADDD X4, X2, X2
-	VEXTRACTI128 $1, Y3, X4
-	VPADDD X4, X3, X3
-	VPUNPCKLDQ X2, X0, X4 // rows 0 1 4 5
-	VPUNPCKHDQ X2, X0, X5 // rows 8 9 12 13
-	VPUNPCKLDQ X3, X1, X6 // rows 2 3 6 7
-	VPUNPCKHDQ X3, X1, X7 // rows 10 11 14 15
-	VPUNPCKLQDQ X6, X4, X0
-	VPUNPCKHQDQ X6, X4, X1
-	VPUNPCKLQDQ X7, X5, X2
-	VPUNPCKHQDQ X7, X5, X3
-	VINSERTI128 $1, X1, Y0, Y0 // isum of rows 0-7
-	VINSERTI128 $1, X3, Y2, Y1 // rows 8-15
-	VPERM2I128 $0x20, Y9, Y12, Y2 // summs of rows 0-7
-	VPERM2I128 $0x31, Y9, Y12, Y3 // rows 8-15
+	// the mins of sub-blocks 4c..4c+3 as words, [4c | 4c+2] and
+	// [4c+1 | 4c+3], rows 0-7 (Y6, Y7) and 8-15 (Y4, Y5)
+	MOVQ R12, AX
+	SHLQ $6, AX
+	LEAQ 64(SI)(AX*1), R10
+	VMOVDQU (R10), X4
+	VINSERTI128 $1, 32(R10), Y4, Y4
+	VMOVDQU 16(R10), X5
+	VINSERTI128 $1, 48(R10), Y5, Y5
+	VPSRLW $4, Y4, Y4
+	VPAND Y15, Y4, Y4
+	VPSRLW $4, Y5, Y5
+	VPAND Y15, Y5, Y5
+	VPXOR Y9, Y9, Y9
+	VPUNPCKLBW Y9, Y4, Y6
+	VPUNPCKHBW Y9, Y4, Y4
+	VPUNPCKLBW Y9, Y5, Y7
+	VPUNPCKHBW Y9, Y5, Y5
+	// activation sums (bsums[4c], bsums[4c+1]) | (bsums[4c+2], bsums[4c+3])
+	MOVQ R12, AX
+	SHLQ $3, AX
+	VPBROADCASTD 260(R8)(AX*1), Y9
+	VPBROADCASTD 264(R8)(AX*1), Y8
+	VPERM2I128 $0x20, Y8, Y9, Y9
+	QUARTER(Y0, Y6, Y7, VPUNPCKLWD, 0)
+	QUARTER(Y1, Y6, Y7, VPUNPCKHWD, 1)
+	QUARTER(Y2, Y4, Y5, VPUNPCKLWD, 2)
+	QUARTER(Y3, Y4, Y5, VPUNPCKHWD, 3)
 
-	// ggml's float steps per row, acc += yd*d*isum - yd*dmin*summs,
-	// each product rounded (no FMA), as q2_KAddScaled
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VBROADCASTSS (R8), Y4
-	VCVTPH2PS (SI), Y5
-	VMULPS Y5, Y4, Y5
-	VMULPS Y5, Y0, Y0
-	VCVTPH2PS 16(SI), Y6
-	VMULPS Y6, Y4, Y6
-	VMULPS Y6, Y1, Y1
-	VCVTPH2PS 32(SI), Y7
-	VMULPS Y7, Y4, Y7
-	VMULPS Y7, Y2, Y2
-	VCVTPH2PS 48(SI), Y8
-	VMULPS Y8, Y4, Y8
-	VMULPS Y8, Y3, Y3
-	VSUBPS Y2, Y0, Y0
-	VSUBPS Y3, Y1, Y1
-	VADDPS (DI), Y0, Y0
-	VADDPS 32(DI), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
+	ADDQ $128, R13
+	INCQ R12
+	CMPQ R12, $4
+	JNE  class
 
 	ADDQ $1344, SI
+	ADDQ $4096, BX
 	ADDQ $292, R8
 	DECQ CX
 	JMP  block

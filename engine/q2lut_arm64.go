@@ -21,13 +21,19 @@ func q2lutTablesAsm(tab, a []byte, nb int) {
 	q2lutTablesNEON(&tab[0], &a[0], nb)
 }
 
+// q2lutGroupNEON is the group function of the NEON sums.
+func q2lutGroupNEON(n int, g, a, tab []byte, out []float32) {
+	q2lutChunks(q2lutBlocksAsm, n, g, a, tab, out)
+}
+
 // installQ2LUT installs the q2lut kernel of kernel set name: the NEON sums
-// with the neon and dotprod sets (TBL is ARMv8.0), whose Q2_K kernel then
-// runs the tail rows (its results are the portable kernel's bit for bit).
+// with the neon and dotprod sets (TBL is ARMv8.0), whose Q2_K kernel (which
+// SelectKernels gives the tail rows) computes the portable kernel's float
+// steps, as the NEON sums do.
 func installQ2LUT(name string) {
 	q2lutAsm = name == "neon" || name == "dotprod"
-	q2lutKernel.dot = dotQ2_KGo
+	q2lutKernel.group = q2lutGroupGo
 	if q2lutAsm {
-		q2lutKernel.dot = dotQ2_KArm
+		q2lutKernel.group = q2lutGroupNEON
 	}
 }

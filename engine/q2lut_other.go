@@ -2,12 +2,10 @@
 
 package engine
 
-// q2lutBlocksAsm is q2lutBlocksGo where there is no q2lut assembly
+// q2lutTablesAsm is buildQ2LUTTablesGo where there is no q2lut assembly
 // (q2lutAsm stays false).
-func q2lutBlocksAsm(g, tab, a []byte, nb int, acc []float32) { q2lutBlocksGo(g, tab, a, nb, acc) }
-
-// q2lutTablesAsm is buildQ2LUTTablesGo there.
 func q2lutTablesAsm(tab, a []byte, nb int) { buildQ2LUTTablesGo(tab, a, nb) }
 
-// installQ2LUT installs the portable q2lut kernel whatever the set.
+// installQ2LUT keeps the portable q2lut kernel whatever the set: the
+// portable Q2_K kernel's float steps, which are the only Q2_K ones here.
 func installQ2LUT(string) {}

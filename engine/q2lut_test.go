@@ -162,10 +162,11 @@ func q2lutMatmul(t testing.TB, c q2lutCase, act []byte, nb, threads, tokensPerCh
 // TestQ2LUTKernelBitExact: the runtime's q2lut matmul (tables, the group
 // kernel of every kernel set this CPU runs, Q2_K tail rows, several
 // tokens, tables built two tokens at a time, one and two threads: the
-// 4096 x 128 expert is large enough for the pool to split it) gives
-// for every row exactly the bits of refDotQ2_K on the same row in Q2_K,
-// on random experts of several shapes and on the extreme codes, scales and
-// activations.
+// 4096 x 128 expert is large enough for the pool to split it) gives for
+// every row exactly the bits of the set's own Q2_K kernel on the same row
+// in Q2_K (the portable one's are refDotQ2_K's, checked too; avx2's and
+// vnni's are ggml's AVX2 lanes), on random experts of several shapes and
+// on the extreme codes, scales and activations.
 func TestQ2LUTKernelBitExact(t *testing.T) {
 	defer SelectKernels("")
 	rng := fixture.SplitMix64(7)
@@ -179,6 +180,7 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 			sums = "assembly"
 		}
 		t.Logf("q2lut kernels: set %s with %s", set, sums)
+		dot := kernels[gguf.TypeQ2_K].dot
 		for _, sh := range shapes {
 			for _, p := range q2lutPatterns {
 				c := newQ2LUTCase(t, &rng, sh.cols, sh.rows, p.extreme)
@@ -190,9 +192,13 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 					got := q2lutMatmul(t, c, act, nb, threads, 2)
 					for j := 0; j < nb; j++ {
 						for r := 0; r < c.rows; r++ {
-							want := refDotQ2_K(c.cols, c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride])
+							w, a := c.q2k[r*rb:(r+1)*rb], act[j*stride:(j+1)*stride]
+							want := dot(c.cols, w, a)
+							if set == "portable" && math.Float32bits(want) != math.Float32bits(refDotQ2_K(c.cols, w, a)) {
+								t.Fatalf("%dx%d %s token %d row %d: portable Q2_K kernel %.9g, reference %.9g", sh.rows, sh.cols, p.name, j, r, want, refDotQ2_K(c.cols, w, a))
+							}
 							if g := got[j*c.rows+r]; math.Float32bits(g) != math.Float32bits(want) {
-								t.Fatalf("set %s %dx%d %s threads %d token %d row %d: q2lut %.9g, Q2_K reference %.9g", set, sh.rows, sh.cols, p.name, threads, j, r, g, want)
+								t.Fatalf("set %s %dx%d %s threads %d token %d row %d: q2lut %.9g, the set's Q2_K kernel %.9g", set, sh.rows, sh.cols, p.name, threads, j, r, g, want)
 							}
 						}
 					}
@@ -202,9 +208,10 @@ func TestQ2LUTKernelBitExact(t *testing.T) {
 	}
 }
 
-// TestQ2LUTAsm checks the assembly (where this CPU runs it) against the
-// portable Go: the tables byte for byte, and the blocks kernel's row sums
-// bit for bit from random starting sums, on random and extreme groups.
+// TestQ2LUTAsm checks the assembly (where this CPU runs it) on single
+// groups of 1 to q2lutChunk+1 blocks, random and extreme: the tables
+// against buildQ2LUTTablesGo byte for byte, and each of the group
+// kernel's 16 rows against the set's Q2_K kernel on that row bit for bit.
 func TestQ2LUTAsm(t *testing.T) {
 	defer SelectKernels("")
 	rng := fixture.SplitMix64(8)
@@ -219,7 +226,7 @@ func TestQ2LUTAsm(t *testing.T) {
 		ran = true
 		t.Logf("q2lut kernels: assembly of set %s checked", set)
 		for _, p := range q2lutPatterns {
-			for _, nb := range []int{1, 3, q2lutChunk} {
+			for _, nb := range []int{1, 3, q2lutChunk, q2lutChunk + 1} {
 				c := newQ2LUTCase(t, &rng, 256*nb, 16, p.extreme)
 				act := q8kRows(t, &rng, 256*nb, 1, p.pattern)
 				tab := make([]byte, q2lutTableBytes(256*nb))
@@ -229,16 +236,13 @@ func TestQ2LUTAsm(t *testing.T) {
 				if !bytes.Equal(tab, goTab) {
 					t.Fatalf("set %s nb %d %s: assembly tables differ from buildQ2LUTTablesGo", set, nb, p.name)
 				}
-				want, got := make([]float32, q2lutRows), make([]float32, q2lutRows)
-				for r := range want {
-					want[r] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 20)
-				}
-				copy(got, want)
-				q2lutBlocksGo(c.lut, tab, act, nb, want)
-				q2lutBlocksAsm(c.lut, tab, act, nb, got)
+				got := make([]float32, q2lutRows)
+				q2lutKernel.group(256*nb, c.lut, act, tab, got)
+				rb := len(c.q2k) / q2lutRows
 				for r := range got {
-					if math.Float32bits(got[r]) != math.Float32bits(want[r]) {
-						t.Fatalf("set %s nb %d %s row %d: assembly %.9g, portable %.9g", set, nb, p.name, r, got[r], want[r])
+					want := kernels[gguf.TypeQ2_K].dot(256*nb, c.q2k[r*rb:(r+1)*rb], act)
+					if math.Float32bits(got[r]) != math.Float32bits(want) {
+						t.Fatalf("set %s nb %d %s row %d: assembly %.9g, the set's Q2_K kernel %.9g", set, nb, p.name, r, got[r], want)
 					}
 				}
 			}
@@ -250,19 +254,19 @@ func TestQ2LUTAsm(t *testing.T) {
 }
 
 // BenchmarkQ2LUT multiplies one expert by one token's activations (a
-// decode step), as plain Q2_K rows with the installed Q2_K kernel ("q2k",
-// assembly where the CPU has it) and with the portable one ("q2k-go"), and
-// in q2lut with the installed group kernel ("q2lut", building the tables
-// included) and the portable one ("q2lut-go"), for the expert shapes of
-// Mixtral 8x7B (gate/up: 4096 columns, 14336 rows) and Qwen3-30B-A3B
-// (2048 x 768): the ratios q2lut/q2k read off one run. The weights are 256
-// quantized rows repeated (the kernels' speed does not depend on values).
+// decode step) under every kernel set this CPU runs, as plain Q2_K rows
+// with the set's Q2_K kernel ("q2k/SET") and in q2lut with the set's group
+// kernel ("q2lut/SET", building the tables included), for the expert
+// shapes of Mixtral 8x7B (gate/up: 4096 columns, 14336 rows),
+// Qwen3-30B-A3B (2048 x 768) and Ling-mini-2.0 (2048 x 512): the ratios
+// q2lut/q2k read off one run. The weights are 256 quantized rows repeated
+// (the kernels' speed does not depend on values).
 func BenchmarkQ2LUT(b *testing.B) {
 	defer SelectKernels("")
 	for _, sh := range []struct {
 		name       string
 		cols, rows int
-	}{{"mixtral", 4096, 14336}, {"qwen3-30b-a3b", 2048, 768}} {
+	}{{"mixtral", 4096, 14336}, {"qwen3-30b-a3b", 2048, 768}, {"ling", 2048, 512}} {
 		rng := fixture.SplitMix64(9)
 		c := newQ2LUTCase(b, &rng, sh.cols, 256, false)
 		rb := len(c.q2k) / 256
@@ -276,23 +280,22 @@ func BenchmarkQ2LUT(b *testing.B) {
 		s := &State{pool: newPool(1), lut: make([]byte, q2lutTableBytes(sh.cols))}
 		defer s.pool.close()
 		w := &Matrix{Name: "expert", Type: gguf.TypeQ2_K, Cols: sh.cols, Rows: sh.rows, RowBytes: rb, data: lut, k: q2lutKernel}
-		for _, set := range []string{"", "portable"} {
-			if err := SelectKernels(set); err != nil {
-				b.Fatal(err)
-			}
-			suffix := ""
-			if set == "portable" {
-				suffix = "-go"
-			}
-			dot := kernels[gguf.TypeQ2_K].dot
-			b.Run(sh.name+"/q2k"+suffix, func(b *testing.B) {
+		for _, set := range KernelSets() {
+			b.Run(sh.name+"/q2k/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				dot := kernels[gguf.TypeQ2_K].dot
 				for b.Loop() {
 					for r := 0; r < sh.rows; r++ {
 						out[r] = dot(sh.cols, q2k[r*rb:(r+1)*rb], act)
 					}
 				}
 			})
-			b.Run(sh.name+"/q2lut"+suffix, func(b *testing.B) {
+			b.Run(sh.name+"/q2lut/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
 				for b.Loop() {
 					s.lutSrc = s.lutSrc[:0] // build the tables every time
 					s.matmulQ2LUT(w, act, len(act), out, 1)
