@@ -85,6 +85,9 @@ As huggingface-cli download spells it, OWNER/REPO FILE is hf://OWNER/REPO/FILE, 
 				return err
 			}
 			defer src.Close()
+			if err := bf.checkMerge(src, spec); err != nil {
+				return err
+			}
 			p := selectTensors(plan.Identity(planInput(src)), inc, exc, globs)
 			if len(p.Tensors) == 0 && len(src.File().Tensors) > 0 {
 				return usageError("no tensor of %s matches --tensors %q, --include %q and not --exclude %q", spec, include, globs, exclude)
@@ -93,6 +96,7 @@ As huggingface-cli download spells it, OWNER/REPO FILE is hf://OWNER/REPO/FILE, 
 		},
 	}
 	bf.register(cmd)
+	bf.registerMerge(cmd)
 	cmd.Flags().StringVar(&include, "tensors", "", "keep only tensors whose name matches REGEX (default: all)")
 	cmd.Flags().StringVar(&exclude, "exclude", "", "drop tensors whose name matches REGEX")
 	cmd.Flags().StringArrayVar(&globs, "include", nil, "keep only tensors whose name matches GLOB (huggingface-cli's spelling, with tensor names for file names), repeatable")
