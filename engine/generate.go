@@ -31,9 +31,10 @@ type GenStats struct {
 
 // Generate evaluates prompt, then samples up to n tokens (n < 0: until the
 // context is full), calling emit with each one as soon as it is chosen.
-// An end-of-generation token stops it and is not emitted.
-func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error) (GenStats, error) {
-	st := GenStats{PromptTokens: len(prompt)}
+// An end-of-generation token stops it and is not emitted. An error of emit
+// ends it too, with the stats so far (a caller's stop string).
+func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error) (st GenStats, err error) {
+	st = GenStats{PromptTokens: len(prompt)}
 	if len(prompt) == 0 {
 		return st, errors.New("empty prompt: a model needs at least one token (BOS) to start")
 	}
@@ -48,6 +49,7 @@ func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bo
 	}
 	st.PromptTime = time.Since(t0)
 	t1 := time.Now()
+	// Named results: the deferred time is also in what an emit error returns.
 	defer func() { st.GenTime = time.Since(t1) }()
 	for {
 		if n >= 0 && st.Generated >= n {
@@ -76,7 +78,6 @@ func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bo
 			return st, err
 		}
 	}
-	st.GenTime = time.Since(t1)
 	return st, nil
 }
 

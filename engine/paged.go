@@ -186,7 +186,7 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 	if p.slots < c.ExpertsUsed {
 		return nil, fmt.Errorf("a pool of %d slots per layer is smaller than one token's working set (%d experts used per token; %d MoE layers, %s per expert): give at least --moe-pool %d or --moe-budget %s",
 			p.slots, c.ExpertsUsed, moeLayers, humanize.IBytes(uint64(perExpert/int64(moeLayers))), c.ExpertsUsed,
-			humanize.IBytes(uint64(perExpert*int64(c.ExpertsUsed))))
+			budgetArg(perExpert*int64(c.ExpertsUsed)))
 	}
 	if o.Policy.Kind == pager.Belady {
 		return nil, fmt.Errorf("the belady policy needs the future: it is for gguf moe simulate only")
@@ -367,4 +367,20 @@ func (o *OpenOptions) override(c *Config) error {
 		c.Routing.TopP = o.TopP
 	}
 	return nil
+}
+
+// budgetArg writes a byte count as a --moe-budget value that asks for at
+// least that much: one word (no space, unlike humanize's "756 KiB") and
+// rounded up, never down, in the largest binary unit that still leaves ten
+// or more of it, so it is within 10% of n.
+func budgetArg(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= 10*u.size {
+			return fmt.Sprintf("%d%s", (n+u.size-1)/u.size, u.name)
+		}
+	}
+	return fmt.Sprint(n)
 }

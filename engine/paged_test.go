@@ -8,8 +8,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
@@ -302,6 +305,27 @@ func TestPagerErrors(t *testing.T) {
 	} {
 		if _, err := NewState(m, Options{Ctx: 16, Pager: c.o}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.o, err, c.want)
+		}
+	}
+	// The --moe-budget the message asks for is one word that reads back as
+	// enough.
+	_, err = NewState(m, Options{Ctx: 16, Pager: &PagerOptions{Budget: 1000}})
+	hint := regexp.MustCompile(`--moe-budget (\S+)$`).FindStringSubmatch(err.Error())
+	if hint == nil {
+		t.Fatalf("no one-word --moe-budget in %q", err)
+	}
+	budget, perr := humanize.ParseBytes(hint[1])
+	if perr != nil {
+		t.Fatalf("--moe-budget %s: %v", hint[1], perr)
+	}
+	s, err := NewState(m, Options{Ctx: 16, Pager: &PagerOptions{Budget: int64(budget), Readers: 1}})
+	if err != nil {
+		t.Fatalf("--moe-budget %s, as asked: %v", hint[1], err)
+	}
+	s.Close()
+	for n, want := range map[int64]string{294912: "288KiB", 774500: "757KiB", 5000: "5000", 3<<30 + 1: "3073MiB", 20 << 30: "20GiB"} {
+		if got := budgetArg(n); got != want {
+			t.Errorf("budgetArg(%d) = %s, want %s", n, got, want)
 		}
 	}
 	um, err := Open(last)

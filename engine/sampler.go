@@ -16,6 +16,9 @@ type SamplerOptions struct {
 	RepeatPenalty float32 // 1: off
 	RepeatLastN   int     // tokens the penalty looks back over
 	Seed          uint64
+	// Banned ids are never sampled: llama.cpp's logit bias of -inf, which
+	// its --ignore-eos puts on the end-of-generation tokens.
+	Banned []int32
 }
 
 // DefaultSampler returns llama-cli's defaults.
@@ -66,6 +69,11 @@ func (s *Sampler) Accept(id int32) {
 // Sample returns the next token. logits is modified by the penalty.
 func (s *Sampler) Sample(logits []float32) int32 {
 	o := s.o
+	for _, id := range o.Banned {
+		if int(id) < len(logits) {
+			logits[id] = float32(math.Inf(-1))
+		}
+	}
 	if o.RepeatPenalty != 1 && o.RepeatPenalty > 0 {
 		// llama.cpp's penalties sampler: once per distinct recent token.
 		clear(s.seen)

@@ -88,7 +88,7 @@ func applyQuantize(p *plan.Plan, q *Quantize) ([]Decision, error) {
 		return nil, err
 	}
 	if q.Rules.Imatrix == nil && ft.RequiresImatrix() {
-		return nil, fmt.Errorf("--type %s needs an importance matrix (--imatrix FILE): llama-quantize refuses IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and Q2_K_S without one", ft)
+		return nil, fmt.Errorf("--type %s needs an importance matrix (--imatrix FILE): llama-quantize refuses IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M, IQ3_XXS, IQ3_XS and Q2_K_S without one", ft)
 	}
 	sortLikeLlamaCpp(p)
 	// Choose sees the file as it is being built, in the order llama-quantize

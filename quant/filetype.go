@@ -188,12 +188,15 @@ func (ft FileType) DefaultType() gguf.Type { return ft.def }
 func (ft FileType) Valid() bool { return ft.name != "" }
 
 // RequiresImatrix reports whether llama-quantize refuses the file type
-// without an importance matrix (IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and
-// Q2_K_S): it checks before quantizing anything, where the per-tensor check
-// would let a small model through on fallback types alone.
+// without an importance matrix: IQ1_S, IQ1_M, IQ2_S, IQ2_XXS, IQ2_XS and
+// Q2_K_S before quantizing anything, IQ2_M, IQ3_XXS and IQ3_XS at their
+// first tensor of a type that needs one (IQ2_S, IQ3_XXS:
+// tensor_requires_imatrix). All are refused here before anything is
+// quantized, where the per-tensor check would let a small model through on
+// fallback types alone, or stop a large one after its first tensors.
 func (ft FileType) RequiresImatrix() bool {
 	switch ft.id {
-	case ftIQ1S, ftIQ1M, ftIQ2S, ftIQ2XXS, ftIQ2XS, ftQ2KS:
+	case ftIQ1S, ftIQ1M, ftIQ2S, ftIQ2XXS, ftIQ2XS, ftQ2KS, ftIQ2M, ftIQ3XXS, ftIQ3XS:
 		return true
 	}
 	return false

@@ -39,13 +39,19 @@ type buildFlags struct {
 	merge bool
 }
 
+// register adds the output flags every command writing a GGUF file has.
 func (f *buildFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output file, or - for stdout (required)")
-	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal; let --set and --del break keys llama.cpp reads")
+	cmd.Flags().BoolVar(&f.force, "force", false, "write binary output to a terminal")
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the resulting tensor table and sizes, write nothing")
 	cmd.Flags().StringVar(&f.splitMax, "split-max-size", "", "write llama-gguf-split files OUT-00001-of-0000N.gguf... of at most N (M or G) of tensor data each")
 	cmd.Flags().IntVar(&f.splitTensors, "split-max-tensors", 0, "write llama-gguf-split files of at most N tensors each")
+}
+
+// registerMerge adds --merge, to a command reading one SOURCE (checked by
+// checkMerge).
+func (f *buildFlags) registerMerge(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.merge, "merge", false, "SOURCE is the first file of a split model: write it as one file (any build does; as llama-gguf-split --merge)")
 }
 
@@ -196,8 +202,19 @@ for llama.cpp's fast kernels.`,
 		},
 	}
 	bf.register(cmd)
+	bf.registerMerge(cmd)
+	cmd.Flags().Lookup("force").Usage = "write binary output to a terminal; let --set and --del break keys llama.cpp reads"
 	of.register(cmd)
 	return cmd
+}
+
+// checkMerge refuses a --merge SOURCE that is not the first file of a
+// split model.
+func (f *buildFlags) checkMerge(src *source.Source, spec string) error {
+	if f.merge && src.Files() < 2 {
+		return usageError("--merge: %s is not the first file of a split model (NAME-00001-of-0000N.gguf)", spec)
+	}
+	return nil
 }
 
 // buildFrom opens spec, lets check refuse it, turns the flags into
@@ -208,8 +225,8 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 		return err
 	}
 	defer src.Close()
-	if bf.merge && src.Files() < 2 {
-		return usageError("--merge: %s is not the first file of a split model (NAME-00001-of-0000N.gguf)", spec)
+	if err := bf.checkMerge(src, spec); err != nil {
+		return err
 	}
 	if check != nil {
 		if err := check(src); err != nil {

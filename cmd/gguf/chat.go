@@ -25,6 +25,7 @@ type chatFlags struct {
 	template      string
 	reasoning     string
 	verbosePrompt bool
+	singleTurn    bool
 }
 
 // errStopString ends a generation whose text reached a stop string.
@@ -47,13 +48,16 @@ type chatSession struct {
 	msgs      []chat.Message
 	cached    []int32 // the tokens at positions 0..s.Pos()-1
 	stopIDs   map[int32]bool
+	stops     []string // the template's stop strings and -r's
+	single    bool     // --single-turn: loop answers one line
 	total     engine.GenStats
 	turns     int
 }
 
 // newChatSession picks the chat template (--chat-template, else the
 // model's tokenizer.chat_template) and the end-of-turn tokens.
-func newChatSession(m *engine.Model, tok *vocabselect.Tokenizer, s *engine.State, sm *engine.Sampler, f runFlags) (*chatSession, error) {
+// The answers go to out (see generatedOutput); f.reverse are stop strings too.
+func newChatSession(m *engine.Model, tok *vocabselect.Tokenizer, s *engine.State, sm *engine.Sampler, f runFlags, out io.Writer) (*chatSession, error) {
 	r, err := chat.ParseReasoning(f.chat.reasoning)
 	if err != nil {
 		return nil, usageError("%v", err)
@@ -72,7 +76,7 @@ func newChatSession(m *engine.Model, tok *vocabselect.Tokenizer, s *engine.State
 		fmt.Fprintf(stderr, "gguf: chat template %s has no thinking switch; --reasoning %s changes nothing\n", tm, f.chat.reasoning)
 	}
 	cs := &chatSession{tok: tok, s: s, sm: sm, tm: tm, reasoning: r, n: f.n, verbose: f.chat.verbosePrompt,
-		out: bufio.NewWriter(stdout), stopIDs: map[int32]bool{}}
+		out: bufio.NewWriter(out), stopIDs: map[int32]bool{}, stops: slices.Concat(tm.Stops(), f.reverse), single: f.chat.singleTurn}
 	// A stop string that is one control token of the vocabulary (chatml's
 	// <|im_start|>, ...) ends the turn as a token: its piece prints as
 	// nothing, so the text would never show it.
@@ -115,7 +119,7 @@ func (cs *chatSession) turn(user string) error {
 	cs.s.Rewind(common)
 	common = cs.s.Pos() // a recurrent model's state starts over instead
 	cs.cached = cs.cached[:common]
-	stream := chat.NewStream(cs.tm.Stops())
+	stream := chat.NewStream(cs.stops)
 	var reply strings.Builder
 	var emitted []int32
 	show := func(text string) error {
@@ -186,7 +190,7 @@ func (cs *chatSession) loop(in io.Reader) error {
 		if !tty {
 			cs.out.WriteString("> " + line + "\n")
 		}
-		if err := cs.turn(line); err != nil {
+		if err := cs.turn(line); err != nil || cs.single {
 			return err
 		}
 	}

@@ -498,8 +498,14 @@ func runDemo(ctx context.Context, dir string, keep bool) error {
 	if err != nil {
 		return err
 	}
+	// Bits per byte count the text's tokens, not the BOS added before them,
+	// as gguf perplexity does: the printed command prints the same figure.
+	textTokens := len(ids)
+	if tok.AddBOS() && textTokens > 0 {
+		textTokens--
+	}
 	fmt.Fprintf(w, "\n10. gguf perplexity --ctx 64: head's tokens only PPL %.2f ± %.2f over %d scored tokens (%d misses skipped), misses charged ln(vocab) PPL %.2f; %.3f bits per byte head-only\n",
-		pr.PPL, pr.PPLErr, pr.Scored, pr.Misses, pr.ChargedPPL, engine.BitsPerByte(pr.PPL, len(ids), len(evalText)))
+		pr.PPL, pr.PPLErr, pr.Scored, pr.Misses, pr.ChargedPPL, engine.BitsPerByte(pr.PPL, textTokens, len(evalText)))
 	demoCmd(w, "gguf", "perplexity", built, "-f", evalFile, "--ctx", "64", "--chunks", "8", "-t", "2")
 	if keep {
 		fmt.Fprintf(w, "\nevery file above is in %s\n", dir)

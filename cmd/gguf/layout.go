@@ -96,6 +96,7 @@ block using the fourth code (+2) is not ternary and is refused. Byte formats: do
 		},
 	}
 	bf.register(cmd)
+	bf.registerMerge(cmd)
 	of.layouts.register(cmd, "experts", "ternary")
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -67,25 +66,6 @@ func init() {
 
 func main() {
 	os.Exit(run(os.Args[1:]))
-}
-
-// llamaSpellings rewrites llama-cli's single-dash long flags that users
-// type from habit into this CLI's spelling: in `gguf run`, -cnv is --chat
-// (pflag would read it as -c nv). A -cnv that is the value of -p stays.
-func llamaSpellings(args []string) []string {
-	out := slices.Clone(args)
-	if len(out) == 0 || out[0] != "run" {
-		return out
-	}
-	for i, a := range out {
-		if a == "--" {
-			break
-		}
-		if a == "-cnv" && out[i-1] != "-p" && out[i-1] != "--prompt" {
-			out[i] = "--chat"
-		}
-	}
-	return out
 }
 
 func run(args []string) int {

@@ -50,7 +50,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.IntVar(&f.experts, "experts", 0, "experts per token, overriding expert_used_count (0: the file's)")
 	fl.Float32Var(&f.topP, "moe-topp", 0, "keep the fewest selected experts holding this share of the routing weight (0: all)")
 	fl.IntVar(&f.pool, "moe-pool", 0, "page the experts of an experts-last file into pools of N slots per layer (0: map them)")
-	fl.StringVar(&f.budget, "moe-budget", "", "page the experts into pools of this many bytes in all (e.g. 300M), divided among the layers")
+	fl.StringVar(&f.budget, "moe-budget", "", "page the experts into pools of this many bytes in all, divided among the layers (e.g. 300MiB; K, M, G are powers of 1000, KiB, MiB, GiB of 1024)")
 	fl.StringVar(&f.policy, "moe-policy", "lru", "pool eviction: lru or lfu[:DECAY] (decayed frequency, default decay 0.95)")
 	fl.Float32Var(&f.bias, "moe-bias", 0, "cache-aware routing: add this to the router scores of pooled experts, for selection only (0: exact)")
 	fl.IntVar(&f.prefetch, "moe-prefetch", 0, "pre-gated prefetch: queue the next layer's N predicted experts while decoding (0: off)")

@@ -51,13 +51,13 @@ type perplexityJSON struct {
 
 func newPerplexityCmd() *cobra.Command {
 	var (
-		file, full             string
+		file, full, model      string
 		mf                     modelFlags
 		jsonOut                bool
 		ctx, chunks, th, batch int
 	)
 	cmd := &cobra.Command{
-		Use:   "perplexity MODEL -f TEXT",
+		Use:   "perplexity MODEL -f TEXT|-",
 		Short: "Score a model on a text: perplexity and bits per byte, as llama-perplexity computes them",
 		Long: `perplexity tokenizes TEXT with the model's tokenizer (with BOS), cuts it into chunks of
 --ctx tokens, evaluates each chunk from an empty context with its first token replaced
@@ -83,19 +83,27 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 "fixed"), miss_nll, head_share, full}, each figure {ppl, ppl_err, bits_per_byte, targets}.`,
 		Example: `  gguf perplexity stories260K-f32.gguf -f eval-en.txt --ctx 128
   gguf perplexity stories-h104.gguf -f eval-en.txt --ctx 128 --full stories260K-f32.gguf --json`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := modelPath(args, model)
+			if err != nil {
+				return err
+			}
 			if file == "" {
 				return usageError("-f TEXT is required")
 			}
 			if ctx < 3 || chunks < 0 {
 				return usageError("--ctx must be at least 3 (each chunk scores the predictions of its second half: with 2 there are none) and --chunks not negative")
 			}
-			text, err := os.Open(file)
-			if err != nil {
-				return usageError("%v", err)
+			var text io.Reader = stdin
+			if file != "-" {
+				f, err := os.Open(file)
+				if err != nil {
+					return usageError("%v", err)
+				}
+				defer f.Close()
+				text = f
 			}
-			defer text.Close()
 			// Paged, each token is decoded on its own as in chat: scored in
 			// batches the pool would see a whole batch's experts at once,
 			// which is not how it runs (the seeds' tinyppl, §21.11).
@@ -103,7 +111,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				batch = 1
 			}
 			mf.inputs = []string{file, full}
-			m, tok, s, mr, err := loadModel("perplexity", args[0], &mf, ctx, th, batch)
+			m, tok, s, mr, err := loadModel("perplexity", path, &mf, ctx, th, batch)
 			if err != nil {
 				return err
 			}
@@ -142,7 +150,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 			}
 			bpb := func(ppl float64) float64 { return engine.BitsPerByte(ppl, int(textTokens), int(tr.Bytes())) }
 			out := perplexityJSON{
-				Model: args[0], File: file, FullModel: full, Ctx: ctx, Chunks: r.Chunks,
+				Model: path, File: file, FullModel: full, Ctx: ctx, Chunks: r.Chunks,
 				Tokens: textTokens, Bytes: tr.Bytes(), Scored: r.Scored, Misses: r.Misses,
 				HeadOnly:   pplFigure{r.PPL, r.PPLErr, bpb(r.PPL), r.Scored},
 				Charged:    pplFigure{r.ChargedPPL, r.ChargedPPLErr, bpb(r.ChargedPPL), r.Scored + r.Misses},
@@ -186,7 +194,8 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "text file to score")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "text file to score (-: stdin)")
+	cmd.Flags().StringVarP(&model, "model", "m", "", "the model (llama-perplexity's spelling of MODEL)")
 	cmd.Flags().IntVarP(&ctx, "ctx", "c", 512, "tokens per chunk")
 	cmd.Flags().IntVar(&chunks, "chunks", 0, "score at most this many chunks (0: all)")
 	cmd.Flags().IntVarP(&th, "threads", "t", defaultThreads(), "worker threads")
@@ -194,6 +203,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 	cmd.Flags().StringVar(&full, "full", "", "the unpruned model a pruned head was cut from, for the charged figure")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "machine-readable output")
 	kernelsFlag(cmd)
+	addLlamaCPUFlags(cmd)
 	addModelFlags(cmd, &mf)
 	return cmd
 }

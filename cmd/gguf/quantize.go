@@ -78,7 +78,7 @@ func newQuantizeCmd() *cobra.Command {
 	var bf buildFlags
 	var qf quantFlags
 	cmd := &cobra.Command{
-		Use:   "quantize IN OUT --type TYPE  (or llama-quantize's IN OUT TYPE [NTHREADS])",
+		Use:   "quantize IN OUT --type TYPE  (or llama-quantize's IN OUT TYPE [NTHREADS]; --dry-run needs no OUT)",
 		Short: "Quantize a model, producing the same bytes as llama.cpp's llama-quantize",
 		Long: `Quantizes IN (a path, -, an https:// URL or hf://...) to OUT (a path or -) in one streaming pass,
 making the same file llama-quantize makes with the same options: the same per-tensor types (2-D
@@ -96,9 +96,15 @@ the ggml type IQ2_S is IQ2_M.`,
 		Example: `  gguf quantize stories260K-f32.gguf out.gguf --type Q8_0 --tensor-type ffn_down=F16
   gguf quantize model-BF16.gguf model-Q4_K_S.gguf --type Q4_K_S --imatrix imatrix.gguf
   gguf quantize moon-beam-Q4_K_M.gguf mb-q2.gguf --type Q2_K --tensor-type '_exps=Q2_K' --allow-requantize
-  gguf quantize model.gguf --type Q4_0 --dry-run -`,
-		Args: cobra.RangeArgs(2, 4),
+  gguf quantize model.gguf --type Q4_0 --dry-run`,
+		Args: cobra.RangeArgs(1, 4),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if !bf.dryRun {
+					return usageError("missing OUT (a path, or - for stdout; only --dry-run needs none)")
+				}
+				args = append(args, "")
+			}
 			if err := qf.positional(cmd, args[2:]); err != nil {
 				return err
 			}

@@ -38,6 +38,7 @@ Runs on the device: static, no cgo, memory independent of the model size.`,
 		},
 	}
 	bf.register(cmd)
+	bf.registerMerge(cmd)
 	of.registerHead(cmd)
 	return cmd
 }

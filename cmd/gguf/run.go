@@ -2,18 +2,25 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -32,19 +39,38 @@ type runFlags struct {
 	threads       int
 	ctx           int
 	chat          chatFlags
-	model         string // -m, llama-cli's spelling of the MODEL argument
-	promptFile    string // -f, the prompt read from a file
+	model         string   // -m, llama-cli's spelling of the MODEL argument
+	promptFile    string   // -f, the prompt read from a file (-: stdin)
+	reverse       []string // -r, text that ends the generation
+	ignoreEOS     bool
+	noDisplay     bool // --no-display-prompt
+	escape        bool // -e
+	raw           bool
 	mf            modelFlags
 }
 
 // defaultThreads is every core, as llama.cpp's tools default to.
 func defaultThreads() int { return runtime.NumCPU() }
 
+// modelPath returns the model of a run or perplexity command line: its
+// argument or -m, llama.cpp's spelling.
+func modelPath(args []string, m string) (string, error) {
+	switch {
+	case len(args) == 1 && m != "":
+		return "", usageError("give MODEL or -m MODEL, not both")
+	case len(args) == 1:
+		return args[0], nil
+	case m == "":
+		return "", usageError("missing MODEL (or -m MODEL)")
+	}
+	return m, nil
+}
+
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	d := engine.DefaultSampler()
 	cmd := &cobra.Command{
-		Use:   "run MODEL [-p PROMPT] [--chat]",
+		Use:   "run MODEL [-p PROMPT | -f FILE] [--chat]",
 		Short: "Generate text with a llama-family GGUF model (pure Go, no C toolchain)",
 		Long: `run loads a GGUF model (memory-mapped; split files from their first part; pruned,
 padded or quantized heads as the toolkit writes them), encodes the prompt with the
@@ -52,53 +78,62 @@ model's own tokenizer and prints the prompt and then the generated text as it co
 like llama-completion. At the end stderr gets the prompt and generation speed,
 token counts, peak RSS and why generation stopped.
 
+The prompt is -p TEXT, -f FILE (-f -: stdin), or, without either, stdin when it is
+not a terminal (echo text | gguf run MODEL). A file or stdin is read up to what the
+context can hold, and refused past it.
+
+On a terminal, control characters other than newline and tab in the text (a model's
+token can hold any bytes, such as an escape sequence that clears the screen) are
+printed escaped (\x1b); --raw prints them as they are. To a pipe or a file the bytes
+pass unchanged.
+
 Sampling follows llama.cpp's default chain: repeat penalty, top-k, top-p, min-p,
 temperature; --temp 0 is greedy. The same --seed gives the same text.
 
---chat (-cnv) talks to an instruction-tuned model in its own chat format: the
+--chat (-cnv, -i) talks to an instruction-tuned model in its own chat format: the
 model's tokenizer.chat_template is matched to one of llama.cpp's built-in
 templates (chatml, llama3, gemma, phi3, mistral, deepseek, Ling/bailing, ...;
---chat-template names one), --system gives the system turn, -p asks one
+--chat-template names one), --system (-sys) gives the system turn, -p asks one
 question and exits, and without -p every line of stdin is a user turn (with
-a "> " prompt on a terminal). --reasoning off/on switches thinking off or on
-where the template has a switch (Qwen3's <think> block, Ling's). An answer
-ends at the model's end-of-turn token or a stop string of the template; the
-KV cache is kept from turn to turn.`,
+a "> " prompt on a terminal; -st: only the first). --reasoning off/on switches
+thinking off or on where the template has a switch (Qwen3's <think> block, Ling's).
+An answer ends at the model's end-of-turn token or a stop string of the template
+or of -r; the KV cache is kept from turn to turn.
+
+llama.cpp's spellings are read too: -m, --ctx-size, -sys, -cnv, -no-cnv, -i, -st,
+-r/--reverse-prompt, --ignore-eos, --no-display-prompt, -e (escapes are processed
+only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,
+-fa and -tb are accepted and ignored with a note (this runtime runs on the CPU).`,
 		Example: `  # the 260K-parameter story model (llama2.c's stories260K), greedy, 341 tokens
   gguf run stories260K-f32.gguf -p "Once upon a time" -n 341 --temp 0 --ctx 512
 
   # a build with a pruned 104-row head (see gguf build --head-ids), 4 threads
   gguf run stories260K-h104.gguf -p "Once upon a time" -n 200 -t 4
 
+  # the prompt from a pipe, stopping at the first full stop
+  echo "Once upon a time" | gguf run stories260K-f32.gguf -r . --temp 0
+
   # one question in the model's chat format, thinking off
   gguf run qwen3-1.7b.gguf --chat --reasoning off --system "Answer briefly." -p "Capital of Australia?"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := f.model
-			switch {
-			case len(args) == 1 && path != "":
-				return usageError("give MODEL or -m MODEL, not both")
-			case len(args) == 1:
-				path = args[0]
-			case path == "":
-				return usageError("missing MODEL (or -m MODEL)")
+			path, err := modelPath(args, f.model)
+			if err != nil {
+				return err
 			}
-			if f.promptFile != "" {
-				if cmd.Flags().Changed("prompt") {
-					return usageError("give -p PROMPT or -f FILE, not both")
-				}
-				b, err := os.ReadFile(f.promptFile)
-				if err != nil {
-					return usageError("-f: %v", err)
-				}
-				f.prompt = string(b)
+			src, err := promptSource(cmd, f)
+			if err != nil {
+				return err
 			}
-			return runModel(cmd, path, f)
+			if src != nil {
+				defer src.Close()
+			}
+			return runModel(cmd, path, f, src)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "prompt text")
-	fl.StringVarP(&f.promptFile, "file", "f", "", "read the prompt from FILE")
+	fl.StringVarP(&f.promptFile, "file", "f", "", "read the prompt from FILE (-: stdin)")
 	fl.StringVarP(&f.model, "model", "m", "", "the model (llama-cli's spelling of MODEL)")
 	fl.IntVarP(&f.n, "n-predict", "n", -1, "tokens to generate (-1: until end of text or a full context)")
 	fl.Float32Var(&f.temp, "temp", d.Temp, "temperature (0: greedy)")
@@ -110,14 +145,126 @@ KV cache is kept from turn to turn.`,
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
 	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length; also --ctx-size)")
-	fl.BoolVar(&f.chat.on, "chat", false, "conversation in the model's chat format (llama-cli's -cnv, also accepted)")
-	fl.StringVar(&f.chat.system, "system", "", "system message of the conversation (with --chat)")
+	fl.StringArrayVarP(&f.reverse, "reverse-prompt", "r", nil, "stop generating when the text reaches PROMPT (repeatable; with --chat, end the answer)")
+	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "never sample an end-of-generation token: generate until -n or a full context")
+	fl.BoolVar(&f.noDisplay, "no-display-prompt", false, "print only the generated text, not the prompt")
+	fl.BoolVarP(&f.escape, "escape", "e", false, `process escapes (\n, \r, \t, \', \", \\, \xNN) in the prompt, system message and -r`)
+	fl.BoolVar(&f.raw, "raw", false, "print the generated text's bytes unescaped on a terminal too")
+	fl.BoolVar(&f.chat.on, "chat", false, "conversation in the model's chat format (llama-cli's -cnv and -i, also accepted)")
+	fl.StringVar(&f.chat.system, "system", "", "system message of the conversation (with --chat; also -sys)")
 	fl.StringVar(&f.chat.template, "chat-template", "", "chat template: a built-in name or Jinja text (default: the model's tokenizer.chat_template)")
 	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
 	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
+	fl.BoolVar(&f.chat.singleTurn, "single-turn", false, "with --chat and no -p: answer the first line of stdin and exit (also -st)")
 	kernelsFlag(cmd)
+	addLlamaCPUFlags(cmd)
 	addModelFlags(cmd, &f.mf)
 	return cmd
+}
+
+// promptSource opens where a run's prompt comes from when it is not -p:
+// -f FILE, -f - (stdin), or stdin when it is not a terminal and neither -p
+// nor -f is given (echo text | gguf run MODEL; a chat without -p reads its
+// turns from stdin instead). Nil: the prompt is -p's (or empty).
+func promptSource(cmd *cobra.Command, f runFlags) (io.ReadCloser, error) {
+	switch {
+	case f.promptFile != "" && cmd.Flags().Changed("prompt"):
+		return nil, usageError("give -p PROMPT or -f FILE, not both")
+	case f.promptFile == "-":
+		return io.NopCloser(stdin), nil
+	case f.promptFile != "":
+		r, err := os.Open(f.promptFile)
+		if err != nil {
+			return nil, usageError("-f: %v", err)
+		}
+		return r, nil
+	case cmd.Flags().Changed("prompt") || f.chat.on || isTerminal(stdin):
+		return nil, nil
+	}
+	return io.NopCloser(stdin), nil
+}
+
+// isTerminal reports whether v (stdin, stdout) is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// generatedOutput returns where run writes text for a person: w, or, when
+// escape is set (w is a terminal and --raw is not given), w behind a
+// writer that escapes what a terminal would act on.
+func generatedOutput(w io.Writer, escape bool) io.Writer {
+	if escape {
+		return safetext.NewTerminalWriter(w)
+	}
+	return w
+}
+
+// maxPromptBytes is the most text a context of ctx tokens can hold: each
+// token stands for at most its longest piece's bytes (4 at least, an
+// unknown character); with -e an escape (\xNN) is 4 bytes of one.
+func maxPromptBytes(tok *vocabselect.Tokenizer, ctx int, escapes bool) int64 {
+	longest := 4
+	for id := range tok.NumTokens() {
+		longest = max(longest, len(tok.TokenToPiece(int32(id), true)))
+	}
+	n := int64(ctx) * int64(longest)
+	if escapes {
+		n *= 4
+	}
+	return n
+}
+
+// readPrompt reads a prompt from r, at most limit bytes: past that it
+// cannot fit the context, and reading it all could take more memory than
+// the machine has.
+func readPrompt(r io.Reader, name string, limit int64, ctx int) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", usageError("-f %s: %v", name, err)
+	}
+	if int64(len(b)) > limit {
+		return "", usageError("-f %s: the prompt is more than %d bytes, more than a context of %d tokens can hold (raise --ctx or shorten the prompt)", name, limit, ctx)
+	}
+	return string(b), nil
+}
+
+// processEscapes replaces the escapes llama.cpp's -e processes
+// (string_process_escapes): \n, \r, \t, \', \", \\ and \xNN; any other
+// backslash stays as it is.
+func processEscapes(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case '\'', '"', '\\':
+			b.WriteByte(c)
+		case 'x':
+			if v, err := strconv.ParseUint(s[i+1:min(i+3, len(s))], 16, 8); err == nil && i+3 <= len(s) {
+				b.WriteByte(byte(v))
+				i += 2
+				break
+			}
+			b.WriteString(`\x`)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
@@ -201,9 +348,13 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 	return m, tok, s, mr, nil
 }
 
-func runModel(cmd *cobra.Command, path string, f runFlags) error {
-	if !f.chat.on && (f.chat.system != "" || f.chat.template != "" || f.chat.reasoning != "auto" || f.chat.verbosePrompt) {
-		return usageError("--system, --chat-template, --reasoning and --verbose-prompt need --chat")
+// errReversePrompt ends a generation whose text reached a -r prompt.
+var errReversePrompt = errors.New("reverse prompt")
+
+// runModel generates from the prompt: -p's, or read from src when not nil.
+func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error {
+	if !f.chat.on && (f.chat.system != "" || f.chat.template != "" || f.chat.reasoning != "auto" || f.chat.verbosePrompt || f.chat.singleTurn) {
+		return usageError("--system, --chat-template, --reasoning, --verbose-prompt and --single-turn need --chat")
 	}
 	if f.chat.on {
 		if _, err := chat.ParseReasoning(f.chat.reasoning); err != nil {
@@ -218,17 +369,41 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 	defer m.Close()
 	defer s.Close()
 	defer mr.abort()
+	if src != nil {
+		name := f.promptFile
+		if name == "" {
+			name = "-"
+		}
+		if f.prompt, err = readPrompt(src, name, maxPromptBytes(tok, s.Ctx(), f.escape), s.Ctx()); err != nil {
+			return err
+		}
+	}
+	if f.escape {
+		f.prompt, f.chat.system = processEscapes(f.prompt), processEscapes(f.chat.system)
+		for i, r := range f.reverse {
+			f.reverse[i] = processEscapes(r)
+		}
+	}
 	seed := uint64(f.seed)
 	if f.seed < 0 {
 		seed = rand.Uint64()
 	}
-	sm := engine.NewSampler(engine.SamplerOptions{
+	so := engine.SamplerOptions{
 		Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP,
 		RepeatPenalty: f.repeatPenalty, RepeatLastN: f.repeatLastN, Seed: seed,
-	}, m.Config.Vocab)
+	}
+	if f.ignoreEOS {
+		for id := range int32(tok.NumTokens()) {
+			if tok.IsEOG(id) {
+				so.Banned = append(so.Banned, id)
+			}
+		}
+	}
+	sm := engine.NewSampler(so, m.Config.Vocab)
+	text := generatedOutput(stdout, isTerminal(stdout) && !f.raw)
 	if f.chat.on {
 		mr.startDecode()
-		cs, err := newChatSession(m, tok, s, sm, f)
+		cs, err := newChatSession(m, tok, s, sm, f, text)
 		if err != nil {
 			return err
 		}
@@ -245,18 +420,34 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 		return mr.close()
 	}
 	prompt := tok.Encode(f.prompt, true, false)
-	out := bufio.NewWriter(stdout)
-	for _, id := range prompt {
-		out.Write(tok.TokenToPiece(id, false))
+	if len(prompt) > s.Ctx() {
+		return usageError("the prompt is %d tokens, the context %d (raise --ctx)", len(prompt), s.Ctx())
+	}
+	out := bufio.NewWriter(text)
+	if !f.noDisplay {
+		for _, id := range prompt {
+			out.Write(tok.TokenToPiece(id, false))
+		}
 	}
 	out.Flush()
 	mr.startDecode()
+	rp := newReverseWatch(f.reverse)
 	st, err := engine.Generate(s, sm, prompt, f.n, tok.IsEOG, func(id int32) error {
-		if _, err := out.Write(tok.TokenToPiece(id, false)); err != nil {
+		piece := tok.TokenToPiece(id, false)
+		if _, err := out.Write(piece); err != nil {
 			return err
 		}
-		return out.Flush()
+		if err := out.Flush(); err != nil {
+			return err
+		}
+		if rp.add(piece) {
+			return errReversePrompt
+		}
+		return nil
 	})
+	if errors.Is(err, errReversePrompt) {
+		st.Stop, err = "reverse prompt (-r)", nil
+	}
 	out.WriteString("\n")
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -272,6 +463,41 @@ func runModel(cmd *cobra.Command, path string, f runFlags) error {
 		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()
+}
+
+// reverseWatch finds the -r prompts in generated text as it comes,
+// keeping only the end of it that a prompt could still complete.
+type reverseWatch struct {
+	prompts []string
+	keep    int
+	tail    []byte
+}
+
+func newReverseWatch(prompts []string) *reverseWatch {
+	w := &reverseWatch{prompts: prompts}
+	for _, p := range prompts {
+		w.keep = max(w.keep, len(p))
+	}
+	return w
+}
+
+// add appends a piece of text and reports whether a prompt ends within it.
+func (w *reverseWatch) add(piece []byte) bool {
+	if w.keep == 0 {
+		return false
+	}
+	w.tail = append(w.tail, piece...)
+	// A prompt found here ends in the new piece: one found before would
+	// have stopped the generation then.
+	for _, p := range w.prompts {
+		if p != "" && bytes.Contains(w.tail, []byte(p)) {
+			return true
+		}
+	}
+	if n := len(w.tail) - (w.keep - 1); n > 0 {
+		w.tail = w.tail[:copy(w.tail, w.tail[n:])]
+	}
+	return false
 }
 
 func tokPerSec(n int, d time.Duration) float64 {

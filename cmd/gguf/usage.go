@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -10,32 +11,37 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// version is the module version and the commit the binary was built from,
-// as the Go toolchain records them.
+// buildVersion and buildCommit are stamped by the Makefile (-ldflags
+// "-X main.buildVersion=... -X main.buildCommit=..."), for builds where the
+// toolchain records no module version or VCS information (go build in a
+// checkout gives "(devel)", -buildvcs=false or a source tarball no commit).
+var buildVersion, buildCommit string
+
+// version is the module version and the commit the binary was built from:
+// as stamped, else as the Go toolchain records them, else "devel".
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown version)"
-	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
+	v, rev, modified, goVersion := buildVersion, buildCommit, "", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		if v == "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && rev == "":
+				rev = s.Value
+			case s.Key == "vcs.modified" && s.Value == "true" && buildCommit == "":
 				modified = ", modified"
 			}
 		}
 	}
+	if v == "" {
+		v = "devel"
+	}
 	if rev != "" {
 		v += fmt.Sprintf(" (commit %s%s)", rev, modified)
 	}
-	return v + ", " + bi.GoVersion
+	return v + ", " + goVersion
 }
 
 // flagError makes a flag parsing error one line with the command's help
