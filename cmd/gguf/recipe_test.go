@@ -80,3 +80,29 @@ func TestRecipeCLI(t *testing.T) {
 	os.WriteFile(badRecipe, []byte("name: x\ninputs:\n  model: {source: m.gguf, sha: x}\nbuild: {from: model}\n"), 0o644)
 	checkOneLineError(t, runGGUF(t, nil, "recipe", "plan", badRecipe), 2, "bad.yaml:3:27: unknown field \"sha\"")
 }
+
+// TestRecipePlanEscapes: recipe plan shows a hostile recipe's name,
+// description and input names escaped (a title change, a screen clear, a
+// carriage return, a faked line), as info shows a model's names.
+func TestRecipePlanEscapes(t *testing.T) {
+	dir := t.TempDir()
+	denseModel(t, dir)
+	writeIDs(t, dir, "ids.txt", 5, 6, 7)
+	recipe := filepath.Join(dir, "evil.yaml")
+	os.WriteFile(recipe, []byte(`name: "evil\e]0;pwned\a"
+description: "desc\e[2J\rFAKE\ngguf: fake line"
+inputs:
+  "model\e[1A": {source: dense.gguf}
+  "ids\rX": {source: ids.txt}
+build:
+  from: "model\e[1A"
+  head: {ids: "ids\rX"}
+`), 0o644)
+	r := mustRun(t, nil, "recipe", "plan", recipe)
+	checkNoControls(t, "recipe plan", r.stdout)
+	for _, want := range []string{`evil\x1b]0;pwned\x07`, `desc\x1b[2J\x0dFAKE\x0agguf: fake line`, `model\x1b[1A`, `ids\x0dX`} {
+		if !strings.Contains(string(r.stdout), want) {
+			t.Errorf("plan does not show %q:\n%s", want, r.stdout)
+		}
+	}
+}
