@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/textline"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/plan"
 )
@@ -304,8 +304,7 @@ func readLines(path string) ([]string, error) {
 
 // scanLines splits r into lines, refusing more than MaxSetFileLines.
 func scanLines(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc := textline.NewScanner(r, 16<<20)
 	var out []string
 	for sc.Scan() {
 		if len(out) == MaxSetFileLines {
