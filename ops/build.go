@@ -181,11 +181,18 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 				return nil, nil, err
 			}
 		}
+		// The alignment's bound holds even when forced: --force is about
+		// what llama.cpp loads, the bound about the zeros written.
+		if a, ok := kv.Value.Interface().(uint32); ok && kv.Key == gguf.KeyAlignment {
+			if err := gguf.CheckAlignment(uint64(a)); err != nil {
+				return nil, nil, fmt.Errorf("--set %s: %w", gguf.KeyAlignment, err)
+			}
+		}
 		p.Metadata.Set(kv.Key, kv.Value)
 	}
 	if opts.Align != 0 {
-		if opts.Align&(opts.Align-1) != 0 {
-			return nil, nil, fmt.Errorf("--align %d: not a power of two", opts.Align)
+		if err := gguf.CheckAlignment(uint64(opts.Align)); err != nil {
+			return nil, nil, fmt.Errorf("--align: %w", err)
 		}
 		p.Metadata.Set(gguf.KeyAlignment, gguf.Uint32(opts.Align))
 	}
