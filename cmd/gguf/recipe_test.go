@@ -82,7 +82,7 @@ func TestRecipeCLI(t *testing.T) {
 }
 
 // TestRecipePlanEscapes: recipe plan shows a hostile recipe's name,
-// description and input names escaped (a title change, a screen clear, a
+// description, input names and tensor-type patterns escaped (a title change, a screen clear, a
 // carriage return, a faked line), as info shows a model's names.
 func TestRecipePlanEscapes(t *testing.T) {
 	dir := t.TempDir()
@@ -97,10 +97,11 @@ inputs:
 build:
   from: "model\e[1A"
   head: {ids: "ids\rX"}
+  quantize: {type: Q8_0, tensor_types: ["ffn_down|\e\\[2J=F16"]}
 `), 0o644)
 	r := mustRun(t, nil, "recipe", "plan", recipe)
 	checkNoControls(t, "recipe plan", r.stdout)
-	for _, want := range []string{`evil\x1b]0;pwned\x07`, `desc\x1b[2J\x0dFAKE\x0agguf: fake line`, `model\x1b[1A`, `ids\x0dX`} {
+	for _, want := range []string{`evil\x1b]0;pwned\x07`, `desc\x1b[2J\x0dFAKE\x0agguf: fake line`, `model\x1b[1A`, `ids\x0dX`, `ffn_down|\x1b\[2J=F16`} {
 		if !strings.Contains(string(r.stdout), want) {
 			t.Errorf("plan does not show %q:\n%s", want, r.stdout)
 		}
