@@ -178,3 +178,21 @@ func infoAlignment(t *testing.T, path string) int {
 	}
 	return s.Alignment
 }
+
+// TestHeadIDsLongLine: an ids file whose line never ends (/dev/zero) is
+// refused at the line limit, saying so, not with bufio's "token too
+// long"; an id list's error never quotes its line.
+func TestHeadIDsLongLine(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	out := filepath.Join(dir, "out.gguf")
+	checkOneLineError(t, runGGUF(t, nil, "build", model, "--head-ids", "/dev/zero", "-o", out), exitUsage,
+		"--head-ids /dev/zero: line 1 is longer than 1.0 MiB, the most a line may hold")
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("3\nhunter2\n"), 0o600)
+	r := runGGUF(t, nil, "build", model, "--head-ids", secret, "-o", out)
+	checkOneLineError(t, r, exitUsage, "line 2: not a token id")
+	if strings.Contains(string(r.stderr), "hunter2") {
+		t.Errorf("the error quotes the file: %s", r.stderr)
+	}
+}
