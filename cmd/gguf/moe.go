@@ -7,9 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/internal/safetext"
 )
@@ -79,10 +82,15 @@ experts is clamped to them, as the runtime does. The trace is read one call at a
 			defer f.Close()
 			// One pass over the trace for all pools and policies (two with
 			// belady), never holding the whole trace.
+			start := time.Now()
 			rep, err := pager.Replay(f, sims)
 			if err != nil {
 				return usageError("%s: %v", args[0], err)
 			}
+			// What the replay cost, as run reports it: the memory is what a
+			// long trace would make grow.
+			fmt.Fprintf(stderr, "gguf: replayed %d calls (%d experts per layer) through %d simulations in %s, peak RSS %s\n",
+				rep.Calls, rep.Experts, len(sims), time.Since(start).Round(time.Millisecond), humanize.IBytes(uint64(engine.PeakRSS())))
 			var rows []simRow
 			for _, r := range rep.Results {
 				rows = append(rows, simRow{r.Slots, r.Policy.String(), r.Total.Accesses, r.Total.Hits, r.Total.Misses, r.Total.HitRate()})
