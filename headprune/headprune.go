@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/textline"
 	"github.com/ggufkit/gguf/plan"
 )
 
@@ -38,17 +39,21 @@ type Options struct {
 	NoSpecials bool
 }
 
+// MaxIDsLine is the longest line an ids file may have.
+const MaxIDsLine = 1 << 20
+
 // ReadIDs reads a ranked id list: one id per line, most important first;
 // blank lines are skipped and '#' starts a comment. An id outside
 // [0, vocabSize) or seen before is an error naming its line; a list with no
-// id is ErrNoIDs.
+// id is ErrNoIDs. An error never quotes the file's text: the list may be
+// any file a recipe names (a secret one), so it says the line number and
+// what is wrong there, not what the line holds.
 func ReadIDs(r io.Reader, vocabSize int) ([]int32, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
+	sc := textline.NewScanner(r, MaxIDsLine)
 	seen := map[int32]int{}
 	var ids []int32
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
+	for sc.Scan() {
+		line, s := sc.Line(), sc.Text()
 		if i := strings.IndexByte(s, '#'); i >= 0 {
 			s = s[:i]
 		}
@@ -58,14 +63,14 @@ func ReadIDs(r io.Reader, vocabSize int) ([]int32, error) {
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %q is not a token id", line, s)
+			return nil, fmt.Errorf("line %d: not a token id (want a decimal integer, or a # comment)", line)
 		}
 		if v < 0 || v >= int64(vocabSize) {
-			return nil, fmt.Errorf("line %d: id %d is outside the vocabulary (0..%d)", line, v, vocabSize-1)
+			return nil, fmt.Errorf("line %d: the id is outside the vocabulary (0..%d)", line, vocabSize-1)
 		}
 		id := int32(v)
 		if prev, dup := seen[id]; dup {
-			return nil, fmt.Errorf("line %d: id %d repeats line %d", line, id, prev)
+			return nil, fmt.Errorf("line %d: the id repeats line %d", line, prev)
 		}
 		seen[id] = line
 		ids = append(ids, id)

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/internal/textline"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/plan"
 )
@@ -181,11 +181,18 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 				return nil, nil, err
 			}
 		}
+		// The alignment's bound holds even when forced: --force is about
+		// what llama.cpp loads, the bound about the zeros written.
+		if a, ok := kv.Value.Interface().(uint32); ok && kv.Key == gguf.KeyAlignment {
+			if err := gguf.CheckAlignment(uint64(a)); err != nil {
+				return nil, nil, fmt.Errorf("--set %s: %w", gguf.KeyAlignment, err)
+			}
+		}
 		p.Metadata.Set(kv.Key, kv.Value)
 	}
 	if opts.Align != 0 {
-		if opts.Align&(opts.Align-1) != 0 {
-			return nil, nil, fmt.Errorf("--align %d: not a power of two", opts.Align)
+		if err := gguf.CheckAlignment(uint64(opts.Align)); err != nil {
+			return nil, nil, fmt.Errorf("--align: %w", err)
 		}
 		p.Metadata.Set(gguf.KeyAlignment, gguf.Uint32(opts.Align))
 	}
@@ -304,8 +311,7 @@ func readLines(path string) ([]string, error) {
 
 // scanLines splits r into lines, refusing more than MaxSetFileLines.
 func scanLines(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc := textline.NewScanner(r, 16<<20)
 	var out []string
 	for sc.Scan() {
 		if len(out) == MaxSetFileLines {

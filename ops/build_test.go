@@ -399,7 +399,7 @@ func TestReadIDs(t *testing.T) {
 	if err != nil || !slices.Equal(ids, []int32{5, 3, 7}) {
 		t.Fatalf("%v %v", ids, err)
 	}
-	for in, want := range map[string]string{"1\n2\n1\n": "line 3: id 1 repeats line 1", "1\n10\n": "line 2: id 10 is outside",
+	for in, want := range map[string]string{"1\n2\n1\n": "line 3: the id repeats line 1", "1\n10\n": "line 2: the id is outside",
 		"x\n": "line 1", "-1\n": "outside"} {
 		if _, err := headprune.ReadIDs(strings.NewReader(in), 10); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v", in, err)

@@ -80,7 +80,7 @@ func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 		if h.IDs != "" {
 			var err error
 			if ids, err = headprune.ReadIDs(bytes.NewReader(res.Inputs[h.IDs].Data), vocab); err != nil {
-				return nil, fail(h.At, fmt.Errorf("build.head.ids %s: %w", h.IDs, err))
+				return nil, fail(h.At, fmt.Errorf("build.head.ids %s (%s): %w", h.IDs, res.Inputs[h.IDs].Input.Source, err))
 			}
 		} else {
 			sel, err := res.selectHead(ctx, main, h.Select)
@@ -176,7 +176,7 @@ func (res *Resolved) selectHead(ctx context.Context, main *plan.Input, s *Select
 			counts, err = tok.Count(ctx, bytes.NewReader(data), vocabselect.CountOptions{Workers: max(1, res.opts.Threads)})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("build.head.select corpus %s: %w", c.Input, err)
+			return nil, fmt.Errorf("build.head.select corpus %s (%s): %w", c.Input, res.Inputs[c.Input].Input.Source, err)
 		}
 		corpora = append(corpora, vocabselect.Corpus{Name: c.Input, Counts: counts, Budget: c.Budget})
 	}

@@ -530,6 +530,11 @@ func (b *Build) validate(e errorf, use useInput) error {
 			return e(b.At, "build.set[%d]: %q reads a file, which a recipe cannot pin: give the value inline", i, s)
 		}
 	}
+	if b.Align != 0 {
+		if err := gguf.CheckAlignment(uint64(b.Align)); err != nil {
+			return e(b.At, "build.align: %v", err)
+		}
+	}
 	return nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/ggufkit/gguf/internal/textline"
 )
 
 // Counts holds the token frequencies of one corpus.
@@ -218,21 +220,24 @@ func WriteCounts(w io.Writer, t *Tokenizer, header []string, c *Counts) error {
 	return bw.Flush()
 }
 
+// MaxCountsLine is the longest line a counts file may have.
+const MaxCountsLine = 1 << 20
+
 // ReadCounts reads a file WriteCounts wrote for a vocabulary of vocabSize
-// tokens.
+// tokens. An error names the line and what is wrong with it, never its
+// text: a recipe may name any file as a corpus.
 func ReadCounts(r io.Reader, vocabSize int) (*Counts, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
+	sc := textline.NewScanner(r, MaxCountsLine)
 	c := &Counts{Counts: make([]uint64, vocabSize)}
-	for line := 1; sc.Scan(); line++ {
-		s := sc.Text()
+	for sc.Scan() {
+		line, s := sc.Line(), sc.Text()
 		if line == 1 && s != countsMagic {
 			return nil, fmt.Errorf("line 1: not a counts file (want %q)", countsMagic)
 		}
 		if b, ok := strings.CutPrefix(s, "# bytes: "); ok {
 			v, err := strconv.ParseInt(b, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %v", line, err)
+				return nil, fmt.Errorf("line %d: the byte count is not a decimal integer", line)
 			}
 			c.Bytes = v
 		}
@@ -245,14 +250,14 @@ func ReadCounts(r io.Reader, vocabSize int) (*Counts, error) {
 		}
 		id, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || id < 0 || id >= int64(vocabSize) {
-			return nil, fmt.Errorf("line %d: %q is not an id of this vocabulary (%d tokens)", line, f[0], vocabSize)
+			return nil, fmt.Errorf("line %d: the id is not one of this vocabulary (%d tokens)", line, vocabSize)
 		}
 		n, err := strconv.ParseUint(f[1], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: count %q: %v", line, f[1], err)
+			return nil, fmt.Errorf("line %d: the count is not a decimal integer below 2^64", line)
 		}
 		if c.Counts[id] != 0 {
-			return nil, fmt.Errorf("line %d: id %d appears twice", line, id)
+			return nil, fmt.Errorf("line %d: the id appears twice", line)
 		}
 		c.Counts[id] = n
 		c.Tokens += n

@@ -88,7 +88,7 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set metadata KEY=TYPE:VALUE (TYPE u8..f64, bool, str, arr[T] with @FILE or a,b,c), repeatable")
 	cmd.Flags().StringArrayVar(&o.dels, "del", nil, "delete metadata KEY, repeatable")
-	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two)")
+	cmd.Flags().Uint32Var(&o.align, "align", 0, "set general.alignment (a power of two up to 2 MiB: the padding is written as zeros)")
 	cmd.Flags().BoolVar(&o.expertsLast, "experts-last", false, "move every MoE expert tensor (*_exps) after all other tensors")
 	o.quant.register(cmd, false)
 	o.layouts.register(cmd, "experts-layout", "ternary-layout")

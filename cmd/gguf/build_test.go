@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -139,5 +140,59 @@ func TestKillMidBuild(t *testing.T) {
 				t.Errorf("stderr: %s", stderr.String())
 			}
 		})
+	}
+}
+
+// TestAlignBound: an alignment over 2 MiB is refused with the limit in the
+// message, from --align, from --set general.alignment (even forced) and
+// from a recipe's align (at its line), and nothing is written; 2 MiB
+// itself is taken.
+func TestAlignBound(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	out := filepath.Join(dir, "out.gguf")
+	for _, args := range [][]string{
+		{"build", model, "--align", "2147483648", "-o", out},
+		{"build", model, "--set", "general.alignment=u32:4194304", "--force", "-o", out},
+	} {
+		checkOneLineError(t, runGGUF(t, nil, args...), exitUsage, "over the limit of 2097152 (2 MiB)")
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v: an output was written", args)
+		}
+	}
+	recipe := filepath.Join(dir, "r.yaml")
+	os.WriteFile(recipe, []byte("name: r\ninputs:\n  model: {source: dense.gguf}\nbuild:\n  from: model\n  align: 2147483648\n"), 0o644)
+	checkOneLineError(t, runGGUF(t, nil, "recipe", "plan", recipe), exitUsage, "r.yaml:5:3: build.align: alignment 2147483648 is over the limit of 2097152")
+
+	mustRun(t, nil, "build", model, "--align", "2097152", "-o", out)
+	if a := infoAlignment(t, out); a != 2<<20 {
+		t.Errorf("alignment %d, want 2 MiB", a)
+	}
+}
+
+// infoAlignment is a file's alignment as info --json reports it.
+func infoAlignment(t *testing.T, path string) int {
+	var s struct{ Alignment int }
+	if err := json.Unmarshal(mustRun(t, nil, "info", "--json", path).stdout, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Alignment
+}
+
+// TestHeadIDsLongLine: an ids file whose line never ends (/dev/zero) is
+// refused at the line limit, saying so, not with bufio's "token too
+// long"; an id list's error never quotes its line.
+func TestHeadIDsLongLine(t *testing.T) {
+	dir := t.TempDir()
+	model := denseModel(t, dir)
+	out := filepath.Join(dir, "out.gguf")
+	checkOneLineError(t, runGGUF(t, nil, "build", model, "--head-ids", "/dev/zero", "-o", out), exitUsage,
+		"--head-ids /dev/zero: line 1 is longer than 1.0 MiB, the most a line may hold")
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("3\nhunter2\n"), 0o600)
+	r := runGGUF(t, nil, "build", model, "--head-ids", secret, "-o", out)
+	checkOneLineError(t, r, exitUsage, "line 2: not a token id")
+	if strings.Contains(string(r.stderr), "hunter2") {
+		t.Errorf("the error quotes the file: %s", r.stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/internal/textline"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -167,21 +168,26 @@ func (cs *chatSession) turn(user string) error {
 	return nil
 }
 
+// maxChatLine is the longest user turn (one line of stdin) a chat takes.
+const maxChatLine = 1 << 20
+
 // loop reads user turns, one per line, until end of input. On a terminal
 // it prompts with "> "; otherwise it echoes each line so the transcript
 // reads as a conversation.
 func (cs *chatSession) loop(in io.Reader) error {
 	f, isFile := in.(*os.File)
 	tty := isFile && term.IsTerminal(int(f.Fd()))
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := textline.NewScanner(in, maxChatLine)
 	for {
 		if tty {
 			cs.out.WriteString("> ")
 			cs.out.Flush()
 		}
 		if !sc.Scan() {
-			return sc.Err()
+			if err := sc.Err(); err != nil {
+				return fmt.Errorf("chat turns on stdin: %w", err)
+			}
+			return nil
 		}
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {

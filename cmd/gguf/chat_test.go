@@ -167,3 +167,13 @@ func TestRunChatErrors(t *testing.T) {
 		checkOneLineError(t, runGGUF(t, nil, c.args...), 2, c.mentions)
 	}
 }
+
+// TestRunChatLongLine: a chat turn (a line of stdin) over the limit ends
+// the chat with one line saying which line was too long and the limit,
+// not bufio's "token too long".
+func TestRunChatLongLine(t *testing.T) {
+	path, _ := chatFixture(t, true)
+	in := "t1\n" + strings.Repeat("t2 ", (1<<20)/3+1) + "\n"
+	r := runGGUF(t, strings.NewReader(in), "run", path, "--chat", "-n", "2", "--temp", "0")
+	checkOneLineError(t, r, exitUsage, "chat turns on stdin: line 2 is longer than 1.0 MiB")
+}

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/dustin/go-humanize"
+
+	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/internal/fixture"
 )
 
@@ -84,4 +89,63 @@ func TestMoEPagedRun(t *testing.T) {
 	} {
 		checkOneLineError(t, runGGUF(t, nil, c.args...), exitUsage, c.msg)
 	}
+}
+
+// TestMoESimulateBounds: moe simulate clamps a pool to the layer's experts
+// as the runtime does (99999999999 slots once asked for 3.2 TB), reads a
+// 3.2 M-access trace in a few tens of MB (it held the whole trace and a
+// next use per access: 186 MiB) and says so, and says which line of a trace is too long or
+// malformed, with the limit and without quoting it.
+func TestMoESimulateBounds(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	f, err := os.Create(p("long.trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pager.NewTraceWriter(f, 64)
+	rng, ex := uint64(7), make([]int, 0, 8)
+	for i := range 400_000 {
+		ex = ex[:0]
+		for seen := uint64(0); len(ex) < 8; {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			e := int(rng>>40) % 64 % (12 + i%53)
+			if seen&(1<<e) == 0 {
+				seen |= 1 << e
+				ex = append(ex, e)
+			}
+		}
+		w.Call(i%24, ex)
+	}
+	if err := w.Flush(); err != nil || f.Close() != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, nil, "moe", "simulate", p("long.trace"), "--pool", "16,99999999999", "--policy", "lru,belady", "--json")
+	var rows []simRow
+	if err := json.Unmarshal(r.stdout, &rows); err != nil || len(rows) != 4 {
+		t.Fatalf("simulate: %v %s", err, r.stdout)
+	}
+	if rows[1].Misses >= rows[0].Misses || rows[2].Pool != 64 || rows[3].Misses != rows[2].Misses || rows[2].Accesses != 3_200_000 {
+		t.Errorf("rows %+v", rows)
+	}
+	// The process's own peak (VmHWM): a child's rusage would count the
+	// test binary's pages it was forked from.
+	m := regexp.MustCompile(`peak RSS (.*)\n`).FindSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("no peak RSS in %q", r.stderr)
+	}
+	if rss, err := humanize.ParseBytes(string(m[1])); err != nil || rss == 0 || rss > 48<<20 {
+		t.Errorf("simulate's peak RSS was %s (%v), want at most 48 MiB", m[1], err)
+	}
+
+	os.WriteFile(p("bad.trace"), []byte("# gguf moe trace v1\nexperts 8\n0: 1 2\n1: 3 SECRET\n"), 0o644)
+	r = runGGUF(t, nil, "moe", "simulate", p("bad.trace"), "--pool", "2")
+	checkOneLineError(t, r, exitUsage, "bad.trace: line 4: an expert is not a number in [0, 8)")
+	if strings.Contains(string(r.stderr), "SECRET") {
+		t.Errorf("the error quotes the trace: %s", r.stderr)
+	}
+	checkOneLineError(t, runGGUF(t, nil, "moe", "simulate", "/dev/zero", "--pool", "2"), exitUsage, "/dev/zero: line 1 is longer than 1.0 MiB")
+	trace, _ := os.ReadFile(p("bad.trace"))
+	checkOneLineError(t, runGGUF(t, bytes.NewReader(trace[:len(trace)-10]), "moe", "simulate", "/dev/stdin", "--pool", "2", "--policy", "belady"),
+		exitUsage, "the belady policy reads the trace twice, which needs a file, not a pipe")
 }

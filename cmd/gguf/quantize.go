@@ -169,7 +169,7 @@ func printQuantPlan(w io.Writer, ds []ops.Decision) {
 	fmt.Fprintln(tw, "name\ttype\t\tbytes\t\twhy")
 	var from, to int64
 	for _, d := range ds {
-		fmt.Fprintf(tw, "%s\t%s\t-> %s\t%d\t-> %d\t%s\n", safetext.Name(d.Name), d.From, d.To, d.FromBytes, d.ToBytes, d.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t-> %s\t%d\t-> %d\t%s\n", safetext.Name(d.Name), d.From, d.To, d.FromBytes, d.ToBytes, safetext.Escape(d.Reason))
 		from += d.FromBytes
 		to += d.ToBytes
 	}

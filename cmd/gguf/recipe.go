@@ -14,6 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/recipes"
 	"github.com/ggufkit/gguf/sink"
 )
@@ -124,7 +125,10 @@ func newRecipePlanCmd() *cobra.Command {
 			if asJSON {
 				return printPlanJSON(args[0], res, b, costs)
 			}
-			fmt.Fprintf(stdout, "recipe %s: %s\n\n", r.Name, r.Description)
+			// The recipe and the Hub's answers are untrusted text: escaped
+			// as info escapes a model's names, so a name cannot retitle the
+			// terminal, clear it or fake a row of the tables below.
+			fmt.Fprintf(stdout, "recipe %s: %s\n\n", safetext.Name(r.Name), safetext.Escape(r.Description))
 			printInputs(stdout, res)
 			fmt.Fprintln(stdout)
 			if b.Report.Head != nil {
@@ -207,7 +211,8 @@ func printInputs(w io.Writer, res *recipes.Resolved) {
 		default:
 			pin += ", " + o.Checked
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", name, o.Input.Source, commit, sum, o.Size, pin)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", safetext.Name(name), safetext.Escape(o.Input.Source),
+			safetext.Name(commit), safetext.Name(sum), o.Size, pin)
 	}
 	tw.Flush()
 }
@@ -225,7 +230,7 @@ func printCosts(w io.Writer, costs []recipes.Cost) {
 			fr += int64(c.Requests)
 			fb += c.Bytes
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\n", c.Name, c.SpentRequests, c.SpentBytes, c.Needed, req, c.Bytes)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\n", safetext.Name(c.Name), c.SpentRequests, c.SpentBytes, c.Needed, req, c.Bytes)
 		sr, sb, nb = sr+c.SpentRequests, sb+c.SpentBytes, nb+c.Needed
 	}
 	tw.Flush()
@@ -359,13 +364,14 @@ func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string
 	defer res.Close()
 	if f := progressTerminal(quiet); f != nil {
 		var bar *progressbar.ProgressBar
+		name := safetext.Name(r.Name) // the bar is on a terminal
 		opts.Progress = func(written, total int64, k, n int) {
 			if bar == nil {
-				bar = newBar(f, total, r.Name, os.Getenv("NO_COLOR") == "")
+				bar = newBar(f, total, name, os.Getenv("NO_COLOR") == "")
 				onScreen.set(bar)
 			}
 			bar.Set64(written)
-			bar.Describe(fmt.Sprintf("%s: tensor %d/%d", r.Name, min(k+1, n), n))
+			bar.Describe(fmt.Sprintf("%s: tensor %d/%d", name, min(k+1, n), n))
 			if written >= total {
 				bar.Finish()
 				onScreen.set(nil)

@@ -80,3 +80,56 @@ func TestRecipeCLI(t *testing.T) {
 	os.WriteFile(badRecipe, []byte("name: x\ninputs:\n  model: {source: m.gguf, sha: x}\nbuild: {from: model}\n"), 0o644)
 	checkOneLineError(t, runGGUF(t, nil, "recipe", "plan", badRecipe), 2, "bad.yaml:3:27: unknown field \"sha\"")
 }
+
+// TestRecipePlanEscapes: recipe plan shows a hostile recipe's name,
+// description, input names and tensor-type patterns escaped (a title change, a screen clear, a
+// carriage return, a faked line), as info shows a model's names.
+func TestRecipePlanEscapes(t *testing.T) {
+	dir := t.TempDir()
+	denseModel(t, dir)
+	writeIDs(t, dir, "ids.txt", 5, 6, 7)
+	recipe := filepath.Join(dir, "evil.yaml")
+	os.WriteFile(recipe, []byte(`name: "evil\e]0;pwned\a"
+description: "desc\e[2J\rFAKE\ngguf: fake line"
+inputs:
+  "model\e[1A": {source: dense.gguf}
+  "ids\rX": {source: ids.txt}
+build:
+  from: "model\e[1A"
+  head: {ids: "ids\rX"}
+  quantize: {type: Q8_0, tensor_types: ["ffn_down|\e\\[2J=F16"]}
+`), 0o644)
+	r := mustRun(t, nil, "recipe", "plan", recipe)
+	checkNoControls(t, "recipe plan", r.stdout)
+	for _, want := range []string{`evil\x1b]0;pwned\x07`, `desc\x1b[2J\x0dFAKE\x0agguf: fake line`, `model\x1b[1A`, `ids\x0dX`, `ffn_down|\x1b\[2J=F16`} {
+		if !strings.Contains(string(r.stdout), want) {
+			t.Errorf("plan does not show %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestRecipeInputErrorsQuoteNothing: a recipe may name any file as an
+// input (a relative path such as ../secret, or an absolute one); a file
+// that is not what its role needs is refused naming the recipe's line, the
+// input, its file and the line of the file, and what is wrong there, never
+// with the file's text: an ids file, and a counts file as a corpus.
+func TestRecipeInputErrorsQuoteNothing(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "recipes")
+	os.Mkdir(sub, 0o755)
+	denseModel(t, dir)
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("5\nroot:SECRET-HASH:19000:0:99999:7:::\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "counts"), []byte("# gguf vocab count\n# bytes: SECRET\n5\t1\t\"x\"\n"), 0o600)
+	for _, c := range []struct{ head, file, mentions string }{
+		{"{ids: ids}", "../secret", "r.yaml:7:9: build.head.ids ids (../secret): line 2: not a token id"},
+		{"{select: {corpora: [{input: ids}], rows: 8}}", "../counts", "r.yaml:7:18: build.head.select corpus ids (../counts): line 2: the byte count is not a decimal integer"},
+	} {
+		recipe := filepath.Join(sub, "r.yaml")
+		os.WriteFile(recipe, []byte("name: r\ninputs:\n  model: {source: ../dense.gguf}\n  ids: {source: "+c.file+"}\nbuild:\n  from: model\n  head: "+c.head+"\n"), 0o644)
+		r := runGGUF(t, nil, "recipe", "plan", recipe)
+		checkOneLineError(t, r, exitUsage, c.mentions)
+		if strings.Contains(string(r.stderr), "SECRET") {
+			t.Errorf("the error quotes the file: %s", r.stderr)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package pager
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -264,5 +266,125 @@ func TestDirectSource(t *testing.T) {
 	}
 	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, 0, false); err == nil {
 		t.Fatal("a direct read into a buffer without slack was queued")
+	}
+}
+
+// simulateWhole is the simulator as it was before it streamed: every
+// access's next use computed over the whole trace in memory, then one
+// replay. The streaming one must count exactly what it counts.
+func simulateWhole(t *Trace, slots int, p Policy) Stats {
+	seq := map[int][]int{}
+	for _, c := range t.Calls {
+		seq[c.Layer] = append(seq[c.Layer], c.Experts...)
+	}
+	nexts := map[int][]int64{}
+	for l, s := range seq {
+		nx, last := make([]int64, len(s)), make([]int64, t.Experts)
+		for e := range last {
+			last[e] = never
+		}
+		for i := len(s) - 1; i >= 0; i-- {
+			nx[i], last[s[i]] = last[s[i]], int64(i)
+		}
+		nexts[l] = nx
+	}
+	pools, pos := map[int]*Pool{}, map[int]int{}
+	var total Stats
+	for _, c := range t.Calls {
+		pl := pools[c.Layer]
+		if pl == nil {
+			pl, _ = NewPool(t.Experts, slots, p)
+			pools[c.Layer] = pl
+		}
+		pl.Run(c.Experts, nil, func(g []Placement) error {
+			for _, x := range g {
+				pl.SetNextUse(x.Expert, nexts[c.Layer][pos[c.Layer]])
+				pos[c.Layer]++
+			}
+			return nil
+		})
+	}
+	for _, pl := range pools {
+		total.Add(pl.Stats())
+	}
+	return total
+}
+
+// TestReplayStreams: replaying a trace one segment at a time (checkpoints
+// every few accesses, thinned again and again as their budget is passed)
+// counts exactly what a whole-trace replay counts, for every policy and
+// pool size, from memory and from a file; a pool larger than the experts
+// is clamped to them (a huge one allocates nothing); a trace naming more
+// layer-experts than the bound is refused at the line that does.
+func TestReplayStreams(t *testing.T) {
+	defer func(s int, b int64) { checkpointSpacing, maxCheckpointBytes = s, b }(checkpointSpacing, maxCheckpointBytes)
+	checkpointSpacing, maxCheckpointBytes = 7, 4<<10
+
+	tr := &Trace{Experts: 12}
+	rng := uint64(1)
+	for i := range 6000 {
+		c := Call{Layer: i % 3}
+		if i%500 == 499 {
+			c.Layer = 7 // a layer that appears late and seldom
+		}
+		seen := 0
+		for n := 1 + i%5; len(c.Experts) < n; {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			e := int(rng>>33) % 12 % (3 + i%10)
+			if seen&(1<<e) == 0 {
+				seen |= 1 << e
+				c.Experts = append(c.Experts, e)
+			}
+		}
+		tr.Calls = append(tr.Calls, c)
+	}
+	var text bytes.Buffer
+	w := NewTraceWriter(&text, tr.Experts)
+	for _, c := range tr.Calls {
+		w.Call(c.Layer, c.Experts)
+	}
+	w.Flush()
+	path := filepath.Join(t.TempDir(), "t.trace")
+	os.WriteFile(path, text.Bytes(), 0o644)
+
+	var sims []Sim
+	for _, slots := range []int{1, 2, 3, 5, 8, 12, 99999999999} {
+		for _, p := range []Policy{{Kind: LRU}, {Kind: LFU, Decay: 0.9}, {Kind: Belady}} {
+			sims = append(sims, Sim{slots, p})
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := Replay(f, sims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Calls != 6000 || rep.Experts != 12 || len(rep.Results) != len(sims) {
+		t.Fatalf("replayed %d calls of %d experts, %d results", rep.Calls, rep.Experts, len(rep.Results))
+	}
+	for i, sim := range sims {
+		want := simulateWhole(tr, min(sim.Slots, tr.Experts), sim.Policy)
+		mem, err := Simulate(tr, sim.Slots, sim.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.Results[i]; got.Total != want || mem.Total != want || got.Slots != min(sim.Slots, 12) {
+			t.Errorf("pool %d %s: file %+v (%d slots), memory %+v, whole trace %+v", sim.Slots, sim.Policy, got.Total, got.Slots, mem.Total, want)
+		}
+	}
+	if opt, lru := rep.Results[5].Total.Misses, rep.Results[3].Total.Misses; opt >= lru {
+		t.Errorf("pool 3: belady %d misses, lru %d: the trace does not tell them apart", opt, lru)
+	}
+
+	var many bytes.Buffer
+	many.WriteString(traceMagic + "\nexperts 65536\n")
+	for l := range 17 {
+		fmt.Fprintf(&many, "%d: 1\n", l)
+	}
+	if _, err := ReadTrace(&many); err == nil || !strings.Contains(err.Error(), "line 19: 17 layers of 65536 experts") {
+		t.Errorf("a trace of 17 layers of 65536 experts: %v", err)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ggufkit/gguf/internal/textline"
 )
 
 // A trace records, call by call, which experts each MoE layer used: one
@@ -80,61 +83,137 @@ const maxTraceExperts = 1 << 16
 // maxTraceLayer bounds layer numbers.
 const maxTraceLayer = 1 << 16
 
-// ReadTrace reads a trace written by TraceWriter. Every number is checked:
-// layers and experts in range, no expert twice in a call.
-func ReadTrace(r io.Reader) (*Trace, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	next := func() (string, bool) {
-		for sc.Scan() {
-			line++
-			if s := strings.TrimSpace(sc.Text()); s != "" {
-				return s, true
-			}
-		}
-		return "", false
-	}
-	if s, ok := next(); !ok || s != traceMagic {
-		if err := sc.Err(); err != nil {
+// maxTraceCells bounds layers times experts: every simulated pool holds
+// a few words per expert of each layer it sees, so a trace naming 65,536
+// layers of 65,536 experts would ask for terabytes. The largest models
+// have a few hundred experts in fewer than a hundred layers (~32 K).
+const maxTraceCells = 1 << 20
+
+// MaxTraceLine is the longest line a trace may have: a call of every
+// expert of the largest layer, with room to spare.
+const MaxTraceLine = 1 << 20
+
+// TraceReader reads a trace one call at a time, in memory independent of
+// the trace's length. Every number is checked: layers and experts in
+// range, no expert twice in a call. An error names the line and what is
+// wrong there, never the line's text (a trace may be any file).
+type TraceReader struct {
+	sc      *textline.Scanner
+	experts int
+	seen    []int  // per expert: the line it was last seen on
+	layer   []bool // layers seen
+	layers  int
+	call    Call
+	err     error
+}
+
+// NewTraceReader reads the header of a trace written by TraceWriter.
+func NewTraceReader(r io.Reader) (*TraceReader, error) {
+	t := &TraceReader{sc: textline.NewScanner(r, MaxTraceLine)}
+	s, ok := t.next()
+	if !ok || s != traceMagic {
+		if err := t.sc.Err(); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("not a gguf moe trace (the first line must be %q)", traceMagic)
 	}
-	t := &Trace{}
-	s, _ := next()
+	s, _ = t.next()
 	n, ok := strings.CutPrefix(s, "experts ")
-	var err error
-	if t.Experts, err = strconv.Atoi(n); !ok || err != nil || t.Experts <= 0 || t.Experts > maxTraceExperts {
-		return nil, fmt.Errorf("line %d: expected \"experts N\" with 0 < N <= %d, got %q", line, maxTraceExperts, s)
+	e, err := strconv.Atoi(n)
+	if !ok || err != nil || e <= 0 || e > maxTraceExperts {
+		if err := t.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("line %d: expected \"experts N\" with 0 < N <= %d", t.sc.Line(), maxTraceExperts)
 	}
-	seen := make([]int, t.Experts)
-	for {
-		s, ok := next()
-		if !ok {
-			break
+	t.experts, t.seen = e, make([]int, e)
+	return t, nil
+}
+
+// next returns the next line that is not blank, trimmed.
+func (t *TraceReader) next() (string, bool) {
+	for t.sc.Scan() {
+		if s := strings.TrimSpace(t.sc.Text()); s != "" {
+			return s, true
 		}
-		ls, rest, ok := strings.Cut(s, ":")
-		l, err := strconv.Atoi(ls)
-		if !ok || err != nil || l < 0 || l >= maxTraceLayer {
-			return nil, fmt.Errorf("line %d: expected \"LAYER: E E ...\", got %q", line, s)
-		}
-		c := Call{Layer: l}
-		for _, f := range strings.Fields(rest) {
-			e, err := strconv.Atoi(f)
-			if err != nil || e < 0 || e >= t.Experts {
-				return nil, fmt.Errorf("line %d: expert %q is not in [0, %d)", line, f, t.Experts)
-			}
-			if seen[e] == line {
-				return nil, fmt.Errorf("line %d: expert %d appears twice", line, e)
-			}
-			seen[e] = line
-			c.Experts = append(c.Experts, e)
-		}
-		t.Calls = append(t.Calls, c)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	return "", false
+}
+
+// Experts is the number of experts per layer.
+func (t *TraceReader) Experts() int { return t.experts }
+
+// Line is the number of the line last read.
+func (t *TraceReader) Line() int { return t.sc.Line() }
+
+// Next reads the next call; false at the end of the trace or on an error
+// (see Err).
+func (t *TraceReader) Next() bool {
+	if t.err != nil {
+		return false
+	}
+	s, ok := t.next()
+	if !ok {
+		if err := t.sc.Err(); err != nil {
+			t.err = err
+		}
+		return false
+	}
+	line := t.sc.Line()
+	ls, rest, ok := strings.Cut(s, ":")
+	l, err := strconv.Atoi(ls)
+	if !ok || err != nil || l < 0 || l >= maxTraceLayer {
+		t.err = fmt.Errorf("line %d: expected \"LAYER: E E ...\" with 0 <= LAYER < %d", line, maxTraceLayer)
+		return false
+	}
+	if t.layer == nil {
+		t.layer = make([]bool, maxTraceLayer)
+	}
+	if !t.layer[l] {
+		if (t.layers+1)*t.experts > maxTraceCells {
+			t.err = fmt.Errorf("line %d: %d layers of %d experts: more than the %d layer-experts a trace may have", line, t.layers+1, t.experts, maxTraceCells)
+			return false
+		}
+		t.layer[l] = true
+		t.layers++
+	}
+	t.call.Layer, t.call.Experts = l, t.call.Experts[:0]
+	for _, f := range strings.Fields(rest) {
+		e, err := strconv.Atoi(f)
+		if err != nil || e < 0 || e >= t.experts {
+			t.err = fmt.Errorf("line %d: an expert is not a number in [0, %d)", line, t.experts)
+			return false
+		}
+		if t.seen[e] == line {
+			t.err = fmt.Errorf("line %d: an expert appears twice", line)
+			return false
+		}
+		t.seen[e] = line
+		t.call.Experts = append(t.call.Experts, e)
+	}
+	return true
+}
+
+// Call is the call Next read; its Experts are overwritten by the next one.
+func (t *TraceReader) Call() Call { return t.call }
+
+// Err is the error that ended Next, nil at the end of the trace.
+func (t *TraceReader) Err() error { return t.err }
+
+// ReadTrace reads a whole trace into memory (see TraceReader to read one
+// call at a time).
+func ReadTrace(r io.Reader) (*Trace, error) {
+	tr, err := NewTraceReader(r)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trace{Experts: tr.Experts()}
+	for tr.Next() {
+		c := tr.Call()
+		t.Calls = append(t.Calls, Call{Layer: c.Layer, Experts: slices.Clone(c.Experts)})
+	}
+	if err := tr.Err(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
