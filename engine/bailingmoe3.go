@@ -11,14 +11,17 @@ import (
 // latent attention (mla.go); the FFNs are bailingmoe2's MoE. llama.cpp
 // marks the recurrent layers by head_count_kv 0 (an array over layers)
 // and reads the MLA geometry from key_length_mla / value_length_mla,
-// kv_lora_rank and q_lora_rank, key_length and value_length being the
-// latent cache's (kv_lora_rank + rope dims, kv_lora_rank).
+// kv_lora_rank and q_lora_rank; key_length is the width of the latent
+// cache's row (kv_lora_rank + rope dims), value_length sizes nothing.
 
 // bailingMoE3 reads the keys llama_model_bailingmoe3::load_arch_hparams
 // reads, with its checks: kda.safe_gate must be true (its default),
-// kda.gate_lower_bound negative; expert_group_count is not read (no group
-// limit), the shared FFN is expert_shared_feed_forward_length wide or
-// expert_feed_forward_length x max(1, expert_shared_count).
+// kda.gate_lower_bound negative; the shared FFN is
+// expert_shared_feed_forward_length wide or expert_feed_forward_length x
+// max(1, expert_shared_count). expert_group_count / expert_group_used_count
+// are read by readConfig as for every family: libllama 0.7.0's common
+// loader reads them and its MoE graph limits bailingmoe3's selection to
+// the best groups too (its logits change with them).
 func bailingMoE3(k keys, c *Config) error {
 	var err error
 	var sharedFF, shared, gating int
@@ -66,7 +69,6 @@ func bailingMoE3(k keys, c *Config) error {
 		sharedFF = c.ExpertFF * max(1, shared)
 	}
 	c.SharedFF = sharedFF
-	c.Routing.Groups, c.Routing.GroupsUsed = 0, 0
 	if err := bailingRouting(k, c, gating); err != nil {
 		return err
 	}
@@ -94,6 +96,11 @@ func bailingMoE3Layers(k keys, c *Config) error {
 			return fmt.Errorf("metadata %s[%d] is not an unsigned integer", key, l)
 		}
 		c.Recurrent[l] = n == 0
+		if n > 1 && l < c.Layers-c.NextN {
+			// libllama's cache row is key_length x head_count_kv wide, and
+			// the latent row it writes there is key_length wide
+			return fmt.Errorf("metadata %s[%d] is %d: an MLA layer caches one latent row (1)", key, l, n)
+		}
 		attn = attn || (n != 0 && l < c.Layers-c.NextN)
 	}
 	for l := c.Layers - c.NextN; l < c.Layers; l++ {
@@ -107,20 +114,24 @@ func bailingMoE3Layers(k keys, c *Config) error {
 		return fmt.Errorf("metadata %s.rope.dimension_count %d must be even, positive and below key_length_mla %d",
 			k.arch, m.RopeDims, m.HeadDim)
 	}
-	if attn {
-		// the latent cache as llama.cpp sizes it
-		kl, err := k.uint("attention.key_length", 0, true)
-		if err != nil {
-			return err
-		}
-		vl, err := k.uint("attention.value_length", 0, true)
-		if err != nil {
-			return err
-		}
-		if kl != m.KVLoraRank+m.RopeDims || vl != m.KVLoraRank {
-			return fmt.Errorf("metadata %s.attention.key_length %d / value_length %d must be kv_lora_rank + rope dims %d / kv_lora_rank %d",
-				k.arch, kl, vl, m.KVLoraRank+m.RopeDims, m.KVLoraRank)
-		}
+	// llama.cpp's common loader reads key_length and value_length for
+	// every architecture (default embedding_length / head_count). For
+	// bailingmoe3 key_length sizes the row of the MLA layers' cache, which
+	// holds keys only: the latent and the key's RoPE part are written
+	// into it, so any other width fails libllama's graph (a ggml shape
+	// assert) once a trunk layer is MLA. value_length sizes nothing (the
+	// values are read from the latent part of that row): libllama runs a
+	// file whatever it says, so only its type is checked here.
+	kl, err := k.uint("attention.key_length", c.Embd/c.Heads, false)
+	if err != nil {
+		return err
+	}
+	if _, err := k.uint("attention.value_length", 0, false); err != nil {
+		return err
+	}
+	if attn && kl != m.KVLoraRank+m.RopeDims {
+		return fmt.Errorf("metadata %s.attention.key_length %d must be kv_lora_rank + rope dims = %d (the MLA layers' cache row)",
+			k.arch, kl, m.KVLoraRank+m.RopeDims)
 	}
 	for _, d := range []struct {
 		n    int

@@ -74,6 +74,42 @@ func TestBailingMoE3Reset(t *testing.T) {
 	}
 }
 
+// TestBailingMoE3KeysAsLlamaCpp opens bailingmoe3 files whose keys
+// libllama 0.7.0 loads and runs with the logits of the unmodified file,
+// bit for bit (measured with bench/llama-logits.c): value_length of any
+// value or absent (the MLA cache holds keys only, nothing is sized by
+// it), one expert group (no group limit), kda.safe_gate true. Each must
+// give the unmodified file's logits bit for bit here too. (Files whose
+// keys libllama refuses are TestFamilyBadFiles'; key widths that all
+// differ from each other are the bailingmoe3c crosscheck shape's.)
+func TestBailingMoE3KeysAsLlamaCpp(t *testing.T) {
+	del := gguf.Value{}
+	ref := openModel(t, crossModel(t, crosscheck.Case{Shape: "bailingmoe3", Type: "F32"}))
+	ids := crosscheck.PromptIDs
+	want := sequenceLogits(t, newState(t, ref, Options{Ctx: 64}), ids, len(ids))
+	for _, c := range []struct {
+		name string
+		edit func(*gguf.Metadata, []gguf.TensorInfo) []gguf.TensorInfo
+	}{
+		{"value_length 7", setKey("bailingmoe3.attention.value_length", gguf.Uint32(7))},
+		{"no value_length", setKey("bailingmoe3.attention.value_length", del)},
+		{"one expert group", func(md *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo {
+			md.Set("bailingmoe3.expert_group_count", gguf.Uint32(1))
+			md.Set("bailingmoe3.expert_group_used_count", gguf.Uint32(0))
+			return infos
+		}},
+		{"safe gate", setKey("bailingmoe3.kda.safe_gate", gguf.Bool(true))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := openModel(t, mutated(t, "bailingmoe3", c.edit))
+			got := sequenceLogits(t, newState(t, m, Options{Ctx: 64}), ids, len(ids))
+			if d, at := maxDiff(got, want); d != 0 {
+				t.Fatalf("logits differ from the unmodified file's by %g at %d", d, at)
+			}
+		})
+	}
+}
+
 // TestBailingMoE3NextN checks that a bailingmoe3 file with a NextN/MTP
 // block (an MLA layer with nextn.* tensors after the 4 layers) loads with
 // that block skipped and gives the same logits as without it.

@@ -170,7 +170,9 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	}{
 		{&c.Embd, "embedding_length", true},
 		{&c.Layers, "block_count", true},
-		{&c.FF, "feed_forward_length", true},
+		// optional in libllama: a family whose every layer has experts of
+		// their own width runs without it (checked below)
+		{&c.FF, "feed_forward_length", false},
 		{&c.ContextLength, "context_length", true},
 		{&c.Experts, "expert_count", false},
 		{&c.ExpertsUsed, "expert_used_count", false},
@@ -191,8 +193,8 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	if c.Heads, err = heads("attention.head_count", 0, true); err != nil {
 		return c, err
 	}
-	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 || c.FF == 0 {
-		return c, fmt.Errorf("embedding_length, block_count, head_count and feed_forward_length must be positive")
+	if c.Embd == 0 || c.Heads == 0 || c.Layers == 0 {
+		return c, fmt.Errorf("embedding_length, block_count and head_count must be positive")
 	}
 	if !fam.mixersOnly {
 		if err := standardAttention(k, &c); err != nil {
@@ -245,6 +247,12 @@ func readConfig(md *gguf.Metadata) (Config, error) {
 	if c.DenseLead > c.Layers {
 		return c, fmt.Errorf("metadata %s.leading_dense_block_count %d exceeds the %d layers", arch, c.DenseLead, c.Layers)
 	}
+	if c.FF == 0 && (c.Experts == 0 || c.DenseLead > 0) {
+		return c, fmt.Errorf("metadata %s.feed_forward_length is missing or 0: the dense FFN layers need it", arch)
+	}
+	if c.Experts > 0 && c.ExpertFF == 0 {
+		return c, fmt.Errorf("metadata %s: the experts' FFN width is 0 (feed_forward_length / expert_feed_forward_length)", arch)
+	}
 	return c, nil
 }
 
@@ -262,7 +270,9 @@ func standardAttention(k keys, c *Config) error {
 	if c.HeadDim, err = k.uint("attention.key_length", c.Embd/c.Heads, false); err != nil {
 		return err
 	}
-	vdim, err := k.uint("attention.value_length", c.HeadDim, false)
+	// libllama's default value_length is embedding_length / head_count,
+	// whatever key_length says
+	vdim, err := k.uint("attention.value_length", c.Embd/c.Heads, false)
 	if err != nil {
 		return err
 	}
@@ -274,6 +284,10 @@ func standardAttention(k keys, c *Config) error {
 	}
 	if c.RopeDims > c.HeadDim || c.RopeDims%2 != 0 || c.RopeDims == 0 {
 		return fmt.Errorf("rope.dimension_count %d must be even, positive and at most the head dimension %d", c.RopeDims, c.HeadDim)
+	}
+	if c.fam.fullRope && c.RopeDims != c.HeadDim {
+		return fmt.Errorf("metadata %s.rope.dimension_count %d must be the head dimension %d (llama.cpp rotates whole heads for %s)",
+			arch, c.RopeDims, c.HeadDim, arch)
 	}
 	return nil
 }

@@ -96,6 +96,16 @@ func TestFamilyBadFiles(t *testing.T) {
 		{"qwen3", "q norm of the embedding width", reshape("blk.0.attn_q_norm.weight", 256), `"blk.0.attn_q_norm.weight" has shape`},
 		{"qwen3", "key_length off", setKey("qwen3.attention.key_length", gguf.Uint32(32)), "qwen3.attention.key_length"},
 		{"qwen3", "no block count", setKey("qwen3.block_count", del), "qwen3.block_count is missing"},
+		// value_length defaults to embedding_length / head_count (32), not
+		// to key_length: libllama then fails on attn_k's shape
+		{"qwen3", "no value_length", setKey("qwen3.attention.value_length", del), "qwen3.attention.key_length 64 / value_length 32"},
+		// libllama rotates whole heads for llama, qwen2, qwen3, qwen3moe
+		// and olmoe ("invalid n_rot", or an assert building the graph)
+		{"qwen2", "partial rope", setKey("qwen2.rope.dimension_count", gguf.Uint32(16)),
+			"qwen2.rope.dimension_count 16 must be the head dimension 32"},
+		{"olmoe", "partial rope", setKey("olmoe.rope.dimension_count", gguf.Uint32(16)),
+			"olmoe.rope.dimension_count 16 must be the head dimension 32"},
+		{"qwen2", "no FFN width", setKey("qwen2.feed_forward_length", del), "qwen2.feed_forward_length is missing or 0"},
 		{"qwen3moe", "no expert count", setKey("qwen3moe.expert_count", del), "qwen3moe.expert_count is missing"},
 		{"qwen3moe", "no gate experts", dropTensor("blk.1.ffn_gate_exps.weight"), `"blk.1.ffn_gate_exps.weight" is missing`},
 		{"qwen3moe", "expert width off", setKey("qwen3moe.expert_feed_forward_length", gguf.Uint32(128)), `"blk.0.ffn_gate_exps.weight" has shape`},
@@ -134,7 +144,20 @@ func TestFamilyBadFiles(t *testing.T) {
 		{"bailingmoe3", "head_count_kv not per layer", setKey("bailingmoe3.attention.head_count_kv", gguf.Uint32(1)), "head_count_kv must be an array of 4"},
 		{"bailingmoe3", "head_count_kv of 3 layers", setKey("bailingmoe3.attention.head_count_kv", gguf.MustArray([]uint32{0, 1, 0})), "head_count_kv must be an array of 4"},
 		{"bailingmoe3", "MLA layer marked recurrent", setKey("bailingmoe3.attention.head_count_kv", gguf.MustArray([]uint32{0, 0, 0, 1})), `"blk.1.attn_q.weight" is missing`},
-		{"bailingmoe3", "latent rank off", setKey("bailingmoe3.attention.kv_lora_rank", gguf.Uint32(64)), "key_length 144 / value_length 128 must be"},
+		// key_length is the MLA cache row (libllama fails its graph on any
+		// other width; absent, it is embedding_length / head_count = 64)
+		{"bailingmoe3", "latent rank off", setKey("bailingmoe3.attention.kv_lora_rank", gguf.Uint32(64)),
+			"bailingmoe3.attention.key_length 144 must be kv_lora_rank + rope dims = 80"},
+		{"bailingmoe3", "key_length off", setKey("bailingmoe3.attention.key_length", gguf.Uint32(100)),
+			"bailingmoe3.attention.key_length 100 must be kv_lora_rank + rope dims = 144"},
+		{"bailingmoe3", "no key_length", setKey("bailingmoe3.attention.key_length", del),
+			"bailingmoe3.attention.key_length 64 must be kv_lora_rank + rope dims = 144"},
+		{"bailingmoe3", "value_length a string", setKey("bailingmoe3.attention.value_length", gguf.String("32")),
+			"bailingmoe3.attention.value_length is not an unsigned integer"},
+		{"bailingmoe3", "group count not dividing", setKey("bailingmoe3.expert_group_count", gguf.Uint32(3)),
+			"bailingmoe3.expert_group_count 3"},
+		{"bailingmoe3", "MLA layer of 2 KV heads", setKey("bailingmoe3.attention.head_count_kv", gguf.MustArray([]uint32{0, 2, 0, 2})),
+			"bailingmoe3.attention.head_count_kv[1] is 2"},
 		{"bailingmoe3", "no latent norm", dropTensor("blk.1.attn_kv_a_norm.weight"), `"blk.1.attn_kv_a_norm.weight" is missing`},
 		{"bailingmoe3", "k up-projection of 2 heads", reshape("blk.3.attn_k_b.weight", 32, 128, 2), `"blk.3.attn_k_b.weight" has shape`},
 		{"bailingmoe3", "no output gate", dropTensor("blk.3.attn_gate.weight"), `"blk.3.attn_gate.weight" is missing`},
@@ -154,6 +177,7 @@ func TestFamilyBadFiles(t *testing.T) {
 		{"qwen35", "query without gate", reshape("blk.1.attn_q.weight", 256, 256), `"blk.1.attn_q.weight" has shape`},
 		{"qwen35", "inner size off", setKey("qwen35.ssm.inner_size", gguf.Uint32(128)), "qwen35.ssm.inner_size 128"},
 		{"qwen35", "3 key heads", setKey("qwen35.ssm.group_count", gguf.Uint32(3)), "ssm.time_step_rank 4 is not a multiple of ssm.group_count 3"},
+		{"qwen35", "no rope sections", setKey("qwen35.rope.dimension_sections", del), "qwen35.rope.dimension_sections is missing"},
 		{"qwen35", "no state size", setKey("qwen35.ssm.state_size", del), "qwen35.ssm.state_size is missing"},
 		{"qwen35", "interval 0", setKey("qwen35.full_attention_interval", gguf.Uint32(0)), "must be positive"},
 		{"qwen35", "all attention", setKey("qwen35.full_attention_interval", gguf.Uint32(1)), `"blk.0.attn_q.weight" is missing`},
@@ -176,6 +200,31 @@ func TestFamilyBadFiles(t *testing.T) {
 			msg := err.Error()
 			if !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
 				t.Fatalf("error %q, want one line with %q", msg, c.want)
+			}
+		})
+	}
+}
+
+// TestFamilyOptionalKeys opens files without a key libllama 0.7.0 does
+// not require where the family does not need it (measured with
+// bench/llama-logits.c: it runs them with the logits of the unmodified
+// file, bit for bit): feed_forward_length of a family whose every layer
+// has experts of expert_feed_forward_length. Each must give the
+// unmodified file's logits bit for bit.
+func TestFamilyOptionalKeys(t *testing.T) {
+	del := gguf.Value{}
+	for _, c := range []struct{ shape, key string }{
+		{"qwen3moe", "qwen3moe.feed_forward_length"},
+		{"qwen35moe", "qwen35moe.feed_forward_length"},
+	} {
+		t.Run(c.shape+"/no "+c.key, func(t *testing.T) {
+			ids := crosscheck.PromptIDs
+			ref := openModel(t, crossModel(t, crosscheck.Case{Shape: c.shape, Type: "F32"}))
+			want := sequenceLogits(t, newState(t, ref, Options{Ctx: 64}), ids, len(ids))
+			m := openModel(t, mutated(t, c.shape, setKey(c.key, del)))
+			got := sequenceLogits(t, newState(t, m, Options{Ctx: 64}), ids, len(ids))
+			if d, at := maxDiff(got, want); d != 0 {
+				t.Fatalf("logits differ from the unmodified file's by %g at %d", d, at)
 			}
 		})
 	}

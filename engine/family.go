@@ -44,6 +44,10 @@ type family struct {
 	// sharedGate: the shared experts' output is multiplied by
 	// sigmoid(ffn_gate_inp_shexp x), one gate per token (qwen35moe).
 	sharedGate bool
+	// fullRope: rope.dimension_count must be the head dimension (libllama
+	// refuses other values for these families: llama at load, "invalid
+	// n_rot", the others by an assert when building the graph).
+	fullRope bool
 	// gelu: the FFN is GELU-gated (ggml_geglu, tanh approximation, through
 	// ggml's half-float table) instead of SiLU-gated.
 	gelu bool
@@ -87,12 +91,12 @@ const (
 
 // families are the supported architectures, by general.architecture.
 var families = map[string]*family{
-	"llama": {biases: biasOptional, tiedHead: true, moe: moeOptional},
-	"qwen2": {ropeNeox: true, biases: biasQKV, tiedHead: true},
-	"qwen3": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true},
+	"llama": {biases: biasOptional, tiedHead: true, moe: moeOptional, fullRope: true},
+	"qwen2": {ropeNeox: true, biases: biasQKV, tiedHead: true, fullRope: true},
+	"qwen3": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, fullRope: true},
 	// qwen3moe renormalizes the chosen experts' weights whatever
 	// expert_weights_norm says (llama.cpp passes true).
-	"qwen3moe": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, moe: moeRequired, hparams: func(k keys, c *Config) error {
+	"qwen3moe": {ropeNeox: true, qkNorm: qkNormHead, tiedHead: true, moe: moeRequired, fullRope: true, hparams: func(k keys, c *Config) error {
 		ff, err := k.uint("expert_feed_forward_length", 0, false)
 		if ff == 0 {
 			ff = c.FF / c.ExpertsUsed
@@ -101,7 +105,7 @@ var families = map[string]*family{
 		return err
 	}},
 	// olmoe: softmax routing without renormalization, output.weight required.
-	"olmoe": {ropeNeox: true, qkNorm: qkNormWhole, moe: moeRequired, hparams: func(_ keys, c *Config) error {
+	"olmoe": {ropeNeox: true, qkNorm: qkNormWhole, moe: moeRequired, fullRope: true, hparams: func(_ keys, c *Config) error {
 		c.Routing.Norm = false
 		return nil
 	}},

@@ -131,9 +131,10 @@ func qwen35MoE(k keys, c *Config) error {
 // fourth otherwise. So the rotation is NEOX RoPE over dims exactly when
 // every pair falls in the first three.
 func ropeSections(k keys, dims int) error {
+	// libllama requires the key (its loader fails without it)
 	v, ok := k.md.Get(k.arch + ".rope.dimension_sections")
 	if !ok {
-		return nil
+		return fmt.Errorf("metadata %s.rope.dimension_sections is missing", k.arch)
 	}
 	var sec [4]int
 	if !v.IsArray() || v.Len() < 3 || v.Len() > 4 {

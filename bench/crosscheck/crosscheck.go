@@ -75,20 +75,31 @@ var Shapes = map[string]Shape{
 	// convolutions of 4 taps, decay gate above -5), MLA layers 1 and 3
 	// (q through a rank-128 LoRA, latent KV of rank 128, heads of 32 + 16
 	// RoPE dims for q and k, 32 for v, sigmoid output gates); the MoE part
-	// as bailingmoe2's without the group limit (llama.cpp reads no group
-	// keys for it): layer 0 dense, sigmoid gating with selection bias,
-	// top 2 of 8, renormalized, scale 2.5, one shared expert
+	// as bailingmoe2's without group keys (bailingmoe3b has them): layer 0
+	// dense, sigmoid gating with selection bias, top 2 of 8, renormalized,
+	// scale 2.5, one shared expert
 	"bailingmoe3": {"bailingmoe3", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3", Layers: 4, Embd: 256,
 		FF: 512, Heads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 128, SharedExperts: 1,
 		DenseLead: 1, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true, MLALayers: []int{1, 3}, KVLoraRank: 128,
 		QLoraRank: 128, NopeDim: 32, VHeadDim: 32, KDAHeadDim: 32, ConvKernel: 4, GateLowerBound: -5, Seed: 117}},
 	// bailingmoe3's other variants, F32 only: q without a LoRA (attn_q),
 	// a tied head, no dense layer, an MLA layer first, 8 KDA heads of 16
-	// (head_dim below the 32 of a SIMD step), convolutions of 3 taps
+	// (head_dim below the 32 of a SIMD step), convolutions of 3 taps, and
+	// group-limited routing (4 groups of 2 experts, the best 2 compete),
+	// which libllama applies to bailingmoe3 as to bailingmoe2
 	"bailingmoe3b": {"bailingmoe3b", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3b", Layers: 3, Embd: 256,
 		FF: 512, Heads: 8, RopeDims: 8, Vocab: 512, Tied: true, Experts: 8, ExpertsUsed: 3, ExpertFF: 128,
-		SharedExperts: 2, WeightsNorm: true, Sigmoid: true, MLALayers: []int{0}, KVLoraRank: 64, NopeDim: 16,
+		SharedExperts: 2, Groups: 4, GroupsUsed: 2, WeightsNorm: true, Sigmoid: true, MLALayers: []int{0}, KVLoraRank: 64, NopeDim: 16,
 		VHeadDim: 16, KDAHeadDim: 16, ConvKernel: 3, GateLowerBound: -3, Seed: 118}},
+	// bailingmoe3 with every width key different: key_length 80 (the MLA
+	// cache row, kv_lora_rank 64 + 16 RoPE dims), value_length 32 (not
+	// kv_lora_rank: libllama sizes nothing by it), key_length_mla 48,
+	// value_length_mla 24, KDA heads of 40 (not a multiple of a SIMD step)
+	"bailingmoe3c": {"bailingmoe3c", fixture.Model{Arch: "bailingmoe3", Name: "xcheck-bailingmoe3c", Layers: 4, Embd: 256,
+		FF: 512, Heads: 4, RopeDims: 16, Vocab: 512, Experts: 8, ExpertsUsed: 2, ExpertFF: 128, SharedExperts: 1,
+		DenseLead: 1, WeightsScale: 2.5, WeightsNorm: true, Sigmoid: true, MLALayers: []int{1, 3}, KVLoraRank: 64,
+		ValueLength: 32, QLoraRank: 64, NopeDim: 32, VHeadDim: 24, KDAHeadDim: 40, ConvKernel: 4, GateLowerBound: -5,
+		Seed: 119}},
 	// four layers, Gated DeltaNet ones (0, 2) and gated full attention (1,
 	// 3: full_attention_interval 2); 4 value heads over 2 key heads of 64
 	// (each key head read by two value heads), convolution of 4 taps;
@@ -107,7 +118,8 @@ var Shapes = map[string]Shape{
 }
 
 // FamilyShapes are the shapes of the architectures other than llama.
-var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "bailingmoe3", "qwen35", "qwen35moe"}
+var FamilyShapes = []string{"qwen2", "qwen3", "qwen3moe", "olmoe", "bailingmoe2", "gemma3", "bailingmoe3", "bailingmoe3c",
+	"qwen35", "qwen35moe"}
 
 // FamilyTypes are the types every family is checked in; Q4_K_M is
 // llama-quantize's mix (not --pure).
