@@ -33,12 +33,25 @@ type GenStats struct {
 // context is full), calling emit with each one as soon as it is chosen.
 // An end-of-generation token stops it and is not emitted. An error of emit
 // ends it too, with the stats so far (a caller's stop string).
-func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error) (st GenStats, err error) {
+func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error) (GenStats, error) {
+	return GenerateLogits(s, sm, prompt, n, isEOG, func(id int32, _ []float32) error { return emit(id) }, false)
+}
+
+// GenerateLogits is Generate for a caller that reports each token's
+// probabilities (a server's n_probs): with logits set, emit also gets the
+// model's logits the token was drawn from, as the model gave them (before
+// the sampler's penalties and bans); emit must not keep them past its
+// return. Without logits emit gets nil, and no copy is made.
+func GenerateLogits(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32, logits []float32) error, logits bool) (st GenStats, err error) {
 	st = GenStats{PromptTokens: len(prompt)}
 	if len(prompt) == 0 {
 		return st, errors.New("empty prompt: a model needs at least one token (BOS) to start")
 	}
 	last := make([]float32, s.c.Vocab)
+	var raw []float32
+	if logits {
+		raw = make([]float32, s.c.Vocab)
+	}
 	keep := func(_ int, l []float32) { copy(last, l) }
 	t0 := time.Now()
 	if err := s.Eval(prompt, len(prompt)-1, keep); err != nil {
@@ -56,6 +69,11 @@ func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bo
 			st.Stop = StopLimit
 			break
 		}
+		if raw != nil {
+			// Sample changes last (penalties, bans): the model's logits
+			// are kept for emit first.
+			copy(raw, last)
+		}
 		id := sm.Sample(last)
 		if isEOG(id) {
 			st.Stop = StopEOG
@@ -63,7 +81,7 @@ func Generate(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bo
 		}
 		sm.Accept(id)
 		st.Generated++
-		if err := emit(id); err != nil {
+		if err := emit(id, raw); err != nil {
 			return st, err
 		}
 		if n >= 0 && st.Generated >= n {

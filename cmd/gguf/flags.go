@@ -56,6 +56,11 @@ var flagBounds = map[string]bounds{
 	"--moe-readers":            atLeast(1),
 	"--threads-batch":          atLeast(-1),
 	"run --ctx":                atLeast(0),
+	"serve --ctx":              atLeast(0),
+	"--port":                   {min: 0, max: 65535},
+	"--parallel":               atLeast(1),
+	"--queue":                  atLeast(0),
+	"--timeout":                atLeast(1),
 	"vocab count --threads":    atLeast(0),
 	"vocab select --threads":   atLeast(0),
 	"vocab coverage --threads": atLeast(0),
@@ -155,6 +160,9 @@ type llamaFlag struct {
 var (
 	runOnly   = []string{"run"}
 	bothModel = []string{"run", "perplexity"}
+	// cpuModel take llama.cpp's GPU and batch-thread flags (ignored).
+	cpuModel  = []string{"run", "perplexity", "serve"}
+	serveOnly = []string{"serve"}
 )
 
 // llamaFlags are the llama-cli, llama-completion and llama-perplexity
@@ -165,9 +173,11 @@ var llamaFlags = []llamaFlag{
 	{names: []string{"-sys", "--system-prompt"}, flag: "--system", cmds: runOnly},
 	{names: []string{"-st"}, flag: "--single-turn", cmds: runOnly},
 	{names: []string{"--prompt-file"}, flag: "--file", cmds: bothModel},
-	{names: []string{"-ngl", "--gpu-layers"}, flag: "--n-gpu-layers", cmds: bothModel},
-	{names: []string{"-tb"}, flag: "--threads-batch", cmds: bothModel},
-	{names: []string{"-fa", "--flash-attn"}, flag: "--flash-attn", values: []string{"on", "off", "auto", "1", "0", "-1", "true", "false", "enabled", "disabled"}, cmds: bothModel},
+	{names: []string{"-ngl", "--gpu-layers"}, flag: "--n-gpu-layers", cmds: cpuModel},
+	{names: []string{"-tb"}, flag: "--threads-batch", cmds: cpuModel},
+	{names: []string{"-np"}, flag: "--parallel", cmds: serveOnly},
+	{names: []string{"-to"}, flag: "--timeout", cmds: serveOnly},
+	{names: []string{"-fa", "--flash-attn"}, flag: "--flash-attn", values: []string{"on", "off", "auto", "1", "0", "-1", "true", "false", "enabled", "disabled"}, cmds: cpuModel},
 }
 
 // llamaSpellings rewrites the llamaFlags spellings in args into this

@@ -286,10 +286,21 @@ func kernelsFlag(cmd *cobra.Command) {
 // message for a model that is not a local file. The moeRun holds the
 // pager's trace: close it when done.
 func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, *moeRun, error) {
+	m, tok, ss, mr, err := loadModelSlots(verb, path, mf, ctx, threads, batch, 1)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return m, tok, ss[0], mr, nil
+}
+
+// loadModelSlots is loadModel with n inference states on the one model
+// (serve's --parallel): each has its own KV cache and, when paging, its
+// own expert pools.
+func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n int) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 	if mf == nil {
 		mf = &modelFlags{policy: "lru"}
 	}
-	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, *engine.State, *moeRun, error) {
+	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 		return nil, nil, nil, nil, err
 	}
 	if threads < 1 {
@@ -339,13 +350,20 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 			return fail(err)
 		}
 	}
-	s, err := engine.NewState(m, so)
-	if err != nil {
-		mr.abort()
-		m.Close()
-		return fail(err)
+	var ss []*engine.State
+	for range n {
+		s, err := engine.NewState(m, so)
+		if err != nil {
+			for _, s := range ss {
+				s.Close()
+			}
+			mr.abort()
+			m.Close()
+			return fail(err)
+		}
+		ss = append(ss, s)
 	}
-	return m, tok, s, mr, nil
+	return m, tok, ss, mr, nil
 }
 
 // errReversePrompt ends a generation whose text reached a -r prompt.

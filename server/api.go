@@ -1,0 +1,631 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ggufkit/gguf/chat"
+)
+
+// events writes server-sent events: "data: JSON\n\n", flushed at once,
+// each write with its own deadline so a client that stops reading ends
+// the generation instead of holding the slot. Headers go out with the
+// first event, so an error found before it (a full queue) still gets its
+// status code.
+type events struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	started bool
+}
+
+func newEvents(w http.ResponseWriter, timeout time.Duration) *events {
+	return &events{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+func (e *events) write(b []byte) error {
+	if !e.started {
+		h := e.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		e.w.WriteHeader(http.StatusOK)
+		e.started = true
+	}
+	e.rc.SetWriteDeadline(time.Now().Add(e.timeout))
+	if _, err := e.w.Write(b); err != nil {
+		return err
+	}
+	return e.rc.Flush()
+}
+
+// data sends v as one event.
+func (e *events) data(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.write(append(append([]byte("data: "), b...), '\n', '\n'))
+}
+
+// done ends an OpenAI stream.
+func (e *events) done() error { return e.write([]byte("data: [DONE]\n\n")) }
+
+// fail reports err: as the response when nothing was sent yet, else as a
+// last event (the status is gone).
+func (e *events) fail(err error) {
+	if errors.Is(err, context.Canceled) {
+		return // the client went away: nobody reads
+	}
+	ae := asAPIError(err)
+	if !e.started {
+		writeError(e.w, ae)
+		return
+	}
+	e.data(map[string]any{"error": ae})
+}
+
+// respond sends a non-streamed response, or err's.
+func (s *Server) respond(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			writeError(w, asAPIError(err))
+		}
+		return
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.Timeout))
+	writeJSON(w, http.StatusOK, v)
+}
+
+// timings is llama-server's timings object.
+func timings(r *result) map[string]any {
+	st := r.stats
+	pms := float64(st.PromptTime) / 1e6
+	gms := float64(st.GenTime) / 1e6
+	per := func(ms float64, n int) (perTok, perSec float64) {
+		if n > 0 && ms > 0 {
+			return ms / float64(n), 1e3 * float64(n) / ms
+		}
+		return 0, 0
+	}
+	ppt, pps := per(pms, st.PromptTokens)
+	gpt, gps := per(gms, st.Generated)
+	t := map[string]any{"cache_n": r.cacheN, "prompt_n": st.PromptTokens, "prompt_ms": pms,
+		"prompt_per_token_ms": ppt, "prompt_per_second": pps, "predicted_n": st.Generated,
+		"predicted_ms": gms, "predicted_per_token_ms": gpt, "predicted_per_second": gps}
+	return t
+}
+
+// pagerInfo is the expert pager's counts in a response (a field of this
+// server's, absent for a model that is not paged): the chat page shows
+// the hit rate and bytes read per token.
+func pagerInfo(r *result) map[string]any {
+	p := r.pager
+	if p == nil {
+		return nil
+	}
+	return map[string]any{"hits": p.Hits, "misses": p.Misses, "hit_rate": p.HitRate(), "bytes_read": p.BytesRead,
+		"pool_bytes": p.PoolBytes, "slots_per_layer": p.Slots}
+}
+
+// usage is OpenAI's usage object.
+func usage(r *result, promptTokens int) map[string]any {
+	return map[string]any{"completion_tokens": r.stats.Generated, "prompt_tokens": promptTokens,
+		"total_tokens": promptTokens + r.stats.Generated, "prompt_tokens_details": map[string]any{"cached_tokens": r.cacheN}}
+}
+
+// newID returns a response id with prefix, as llama-server's.
+func newID(prefix string) string { return prefix + rand.Text() }
+
+// settings is llama-server's generation_settings (the fields this
+// runtime has).
+func (s *Server) settings(req *request, j *job, stream bool) map[string]any {
+	stop := j.stops
+	if stop == nil {
+		stop = []string{}
+	}
+	return map[string]any{"seed": req.seedShown(), "temperature": j.sampler.Temp, "top_k": j.sampler.TopK,
+		"top_p": j.sampler.TopP, "min_p": j.sampler.MinP, "repeat_last_n": j.sampler.RepeatLastN,
+		"repeat_penalty": j.sampler.RepeatPenalty, "stop": stop, "max_tokens": j.n, "n_predict": j.n,
+		"ignore_eos": req.IgnoreEOS, "stream": stream, "n_probs": j.nProbs,
+		"samplers": []string{"penalties", "top_k", "top_p", "min_p", "temperature"}}
+}
+
+// newJob turns a request's sampling fields into a job for ids.
+func (s *Server) newJob(req *request, ids []int32) (*job, error) {
+	n, err := req.limit(s.cfg.NPredict)
+	if err != nil {
+		return nil, err
+	}
+	stops, err := req.stops()
+	if err != nil {
+		return nil, err
+	}
+	np, _, err := req.nProbs()
+	if err != nil {
+		return nil, err
+	}
+	j := &job{ids: ids, n: n, sampler: req.sampler(s.cfg.Sampler), stops: stops, nProbs: np,
+		cache: req.CachePrompt == nil || *req.CachePrompt}
+	if req.IgnoreEOS {
+		tok := s.cfg.Tokenizer
+		for id := range int32(tok.NumTokens()) {
+			if tok.IsEOG(id) || s.eogIDs[id] {
+				j.sampler.Banned = append(j.sampler.Banned, id)
+			}
+		}
+	}
+	return j, nil
+}
+
+// promptIDs reads /completion's prompt: a string, token ids, or a list
+// of one of those (llama-server takes several prompts; this server one).
+func (s *Server) promptIDs(raw json.RawMessage) ([]int32, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return s.cfg.Tokenizer.Encode(text, true, true), nil
+	}
+	var ids []int32
+	if err := json.Unmarshal(raw, &ids); err == nil {
+		return ids, s.checkIDs(ids)
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err == nil && len(list) == 1 {
+		return s.promptIDs(list[0])
+	}
+	return nil, badRequest("'prompt' must be a string, a list of token ids, or a list of one of those")
+}
+
+// checkIDs refuses token ids outside the vocabulary.
+func (s *Server) checkIDs(ids []int32) error {
+	n := int32(s.cfg.Tokenizer.NumTokens())
+	for _, id := range ids {
+		if id < 0 || id >= n {
+			return badRequest("token id %d is outside the vocabulary (0..%d)", id, n-1)
+		}
+	}
+	return nil
+}
+
+// chatPrompt renders msgs and tokenizes them; when the conversation does
+// not fit the context with room for the answer, the oldest turns (after
+// any system message) are dropped, a user message with the answer that
+// followed it, as smolchat did, until it fits or only the last message
+// is left. dropped counts the messages left out.
+func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids []int32, dropped int, err error) {
+	ctx := s.ctxLen()
+	room := ctx / 4
+	if n >= 0 {
+		room = n
+	}
+	room = max(1, min(room, ctx/2))
+	for {
+		text, err := s.cfg.Template.Render(msgs, r)
+		if err != nil {
+			return nil, 0, badRequest("chat template %s: %v", s.cfg.Template, err)
+		}
+		ids = s.cfg.Tokenizer.Encode(text, true, true)
+		first := 0
+		for first < len(msgs) && msgs[first].Role == "system" {
+			first++
+		}
+		if len(ids)+room <= ctx || first >= len(msgs)-1 {
+			return ids, dropped, nil
+		}
+		k := first + 1
+		for k < len(msgs)-1 && msgs[k].Role != "user" {
+			k++ // drop a whole turn: up to the next user message
+		}
+		msgs = append(msgs[:first:first], msgs[k:]...)
+		dropped += k - first
+	}
+}
+
+// splitThinking separates a reply's thinking block (<think>...</think>)
+// from its answer, as llama-server's reasoning_format deepseek does, for
+// templates with a thinking switch.
+func (s *Server) splitThinking(reply string) (content, reasoning string) {
+	if !s.cfg.Template.HasReasoning() {
+		return reply, ""
+	}
+	i := strings.LastIndex(reply, "</think>")
+	if i < 0 {
+		return reply, ""
+	}
+	reasoning = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(reply[:i]), "<think>"))
+	return s.cfg.Template.Answer(reply), reasoning
+}
+
+// chatCompletions serves POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	msgs, err := req.chatMessages()
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	n, err := req.limit(s.cfg.NPredict)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	ids, dropped, err := s.chatPrompt(msgs, req.reasoning(s.cfg.Reasoning), n)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	j, err := s.newJob(&req, ids)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	j.chat = true
+	j.stops = append(j.stops, s.cfg.Template.Stops()...)
+	_, wantProbs, _ := req.nProbs()
+	id, created := newID("chatcmpl-"), time.Now().Unix()
+	base := func(object string) map[string]any {
+		return map[string]any{"id": id, "created": created, "model": s.cfg.Name, "system_fingerprint": s.cfg.Build, "object": object}
+	}
+	if dropped > 0 {
+		w.Header().Set("X-Dropped-Messages", strconv.Itoa(dropped))
+	}
+	if !req.Stream {
+		r, err := s.run(hr.Context(), j, nil)
+		if err != nil {
+			s.respond(w, nil, err)
+			return
+		}
+		content, reasoning := s.splitThinking(r.text)
+		msg := map[string]any{"role": "assistant", "content": content}
+		if reasoning != "" {
+			msg["reasoning_content"] = reasoning
+		}
+		choice := map[string]any{"finish_reason": r.finishReason(), "index": 0, "message": msg}
+		if wantProbs {
+			choice["logprobs"] = map[string]any{"content": probsOrEmpty(r.probs)}
+		}
+		v := base("chat.completion")
+		v["choices"] = []any{choice}
+		v["usage"] = usage(r, len(ids))
+		v["timings"] = timings(r)
+		v["truncated"] = dropped > 0
+		if p := pagerInfo(r); p != nil {
+			v["pager"] = p
+		}
+		s.respond(w, v, nil)
+		return
+	}
+	ev := newEvents(w, s.cfg.Timeout)
+	chunkOf := func(delta map[string]any, finish any, c *chunk) map[string]any {
+		choice := map[string]any{"finish_reason": finish, "index": 0, "delta": delta}
+		if wantProbs && c != nil && len(c.probs) > 0 {
+			choice["logprobs"] = map[string]any{"content": c.probs}
+		}
+		v := base("chat.completion.chunk")
+		v["choices"] = []any{choice}
+		return v
+	}
+	r, err := s.run(hr.Context(), j, func(c chunk) error {
+		if !ev.started {
+			if err := ev.data(chunkOf(map[string]any{"role": "assistant", "content": nil}, nil, nil)); err != nil {
+				return err
+			}
+		}
+		if c.text == "" && len(c.probs) == 0 {
+			return nil
+		}
+		return ev.data(chunkOf(map[string]any{"content": c.text}, nil, &c))
+	})
+	if err != nil {
+		ev.fail(err)
+		return
+	}
+	last := chunkOf(map[string]any{}, r.finishReason(), nil)
+	last["timings"] = timings(r)
+	if p := pagerInfo(r); p != nil {
+		last["pager"] = p
+	}
+	if ev.data(last) != nil {
+		return
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u := base("chat.completion.chunk")
+		u["choices"] = []any{}
+		u["usage"] = usage(r, len(ids))
+		u["timings"] = timings(r)
+		if ev.data(u) != nil {
+			return
+		}
+	}
+	ev.done()
+}
+
+func probsOrEmpty(p []tokenInfo) []tokenInfo {
+	if p == nil {
+		return []tokenInfo{}
+	}
+	return p
+}
+
+// oaiCompletions serves POST /v1/completions.
+func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if len(req.Prompt) == 0 {
+		writeError(w, badRequest("'prompt' is required"))
+		return
+	}
+	ids, err := s.promptIDs(req.Prompt)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	j, err := s.newJob(&req, ids)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	_, wantProbs, _ := req.nProbs()
+	id, created := newID("cmpl-"), time.Now().Unix()
+	choiceOf := func(text string, probs []tokenInfo, finish any) map[string]any {
+		var lp any
+		if wantProbs {
+			lp = map[string]any{"content": probsOrEmpty(probs)}
+		}
+		return map[string]any{"text": text, "index": 0, "logprobs": lp, "finish_reason": finish}
+	}
+	base := func(choice map[string]any) map[string]any {
+		return map[string]any{"choices": []any{choice}, "created": created, "model": s.cfg.Name,
+			"system_fingerprint": s.cfg.Build, "object": "text_completion", "id": id}
+	}
+	if !req.Stream {
+		r, err := s.run(hr.Context(), j, nil)
+		if err != nil {
+			s.respond(w, nil, err)
+			return
+		}
+		v := base(choiceOf(r.text, r.probs, r.finishReason()))
+		v["usage"] = usage(r, len(ids))
+		v["timings"] = timings(r)
+		s.respond(w, v, nil)
+		return
+	}
+	ev := newEvents(w, s.cfg.Timeout)
+	r, err := s.run(hr.Context(), j, func(c chunk) error {
+		if c.text == "" && len(c.probs) == 0 {
+			return nil
+		}
+		return ev.data(base(choiceOf(c.text, c.probs, nil)))
+	})
+	if err != nil {
+		ev.fail(err)
+		return
+	}
+	last := base(choiceOf("", nil, r.finishReason()))
+	last["usage"] = usage(r, len(ids))
+	last["timings"] = timings(r)
+	if ev.data(last) == nil {
+		ev.done()
+	}
+}
+
+// completion serves llama.cpp's POST /completion.
+func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if len(req.Prompt) == 0 {
+		writeError(w, badRequest("'prompt' is required"))
+		return
+	}
+	ids, err := s.promptIDs(req.Prompt)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	j, err := s.newJob(&req, ids)
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	final := func(r *result) map[string]any {
+		content := r.text
+		if req.Stream {
+			content = ""
+		}
+		v := map[string]any{"index": 0, "content": content, "tokens": []int32{}, "id_slot": r.slot, "stop": true,
+			"model": s.cfg.Name, "tokens_predicted": r.stats.Generated, "tokens_evaluated": len(ids),
+			"generation_settings": s.settings(&req, j, req.Stream), "prompt": s.detok(ids),
+			"has_new_line": strings.Contains(r.text, "\n"), "truncated": false, "stop_type": r.stopType,
+			"stopping_word": r.stoppingWord, "tokens_cached": len(ids) + r.stats.Generated - 1, "timings": timings(r)}
+		if j.nProbs > 0 && !req.Stream {
+			v["completion_probabilities"] = probsOrEmpty(r.probs)
+		}
+		if p := pagerInfo(r); p != nil {
+			v["pager"] = p
+		}
+		return v
+	}
+	if !req.Stream {
+		r, err := s.run(hr.Context(), j, nil)
+		if err != nil {
+			s.respond(w, nil, err)
+			return
+		}
+		s.respond(w, final(r), nil)
+		return
+	}
+	ev := newEvents(w, s.cfg.Timeout)
+	predicted := 0
+	r, err := s.run(hr.Context(), j, func(c chunk) error {
+		predicted += len(c.tokens)
+		if c.text == "" && len(c.tokens) == 0 {
+			return nil
+		}
+		v := map[string]any{"index": 0, "content": c.text, "tokens": c.tokens, "stop": false, "id_slot": -1,
+			"tokens_predicted": predicted, "tokens_evaluated": len(ids)}
+		if j.nProbs > 0 {
+			v["completion_probabilities"] = c.probs
+		}
+		return ev.data(v)
+	})
+	if err != nil {
+		ev.fail(err)
+		return
+	}
+	ev.data(final(r))
+}
+
+// detok returns the text of ids with special tokens spelled out, as
+// llama-server's prompt and /detokenize show them.
+func (s *Server) detok(ids []int32) string {
+	var b strings.Builder
+	for _, id := range ids {
+		b.Write(s.cfg.Tokenizer.TokenToPiece(id, true))
+	}
+	return b.String()
+}
+
+// tokenize serves POST /tokenize: {content, add_special, parse_special,
+// with_pieces} to {tokens}.
+func (s *Server) tokenize(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if req.Content == nil {
+		writeError(w, badRequest("'content' is required"))
+		return
+	}
+	add := req.AddSpecial != nil && *req.AddSpecial
+	parse := req.ParseSpecial == nil || *req.ParseSpecial
+	ids := s.cfg.Tokenizer.Encode(*req.Content, add, parse)
+	if !req.WithPieces {
+		writeJSON(w, http.StatusOK, map[string]any{"tokens": ids})
+		return
+	}
+	type withPiece struct {
+		ID    int32 `json:"id"`
+		Piece any   `json:"piece"`
+	}
+	out := make([]withPiece, len(ids))
+	for i, id := range ids {
+		p := s.cfg.Tokenizer.TokenToPiece(id, true)
+		out[i] = withPiece{ID: id, Piece: string(p)}
+		if !utf8.Valid(p) {
+			b := make([]int, len(p))
+			for k, c := range p {
+				b[k] = int(c)
+			}
+			out[i].Piece = b // llama-server gives a piece that is not UTF-8 as its bytes
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+}
+
+// detokenize serves POST /detokenize: {tokens} to {content}.
+func (s *Server) detokenize(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	if err := s.checkIDs(req.Tokens); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"content": s.detok(req.Tokens)})
+}
+
+// applyTemplate serves POST /apply-template: {messages} to {prompt}.
+func (s *Server) applyTemplate(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	if err := decode(w, hr, &req); err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	msgs, err := req.chatMessages()
+	if err != nil {
+		writeError(w, asAPIError(err))
+		return
+	}
+	text, err := s.cfg.Template.Render(msgs, req.reasoning(s.cfg.Reasoning))
+	if err != nil {
+		writeError(w, badRequest("chat template %s: %v", s.cfg.Template, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"prompt": text})
+}
+
+// health serves GET /health: {"status": "ok"}, with the slots' use.
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	busy := 0
+	for _, sl := range s.slots {
+		if sl.busy.Load() {
+			busy++
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "slots_idle": len(s.slots) - busy, "slots_processing": busy})
+}
+
+// models serves GET /v1/models: OpenAI's list of one model, with
+// llama-server's meta.
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	m := s.cfg.Model
+	c := m.Config
+	meta := map[string]any{"n_vocab": c.Vocab, "n_ctx": s.ctxLen(), "n_ctx_train": c.ContextLength,
+		"n_embd": c.Embd, "n_params": s.cfg.Params, "size": m.WeightBytes}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []any{map[string]any{"id": s.cfg.Name, "aliases": []string{s.cfg.Name}, "tags": []string{},
+			"object": "model", "created": s.created, "owned_by": "llamacpp", "meta": meta}},
+		"models": []any{map[string]any{"name": s.cfg.Name, "model": s.cfg.Name, "type": "model",
+			"capabilities": []string{"completion"}, "details": map[string]any{"format": "gguf", "family": c.Arch}}},
+	})
+}
+
+// props serves GET /props.
+func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
+	tok := s.cfg.Tokenizer
+	so := s.cfg.Sampler
+	writeJSON(w, http.StatusOK, map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": s.ctxLen(), "params": map[string]any{
+			"seed": 0xFFFFFFFF, "temperature": so.Temp, "top_k": so.TopK, "top_p": so.TopP, "min_p": so.MinP,
+			"repeat_last_n": so.RepeatLastN, "repeat_penalty": so.RepeatPenalty, "max_tokens": s.cfg.NPredict,
+			"n_predict": s.cfg.NPredict, "stream": false, "n_probs": 0, "ignore_eos": false,
+			"samplers": []string{"penalties", "top_k", "top_p", "min_p", "temperature"}}},
+		"total_slots": len(s.slots), "model_alias": s.cfg.Name, "model_path": filepath.Clean(s.cfg.Path),
+		"modalities":    map[string]any{"vision": false, "audio": false},
+		"chat_template": s.cfg.TemplateText, "bos_token": string(tok.TokenToPiece(tok.BOS(), true)),
+		"eos_token": string(tok.TokenToPiece(tok.EOS(), true)), "build_info": s.cfg.Build,
+		"endpoint_slots": true, "endpoint_props": false, "endpoint_metrics": true,
+	})
+}
+
+// slotsInfo serves GET /slots.
+func (s *Server) slotsInfo(w http.ResponseWriter, _ *http.Request) {
+	out := make([]any, len(s.slots))
+	for i, sl := range s.slots {
+		out[i] = map[string]any{"id": sl.id, "n_ctx": sl.s.Ctx(), "speculative": false, "is_processing": sl.busy.Load(),
+			"id_task": sl.task.Load(), "n_prompt_tokens": sl.nPrompt.Load(), "n_prompt_tokens_cache": sl.nCache.Load()}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
