@@ -46,7 +46,7 @@ func TestArm64FloatDots(t *testing.T) {
 		var want, mag float64
 		for i := range x {
 			x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-			want += float64(x[i]) * float64(y[i])
+			want += float64(float64(x[i]) * float64(y[i]))
 			mag += math.Abs(float64(x[i]) * float64(y[i]))
 		}
 		got := dotF32(n, bytesOf(x), bytesOf(y))
