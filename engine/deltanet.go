@@ -101,7 +101,10 @@ func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float3
 
 // fmaf is a*b+c rounded once (but where the float64 sum sits within
 // 2^-29 of a float32 rounding boundary: see madF32Go).
-func fmaf(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
+//
+// The float64 product of two float32s is exact, so rounding it apart (the
+// explicit float64, which keeps arm64 from fusing) changes nothing.
+func fmaf(a, b, c float32) float32 { return float32(float64(float64(a)*float64(b)) + float64(c)) }
 
 // madF32Go is ggml_vec_mad_f32 with ggml's fused multiply-add: y[i] +=
 // x[i]*a rounded once. The float32 product is exact in float64, so the

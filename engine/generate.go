@@ -238,18 +238,18 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 					missed += v
 				}
 				charged += v
-				charged2 += v * v
+				charged2 += float64(v * v)
 				return
 			}
 			v := tokenNLL(l, target)
 			nll += v
-			nll2 += v * v
+			nll2 += float64(v * v)
 			c := v
 			if o.Full != nil {
 				c -= headLog[i]
 			}
 			charged += c
-			charged2 += c * c
+			charged2 += float64(c * c)
 			r.Scored++
 		})
 		if err != nil {
@@ -308,7 +308,7 @@ func logSumExp(l []float32) (mx float32, logSum float64) {
 func pplAndErr(sum, sum2 float64, n int) (ppl, pplErr float64) {
 	mean := sum / float64(n)
 	ppl = math.Exp(mean)
-	if v := sum2/float64(n) - mean*mean; v > 0 && n > 1 {
+	if v := sum2/float64(n) - float64(mean*mean); v > 0 && n > 1 {
 		pplErr = math.Sqrt(v/float64(n-1)) * ppl
 	}
 	return ppl, pplErr

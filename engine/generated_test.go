@@ -63,7 +63,7 @@ func writeGenerated(t testing.TB, dir string, g genSpec) string {
 		x := make([]float32, n)
 		for i := range x {
 			if len(dims) == 1 {
-				x[i] = 1 + 0.02*float32(rng.NormFloat64())
+				x[i] = 1 + float32(0.02*float32(rng.NormFloat64()))
 			} else {
 				x[i] = std * float32(rng.NormFloat64())
 			}

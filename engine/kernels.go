@@ -145,10 +145,10 @@ func scoresGo(q, k []float32, kstride int, scale float32, sc []float32) float32 
 			// call per key would cost more than the dot.
 			var d0, d1, d2, d3 float32
 			for j := 0; j < hd; j += 4 {
-				d0 += q[j] * kt[j]
-				d1 += q[j+1] * kt[j+1]
-				d2 += q[j+2] * kt[j+2]
-				d3 += q[j+3] * kt[j+3]
+				d0 += float32(q[j] * kt[j])
+				d1 += float32(q[j+1] * kt[j+1])
+				d2 += float32(q[j+2] * kt[j+2])
+				d3 += float32(q[j+3] * kt[j+3])
 			}
 			v = ((d0 + d1) + (d2 + d3)) * scale
 		} else {

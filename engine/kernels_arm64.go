@@ -48,7 +48,7 @@ func q2_0DotNEON(w, a *byte, nb int) float32
 func q2_0DotSDOT(w, a *byte, nb int) float32
 
 //go:noescape
-func dotF32NEON(x, y *float32, n int) float32
+func dotF32NEON(x, y *float32, n int, acc *[8]float32)
 
 //go:noescape
 func dotF16NEON(x, y *byte, n int) float32
@@ -59,20 +59,23 @@ var useNEON bool
 // useAVX2 is false: the AVX2 kernels are amd64's.
 const useAVX2 = false
 
-// dotF32 is the F32 dot: NEON for the multiple of 16 leading elements,
-// Go for the rest. It sums in another order than refDotF32 (16 lanes,
-// fused multiply-adds), so the two agree to float32 rounding only.
+// dotF32 is the F32 dot: dotF32Go's sums, bit for bit, with the eight
+// accumulators of the multiple of 8 leading elements in NEON (two vectors)
+// and, as dotF32Go, the rest added to the first one in order, then the
+// same tree. (An FMLA kernel in another order computed other bits than
+// amd64's portable kernels, and a recurrent state carries any difference.)
 func dotF32(n int, w, a []byte) float32 {
 	x, y := f32s(w)[:n], f32s(a)[:n]
 	if !useNEON || n < 16 {
 		return dotF32Go(x, y)
 	}
-	m := n &^ 15
-	s := dotF32NEON(&x[0], &y[0], m)
-	if m < n {
-		s += dotF32Go(x[m:], y[m:])
+	var s [8]float32
+	m := n &^ 7
+	dotF32NEON(&x[0], &y[0], m, &s)
+	for i := m; i < n; i++ {
+		s[0] += float32(x[i] * y[i])
 	}
-	return s
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }
 
 // dotF16Arm is the F16 dot of both arm64 sets (FCVTL is ARMv8.0): NEON

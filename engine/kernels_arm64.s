@@ -677,7 +677,7 @@ TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-28
 #define FADDP2S(d, n) WORD $(0x7E30D800 | (n<<5) | d)
 
 // SUM4 leaves in F16 the float32 sum of the four accumulators V16-V19
-// (the end of the F32 and F16 dots).
+// (the end of the F16 dot).
 #define SUM4 \
 	FADD4(16, 16, 17) \
 	FADD4(18, 18, 19) \
@@ -685,28 +685,47 @@ TEXT ·q2_0DotSDOT(SB), NOSPLIT, $0-28
 	FADDP4(16, 16, 16) \
 	FADDP2S(16, 16)
 
-// func dotF32NEON(x, y *float32, n int) float32
-TEXT ·dotF32NEON(SB), NOSPLIT, $0-28
+// func dotF32NEON(x, y *float32, n int, acc *[8]float32)
+// The F32 dot of n elements (n a positive multiple of 8) in dotF32Go's
+// order: acc[l] sums the products of elements i = l mod 8 in order, each
+// product rounded before its addition (FMUL, then FADD: no FMLA), lanes
+// 0-3 in V16 and 4-7 in V17. 16 elements per loop, after a first 8 when n
+// is an odd multiple of 8.
+TEXT ·dotF32NEON(SB), NOSPLIT, $0-32
 	MOVD x+0(FP), R0
 	MOVD y+8(FP), R1
 	MOVD n+16(FP), R3
+	MOVD acc+24(FP), R2
 	VEOR V16.B16, V16.B16, V16.B16
 	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V18.B16, V18.B16, V18.B16
-	VEOR V19.B16, V19.B16, V19.B16
-	CBZ R3, sum
+	TBZ  $3, R3, pairs
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V4.S4, V5.S4]
+	FMUL4(0, 0, 4)
+	FMUL4(1, 1, 5)
+	FADD4(16, 16, 0)
+	FADD4(17, 17, 1)
+	SUB  $8, R3
+
+pairs:
+	CBZ R3, done
+
 loop:
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VFMLA V4.S4, V0.S4, V16.S4
-	VFMLA V5.S4, V1.S4, V17.S4
-	VFMLA V6.S4, V2.S4, V18.S4
-	VFMLA V7.S4, V3.S4, V19.S4
+	FMUL4(0, 0, 4)
+	FMUL4(1, 1, 5)
+	FMUL4(2, 2, 6)
+	FMUL4(3, 3, 7)
+	FADD4(16, 16, 0)
+	FADD4(17, 17, 1)
+	FADD4(16, 16, 2)
+	FADD4(17, 17, 3)
 	SUBS $16, R3
-	BNE loop
-sum:
-	SUM4
-	FMOVS F16, ret+24(FP)
+	BNE  loop
+
+done:
+	VST1 [V16.S4, V17.S4], (R2)
 	RET
 
 // ---- F16: the dot of n halves (n a multiple of 16). FCVTL and FCVTL2

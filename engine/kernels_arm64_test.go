@@ -25,7 +25,7 @@ func armVariants(t *testing.T) []*armSet {
 // TestArm64FloatDots checks the NEON F32 and F16 dots (every length from 0 to
 // 300, with and without a Go tail, and two long rows) against float64
 // dots: refDotF16 for F16, whose products of two halves are exact in
-// float32. Their float32 sums are not the references' (16 lanes, then a
+// float32; the F32 dot must also give dotF32Go's bits. Their float32 sums are not the references' (16 lanes, then a
 // tree): the error bound of a length-k float32 recursive sum is k*2^-24
 // of the sum of |terms|, and each lane sums n/16 terms plus the 4 steps of
 // the final additions, at most 8 of the Go tail's (15 elements in 4 lanes
@@ -46,12 +46,16 @@ func TestArm64FloatDots(t *testing.T) {
 		var want, mag float64
 		for i := range x {
 			x[i], y[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-			want += float64(x[i]) * float64(y[i])
+			want += float64(float64(x[i]) * float64(y[i]))
 			mag += math.Abs(float64(x[i]) * float64(y[i]))
 		}
 		got := dotF32(n, bytesOf(x), bytesOf(y))
 		if d := math.Abs(float64(got) - want); d > float64(n/16+24)*0x1p-24*mag {
 			t.Errorf("n=%d: NEON F32 dot %v, float64 %v (diff %.3g, sum|xy| %.3g)", n, got, want, d, mag)
+		}
+		// the portable kernel's bits, as on every architecture
+		if g := dotF32Go(x, y); math.Float32bits(got) != math.Float32bits(g) {
+			t.Errorf("n=%d: NEON F32 dot %v, dotF32Go %v", n, got, g)
 		}
 	}
 	for _, v := range armVariants(t) {

@@ -21,17 +21,17 @@ func dotF32Go(x, y []float32) float32 {
 	i := 0
 	for ; i+8 <= len(x); i += 8 {
 		xx, yy := x[i:i+8:i+8], y[i:i+8:i+8]
-		s0 += xx[0] * yy[0]
-		s1 += xx[1] * yy[1]
-		s2 += xx[2] * yy[2]
-		s3 += xx[3] * yy[3]
-		s4 += xx[4] * yy[4]
-		s5 += xx[5] * yy[5]
-		s6 += xx[6] * yy[6]
-		s7 += xx[7] * yy[7]
+		s0 += float32(xx[0] * yy[0])
+		s1 += float32(xx[1] * yy[1])
+		s2 += float32(xx[2] * yy[2])
+		s3 += float32(xx[3] * yy[3])
+		s4 += float32(xx[4] * yy[4])
+		s5 += float32(xx[5] * yy[5])
+		s6 += float32(xx[6] * yy[6])
+		s7 += float32(xx[7] * yy[7])
 	}
 	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
+		s0 += float32(x[i] * y[i])
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
@@ -42,13 +42,13 @@ func dotF16(n int, w, a []byte) float32 {
 	i := 0
 	for ; i+8 <= 2*n; i += 8 {
 		ww, aa := w[i:i+8:i+8], a[i:i+8:i+8]
-		s0 += f16tab[uint16(ww[0])|uint16(ww[1])<<8] * f16tab[uint16(aa[0])|uint16(aa[1])<<8]
-		s1 += f16tab[uint16(ww[2])|uint16(ww[3])<<8] * f16tab[uint16(aa[2])|uint16(aa[3])<<8]
-		s2 += f16tab[uint16(ww[4])|uint16(ww[5])<<8] * f16tab[uint16(aa[4])|uint16(aa[5])<<8]
-		s3 += f16tab[uint16(ww[6])|uint16(ww[7])<<8] * f16tab[uint16(aa[6])|uint16(aa[7])<<8]
+		s0 += float32(f16tab[uint16(ww[0])|uint16(ww[1])<<8] * f16tab[uint16(aa[0])|uint16(aa[1])<<8])
+		s1 += float32(f16tab[uint16(ww[2])|uint16(ww[3])<<8] * f16tab[uint16(aa[2])|uint16(aa[3])<<8])
+		s2 += float32(f16tab[uint16(ww[4])|uint16(ww[5])<<8] * f16tab[uint16(aa[4])|uint16(aa[5])<<8])
+		s3 += float32(f16tab[uint16(ww[6])|uint16(ww[7])<<8] * f16tab[uint16(aa[6])|uint16(aa[7])<<8])
 	}
 	for ; i < 2*n; i += 2 {
-		s0 += f16tab[le16(w[i:])] * f16tab[le16(a[i:])]
+		s0 += float32(f16tab[le16(w[i:])] * f16tab[le16(a[i:])])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -57,11 +57,11 @@ func dotBF16(n int, w, a []byte) float32 {
 	var s0, s1 float32
 	i := 0
 	for ; i+4 <= 2*n; i += 4 {
-		s0 += bf16f(w[i:]) * bf16f(a[i:])
-		s1 += bf16f(w[i+2:]) * bf16f(a[i+2:])
+		s0 += float32(bf16f(w[i:]) * bf16f(a[i:]))
+		s1 += float32(bf16f(w[i+2:]) * bf16f(a[i+2:]))
 	}
 	for ; i < 2*n; i += 2 {
-		s0 += bf16f(w[i:]) * bf16f(a[i:])
+		s0 += float32(bf16f(w[i:]) * bf16f(a[i:]))
 	}
 	return s0 + s1
 }

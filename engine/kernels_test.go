@@ -193,7 +193,7 @@ func fastMatchesReference(t *testing.T, rng *rand.Rand, n int) {
 			for r, row := range rows {
 				want, got := k.ref(n, row, act), k.dot(n, row, act)
 				// float32 rounding of n terms bounded by max|w| * sum|x|
-				if d := math.Abs(float64(got - want)); d > sumAbs*maxes[r]*1e-6+1e-6 {
+				if d := math.Abs(float64(got - want)); d > float64(sumAbs*maxes[r]*1e-6)+1e-6 {
 					t.Errorf("%s n=%d trial %d row %d: fast %.9g ref %.9g", typ, n, trial, r, got, want)
 				}
 			}
@@ -303,10 +303,10 @@ func TestScores(t *testing.T) {
 			for p := range sc {
 				var dot, mag float64
 				for j := range q {
-					dot += float64(q[j]) * float64(k[p*kstride+j])
+					dot += float64(float64(q[j]) * float64(k[p*kstride+j]))
 					mag += math.Abs(float64(q[j]) * float64(k[p*kstride+j]))
 				}
-				if d := math.Abs(float64(sc[p]) - dot*scale); d > 1e-6*mag {
+				if d := math.Abs(float64(sc[p]) - float64(dot*scale)); d > 1e-6*mag {
 					t.Errorf("hd=%d npos=%d: score %d = %v, want %v", hd, npos, p, sc[p], dot*scale)
 				}
 				want = max(want, sc[p])

@@ -29,10 +29,20 @@ func expf(x float32) float32 {
 	// Adding and removing 1.5*2^52 rounds to the nearest integer.
 	const log2e, ln2, magic = 1.4426950408889634, 0.6931471805599453, 6755399441055744.0
 	xd := float64(x)
-	t := xd*log2e + magic
+	// Every product is rounded before its sum (float64(...)): arm64 would
+	// otherwise fuse them, and expf must give the same bits everywhere.
+	t := float64(xd*log2e) + magic
 	k := t - magic
-	r := xd - k*ln2
-	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320+r*(1.0/362880)))))))))
+	r := xd - float64(k*ln2)
+	p := float64(r*(1.0/362880)) + 1.0/40320
+	p = float64(p*r) + 1.0/5040
+	p = float64(p*r) + 1.0/720
+	p = float64(p*r) + 1.0/120
+	p = float64(p*r) + 1.0/24
+	p = float64(p*r) + 1.0/6
+	p = float64(p*r) + 1.0/2
+	p = float64(p*r) + 1
+	p = float64(p*r) + 1
 	return float32(p * math.Float64frombits(uint64(int64(k)+1023)<<52))
 }
 
@@ -149,8 +159,9 @@ func rope(x []float32, heads, headDim int, cs []float32) {
 		for i := 0; i < n; i += 2 {
 			c, s := cs[i], cs[i+1]
 			x0, x1 := v[i], v[i+1]
-			v[i] = x0*c - x1*s
-			v[i+1] = x0*s + x1*c
+			// each product rounded (arm64 would fuse one into the sum)
+			v[i] = float32(x0*c) - float32(x1*s)
+			v[i+1] = float32(x0*s) + float32(x1*c)
 		}
 	}
 }

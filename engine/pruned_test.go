@@ -158,8 +158,8 @@ func TestPrunedHead(t *testing.T) {
 		t.Errorf("a head cut from unchanged weights, charged with the full model: PPL %v, full model %v (rel %.2g), head share %v", cr.ChargedPPL, fr.PPL, rel, cr.HeadShare)
 	}
 	logV := math.Log(float64(fs.c.Vocab))
-	headNLL := math.Log(pr.PPL) * float64(pr.Scored)
-	if want := math.Exp((headNLL + logV*float64(pr.Misses)) / float64(pr.Scored+pr.Misses)); pr.MissCharge != "fixed" || pr.MissNLL != logV || math.Abs(pr.ChargedPPL-want) > 1e-9*want {
+	headNLL := float64(math.Log(pr.PPL) * float64(pr.Scored))
+	if want := math.Exp((headNLL + float64(logV*float64(pr.Misses))) / float64(pr.Scored+pr.Misses)); pr.MissCharge != "fixed" || pr.MissNLL != logV || math.Abs(pr.ChargedPPL-want) > 1e-9*want {
 		t.Errorf("fixed charge: %q %v, charged PPL %v, want %v", pr.MissCharge, pr.MissNLL, pr.ChargedPPL, want)
 	}
 	if fr.ChargedPPL != fr.PPL || fr.FullPPL != 0 {

@@ -23,7 +23,7 @@ func TestDotQ2LUTBitExact(t *testing.T) {
 		x := make([]float32, n)
 		for i := range x {
 			z := rng.Next()
-			x[i] = float32(int32(z>>40)-1<<23) / (1 << 23) * scale
+			x[i] = float32(float32(int32(z>>40)-1<<23)/(1<<23)) * scale
 			if z&31 == 0 {
 				x[i] *= 16
 			}
@@ -105,7 +105,7 @@ func q8kRows(t testing.TB, rng *fixture.SplitMix64, n, nb int, pattern []int8) [
 	for j := 0; j < nb; j++ {
 		for i := range f {
 			z := rng.Next()
-			f[i] = float32(int32(z>>40)-1<<23) / (1 << 23) * 2
+			f[i] = float32(float32(int32(z>>40)-1<<23)/(1<<23)) * 2
 			if z&31 == 0 {
 				f[i] *= 16
 			}

@@ -85,8 +85,8 @@ func compareTensor(ta *gguf.TensorInfo, ra io.Reader, tb *gguf.TensorInfo, rb io
 			if e > d.MaxAbs || math.IsNaN(e) {
 				d.MaxAbs = e
 			}
-			sumSq += (x - y) * (x - y)
-			sumA += x * x
+			sumSq += float64((x - y) * (x - y))
+			sumA += float64(x * x)
 		}
 		left -= n
 	}

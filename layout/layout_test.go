@@ -101,7 +101,7 @@ func TestQ2LUTGroupBytes(t *testing.T) {
 			v := g[320+(c/4)*16+r] >> (4 * ((c % 4) / 2))
 			q := (v >> (2 * (c % 2))) & 3
 			want := deq[r*256+c]
-			got := float32(d*float32(sc&15))*float32(q) - float32(dmin*float32(sc>>4))
+			got := float32(float32(d*float32(sc&15))*float32(q)) - float32(dmin*float32(sc>>4))
 			if got != want {
 				t.Fatalf("row %d col %d: %g from the group, %g from Q2_K", r, c, got, want)
 			}

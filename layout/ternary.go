@@ -248,7 +248,7 @@ func mergeScales(r *ternaryRow) []uint16 {
 			out[i] = s1
 			continue
 		}
-		d := (n[0]*float64(quant.FP16ToFP32(s1)) + n[1]*float64(quant.FP16ToFP32(s2))) / (n[0] + n[1])
+		d := (float64(n[0]*float64(quant.FP16ToFP32(s1))) + float64(n[1]*float64(quant.FP16ToFP32(s2)))) / (n[0] + n[1])
 		out[i] = quant.FP32ToFP16(float32(d))
 	}
 	return out

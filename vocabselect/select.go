@@ -179,7 +179,7 @@ func fillOrder(corpora []Corpus, n int) []int32 {
 		}
 		w := 1 / float64(c.Counts.Tokens)
 		for id, v := range c.Counts.Counts {
-			score[id] += float64(v) * w
+			score[id] += float64(float64(v) * w)
 		}
 	}
 	ids := make([]int32, n)

@@ -351,18 +351,18 @@ func WriteF32(w io.Writer, m fixture.Model) (int64, error) {
 // deviation sd.
 func value(m fixture.Model, name string, sd float64, rng *fixture.SplitMix64) float64 {
 	// uniform on [-1, 1): std 1/sqrt(3)
-	u := float64(int64(rng.Next()>>11)-1<<52) / (1 << 52)
+	u := float64(float64(int64(rng.Next()>>11)-1<<52) / (1 << 52))
 	qwen35 := m.Arch == "qwen35" || m.Arch == "qwen35moe"
 	switch {
 	case qwen35 && strings.HasSuffix(name, ".ssm_a"):
 		// -exp(A_log) in [-1, -0.1]: every head decays
-		return -0.55 + 0.45*u
+		return -0.55 + float64(0.45*u)
 	case qwen35 && strings.HasSuffix(name, ".ssm_dt.bias"):
 		// softplus(alpha + dt) ~ 0.02-0.13: decays of 0.9-0.99 per token,
 		// so the state remembers tens of tokens
 		return -3 + u
 	case sd == 0:
-		return 1 + u*math.Sqrt(3)*0.02
+		return 1 + float64(u*math.Sqrt(3)*0.02)
 	}
 	return u * math.Sqrt(3) * sd
 }
@@ -447,7 +447,7 @@ func Imatrix(s Shape) []byte {
 		put(int32(1))
 		put(int32(n))
 		for range n {
-			put(float32(0.5 + float64(rng.Next()>>11)/(1<<53)))
+			put(float32(0.5 + float64(float64(rng.Next()>>11)/(1<<53))))
 		}
 	}
 	put(int32(1))

@@ -133,7 +133,7 @@ func TestAssembleResume(t *testing.T) {
 	t.Logf("last run: %d of %d tensors kept, %d bytes missing + %d of headers, fetched %d in %d requests (file %d bytes)",
 		len(kept), len(f.Tensors), missing, headers, n, reqs, len(want))
 	// Header probes read up to 1 MiB past each header (see TestAssembleRemote).
-	if lim := float64(missing+headers)*1.01 + 2<<20; float64(n) > lim {
+	if lim := float64(float64(missing+headers)*1.01) + 2<<20; float64(n) > lim {
 		t.Errorf("the resumed run fetched %d bytes for %d missing", n, missing+headers)
 	}
 }

@@ -89,12 +89,12 @@ func (g *gen) value(name string, ne0 int, i int) float32 {
 	n := g.rng.NormFloat64()
 	switch {
 	case name == "token_embd.weight":
-		return float32(0.5*float64(g.offset[i%ne0]) + n)
+		return float32(float64(0.5*float64(g.offset[i%ne0])) + n)
 	case strings.HasSuffix(name, "ffn_gate_inp.weight"):
 		e := i / ne0
 		return float32(g.zipf[e]*float64(g.offset[i%ne0])/float64(ne0) + 2*n/math.Sqrt(float64(ne0)))
 	case strings.HasSuffix(name, "norm.weight"):
-		return float32(1 + 0.02*n)
+		return float32(1 + float64(0.02*n))
 	case strings.HasSuffix(name, ".bias"):
 		return float32(0.02 * n)
 	case strings.Contains(name, "down") || strings.Contains(name, "attn_output"):

@@ -72,7 +72,7 @@ func (g *Generator) StandardNormal() float64 {
 		if idx == 0 {
 			for {
 				// log1p(-u): numpy switched to 1 - U to avoid log(0).
-				xx := -zigInvR * math.Log1p(-g.Float64())
+				xx := float64(-zigInvR * math.Log1p(-g.Float64()))
 				yy := -math.Log1p(-g.Float64())
 				if yy+yy > xx*xx {
 					if (rabs>>8)&1 == 1 {
@@ -82,7 +82,7 @@ func (g *Generator) StandardNormal() float64 {
 				}
 			}
 		}
-		if (fi[idx-1]-fi[idx])*g.Float64()+fi[idx] < math.Exp(-0.5*x*x) {
+		if float64((fi[idx-1]-fi[idx])*g.Float64())+fi[idx] < math.Exp(-0.5*x*x) {
 			return x
 		}
 	}
