@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/split"
 )
@@ -337,7 +338,7 @@ func (m *Model) openCache() (*cacheFile, error) {
 	var data []byte
 	if !m.opts.PageExperts {
 		unmap := func() error { return nil }
-		if data, unmap, _, err = mapFile(f, r.Size()); err != nil {
+		if data, unmap, _, err = osmem.Map(f, r.Size()); err != nil {
 			return nil, err
 		}
 		m.unmap = append(m.unmap, unmap)
@@ -384,7 +385,7 @@ func (c *cacheFile) locate(t *gguf.TensorInfo) (int64, error) {
 
 // alignedCopy copies b into an 8-byte aligned buffer.
 func alignedCopy(b []byte) []byte {
-	c := alignedBuf(len(b))
+	c := osmem.AlignedBytes(len(b))
 	copy(c, b)
 	return c
 }
@@ -535,7 +536,7 @@ func (m *Model) build(ts *tensorSet) error {
 	}
 	if m.Output != m.Embed {
 		// only the rows of the tokens evaluated are read
-		adviseRandom(ts.data["token_embd.weight"])
+		osmem.AdviseRandom(ts.data["token_embd.weight"])
 	}
 	if m.RopeFactors, err = ts.vector("rope_freqs.weight", c.RopeDims/2, true); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/osmem"
 )
 
 // expertSource is where a paged expert tensor's bytes are: expert e of it
@@ -49,9 +50,9 @@ func (m *Model) load(f *os.File, n int64) ([]byte, error) {
 	var err error
 	mapped := false
 	if m.opts.NoMmap {
-		data, unmap, err = readAll(f, n)
+		data, unmap, err = osmem.ReadAll(f, n)
 	} else {
-		data, unmap, mapped, err = mapFile(f, n)
+		data, unmap, mapped, err = osmem.Map(f, n)
 	}
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func (m *Model) load(f *os.File, n int64) ([]byte, error) {
 		m.maps = append(m.maps, data)
 	}
 	if m.opts.Mlock {
-		if err := lockMemory(data); err != nil {
+		if err := osmem.Lock(data); err != nil {
 			return nil, fmt.Errorf("--mlock of %d bytes: %w (raise the locked-memory limit, ulimit -l)", len(data), err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/osmem"
 )
 
 // Interleaved matrices. A weight row's dot product in the row kernels ends
@@ -391,7 +392,7 @@ func (m *Matrix) pack(inPlace bool) []byte {
 		m.pk = &packed{data: rows, groups: groups, groupBytes: gb}
 		return nil
 	}
-	dst := alignedBuf(groups * gb)
+	dst := osmem.AlignedBytes(groups * gb)
 	for g := 0; g < groups; g++ {
 		k.repack(dst[g*gb:(g+1)*gb], rows[g*rb:(g+1)*rb], m.RowBytes, nb)
 	}
@@ -443,13 +444,13 @@ func (m *Model) packMatrices() error {
 		}
 		rows := w.pack(false)
 		m.PackedBytes += int64(len(w.pk.data))
-		releasePages(rows, m.opts.Mlock)
+		osmem.DropPages(rows, m.opts.Mlock)
 		if m.opts.Mlock {
 			data := w.pk.data
-			if err := lockMemory(data); err != nil {
+			if err := osmem.Lock(data); err != nil {
 				return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
 			}
-			m.unmap = append(m.unmap, func() error { return unlockMemory(data) })
+			m.unmap = append(m.unmap, func() error { return osmem.Unlock(data) })
 		}
 	}
 	return nil

@@ -28,7 +28,9 @@
 // measure it on multi-MB corpora, with the caches empty and warm.
 //
 // Selection: Count streams corpora through a tokenizer in parallel with
-// memory independent of corpus size; Select turns per-corpus counts into a
+// memory independent of corpus size (OpenCorpus reads a corpus argument: a
+// file, stdin, or a directory's text files in lexical order, binary files
+// skipped; ReadCorpusCounts takes a counts file in its place); Select turns per-corpus counts into a
 // ranked id list (specials, then low ids, then each corpus's most frequent
 // tokens in turn, padded); Coverage reports which tokens of a text a list
 // cannot produce; headprune.ReadIDs reads such a list back. ImportHF turns a Hugging

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"unsafe"
+
+	"github.com/ggufkit/gguf/internal/osmem"
 )
 
 // DirectSource reads a file without filling the page cache: the
@@ -27,7 +29,7 @@ func OpenDirect(path string) (*DirectSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := openDirect(path)
+	d, err := osmem.OpenDirect(path)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("direct I/O on %s: %w", path, err)

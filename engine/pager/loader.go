@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/ggufkit/gguf/internal/osmem"
 )
 
 // Buffer is one part of one slot (an expert's gate, up or down bytes),
@@ -43,8 +45,7 @@ func NewBuffer(n int, direct bool) *Buffer {
 	if direct {
 		size += os.Getpagesize()
 	}
-	w := make([]uint64, (size+7)/8)
-	raw := unsafeBytes(w, size)
+	raw := osmem.AlignedBytes(size)
 	return &Buffer{raw: raw, data: raw[:n]}
 }
 

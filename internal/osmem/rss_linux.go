@@ -1,6 +1,6 @@
 //go:build linux
 
-package engine
+package osmem
 
 import (
 	"bufio"
