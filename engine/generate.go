@@ -29,6 +29,20 @@ type GenStats struct {
 	Stop                    string
 }
 
+// PromptRate returns the prompt's tokens per second, 0 for no time.
+func (st GenStats) PromptRate() float64 { return perSecond(st.PromptTokens, st.PromptTime) }
+
+// GenRate returns the generated tokens per second, 0 for no time: the
+// figure gguf run, the chat and the demo print.
+func (st GenStats) GenRate() float64 { return perSecond(st.Generated, st.GenTime) }
+
+func perSecond(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
 // Generate evaluates prompt, then samples up to n tokens (n < 0: until the
 // context is full), calling emit with each one as soon as it is chosen.
 // An end-of-generation token stops it and is not emitted. An error of emit

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/internal/textline"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -207,9 +208,9 @@ func (cs *chatSession) loop(in io.Reader) error {
 func (cs *chatSession) report(m *engine.Model, threads int, seed uint64) {
 	t := cs.total
 	fmt.Fprintf(stderr, "gguf: chat %s, %d turns: prompts %d tokens in %s (%.1f tok/s), generated %d tokens in %s (%.1f tok/s), %d threads, ctx %d, seed %d\n",
-		cs.tm, cs.turns, t.PromptTokens, t.PromptTime.Round(time.Microsecond), tokPerSec(t.PromptTokens, t.PromptTime),
-		t.Generated, t.GenTime.Round(time.Microsecond), tokPerSec(t.Generated, t.GenTime), threads, cs.s.Ctx(), seed)
+		cs.tm, cs.turns, t.PromptTokens, t.PromptTime.Round(time.Microsecond), t.PromptRate(),
+		t.Generated, t.GenTime.Round(time.Microsecond), t.GenRate(), threads, cs.s.Ctx(), seed)
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); last answer stopped: %s\n",
-		humanize.IBytes(uint64(engine.PeakRSS())), weightsLine(m, cs.s),
+		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, cs.s),
 		humanize.IBytes(uint64(m.KVCacheBytes(cs.s.Ctx()))), t.Stop)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/sink"
 )
 
@@ -171,7 +172,7 @@ func replaceableTrace(path string) error {
 }
 
 // startDecode records the fault counter where decoding starts.
-func (r *moeRun) startDecode() { r.faults = engine.MajorFaults() }
+func (r *moeRun) startDecode() { r.faults = osmem.MajorFaults() }
 
 // close flushes the trace and puts it in place: the run succeeded.
 func (r *moeRun) close() error {
@@ -230,7 +231,7 @@ func (r *moeRun) summary(s *engine.State, tokens int) *moeSummary {
 		Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(), Prefetches: st.Prefetches,
 		PrefetchHits: st.PrefetchHits, PrefetchWasted: st.PrefetchWasted, Dropped: st.Dropped,
 		BytesRead: st.BytesRead, BytesPerToken: per(float64(st.BytesRead)), WaitSeconds: st.Wait.Seconds(),
-		WaitPerToken: per(float64(st.Wait) / float64(time.Millisecond)), MajorFaults: engine.MajorFaults() - r.faults}
+		WaitPerToken: per(float64(st.Wait) / float64(time.Millisecond)), MajorFaults: osmem.MajorFaults() - r.faults}
 }
 
 // report prints the pager's counts on w: one line when paging, the rest

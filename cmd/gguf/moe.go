@@ -12,8 +12,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/internal/safetext"
 )
 
@@ -90,7 +90,7 @@ experts is clamped to them, as the runtime does. The trace is read one call at a
 			// What the replay cost, as run reports it: the memory is what a
 			// long trace would make grow.
 			fmt.Fprintf(stderr, "gguf: replayed %d calls (%d experts per layer) through %d simulations in %s, peak RSS %s\n",
-				rep.Calls, rep.Experts, len(sims), time.Since(start).Round(time.Millisecond), humanize.IBytes(uint64(engine.PeakRSS())))
+				rep.Calls, rep.Experts, len(sims), time.Since(start).Round(time.Millisecond), humanize.IBytes(uint64(osmem.PeakRSS())))
 			var rows []simRow
 			for _, r := range rep.Results {
 				rows = append(rows, simRow{r.Slots, r.Policy.String(), r.Total.Accesses, r.Total.Hits, r.Total.Misses, r.Total.HitRate()})

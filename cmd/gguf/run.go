@@ -20,6 +20,7 @@ import (
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -474,10 +475,10 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		return err
 	}
 	fmt.Fprintf(stderr, "gguf: prompt %d tokens in %s (%.1f tok/s), generated %d tokens in %s (%.1f tok/s), %d threads, ctx %d, seed %d\n",
-		st.PromptTokens, st.PromptTime.Round(time.Microsecond), tokPerSec(st.PromptTokens, st.PromptTime),
-		st.Generated, st.GenTime.Round(time.Microsecond), tokPerSec(st.Generated, st.GenTime), f.threads, s.Ctx(), seed)
+		st.PromptTokens, st.PromptTime.Round(time.Microsecond), st.PromptRate(),
+		st.Generated, st.GenTime.Round(time.Microsecond), st.GenRate(), f.threads, s.Ctx(), seed)
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); stopped: %s\n",
-		humanize.IBytes(uint64(engine.PeakRSS())), weightsLine(m, s),
+		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, s),
 		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()
@@ -516,13 +517,6 @@ func (w *reverseWatch) add(piece []byte) bool {
 		w.tail = w.tail[:copy(w.tail, w.tail[n:])]
 	}
 	return false
-}
-
-func tokPerSec(n int, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return float64(n) / d.Seconds()
 }
 
 // weightsLine describes the weights' memory: all of them, or for a paged

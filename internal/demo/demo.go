@@ -315,9 +315,9 @@ func (e *Env) run(ctx context.Context, dir string, keep bool) error {
 		return demoFail("the story has %d tokens outside the pruned head", outside)
 	}
 	fmt.Fprintf(w, "   %d tokens at %.0f tok/s, all inside the %d-row head; the story is llama2.c's reference story (sha256 %s…): ok\n",
-		gs.Generated, tokPerSec(gs.Generated, gs.GenTime), len(head), demoStorySHA256[:12])
+		gs.Generated, gs.GenRate(), len(head), demoStorySHA256[:12])
 	fmt.Fprintf(w, "   summary: fetched %d bytes of the %d-byte file on the Hub (a file this small is nearly all header prefetch and needed tensors), device file %d bytes (%.0f%% of it), %.0f tok/s\n",
-		fetched, len(storiesData), srr.Sums.Size, 100*float64(srr.Sums.Size)/float64(len(storiesData)), tokPerSec(gs.Generated, gs.GenTime))
+		fetched, len(storiesData), srr.Sums.Size, 100*float64(srr.Sums.Size)/float64(len(storiesData)), gs.GenRate())
 	demoCmd(w, "gguf", "run", device, "-p", demoPrompt, "-n", fmt.Sprint(demoStoryTokens), "--temp", "0")
 
 	counts, err := tok.Count(ctx, strings.NewReader(text), vocabselect.CountOptions{})
@@ -436,7 +436,7 @@ func (e *Env) run(ctx context.Context, dir string, keep bool) error {
 		return demoFail("generated %d tokens outside the pruned head", outside)
 	}
 	fmt.Fprintf(w, "\n9. gguf run (MoE, experts last in the file): %d tokens at %.0f tok/s, none outside the %d-row head: ok\n",
-		mgs.Generated, tokPerSec(mgs.Generated, mgs.GenTime), len(rep.Head.IDs))
+		mgs.Generated, mgs.GenRate(), len(rep.Head.IDs))
 	demoCmd(w, "gguf", "run", built, "-p", prompt, "-n", "48", "--ctx", "128", "-t", "2",
 		"--temp", "1", "--top-k", "40", "--top-p", "0.95", "--min-p", "0", "--repeat-penalty", "1", "--seed", "1")
 	if err := e.demoPaged(w, built, prompt, mapped); err != nil {
@@ -500,7 +500,7 @@ func (e *Env) demoPaged(w io.Writer, built, prompt string, want []int32) error {
 	}
 	ps := st.PagerStats()
 	fmt.Fprintf(w, "\n9b. gguf run --moe-pool 2 (experts paged, %s of %s mapped): the same %d tokens at %.0f tok/s; %d expert uses, %.0f%% hits, %s read: ok\n",
-		humanize.IBytes(uint64(m.ResidentBytes)), humanize.IBytes(uint64(m.WeightBytes)), gs.Generated, tokPerSec(gs.Generated, gs.GenTime),
+		humanize.IBytes(uint64(m.ResidentBytes)), humanize.IBytes(uint64(m.WeightBytes)), gs.Generated, gs.GenRate(),
 		ps.Accesses, 100*ps.HitRate(), humanize.IBytes(uint64(ps.BytesRead)))
 	demoCmd(w, "gguf", "run", built, "-p", prompt, "-n", "48", "--ctx", "128", "-t", "2",
 		"--temp", "1", "--top-k", "40", "--top-p", "0.95", "--min-p", "0", "--repeat-penalty", "1", "--seed", "1", "--moe-pool", "2", "--moe-stats")

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"io"
-	"time"
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/inspect"
@@ -37,12 +36,3 @@ func (e *CheckError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the check's message.
 func (e *CheckError) Unwrap() error { return e.Err }
-
-// tokPerSec is the rate the demo reports, as gguf run prints it (0 for no
-// time).
-func tokPerSec(n int, d time.Duration) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return float64(n) / d.Seconds()
-}
