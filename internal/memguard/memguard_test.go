@@ -41,7 +41,7 @@ func TestReadSimulated(t *testing.T) {
 			1073741824 - 900000000 + 10000000, 1073741824},
 		{"v1 on a hybrid system", map[string]string{"proc/meminfo": meminfo, "proc/self/cgroup": "4:memory:/tv\n0::/\n",
 			"cg/memory/tv/memory.limit_in_bytes": "536870912\n", "cg/memory/tv/memory.usage_in_bytes": "500000000\n",
-			"cg/memory/tv/memory.stat": "cache 100\ntotal_inactive_file 1000000\n",
+			"cg/memory/tv/memory.stat":        "cache 100\ntotal_inactive_file 1000000\n",
 			"cg/memory/memory.limit_in_bytes": "9223372036854771712\n", "cg/memory/memory.usage_in_bytes": "5000000000\n"},
 			536870912 - 500000000 + 1000000, 536870912},
 		{"v1 without a limit", map[string]string{"proc/meminfo": meminfo, "proc/self/cgroup": "4:memory:/\n",
