@@ -48,7 +48,7 @@ type Reading struct {
 // Available is what the process may still take: MemAvailable, or less
 // under a cgroup limit.
 func (r Reading) Available() int64 {
-	a := r.MemAvailable
+	a := max(r.MemAvailable, 0)
 	if r.Limit > 0 {
 		a = min(a, max(0, r.Limit-r.Usage+r.Reclaimable))
 	}
