@@ -54,6 +54,12 @@ type memFit struct {
 	st     memguard.Status
 }
 
+// String is the reading for messages: "197 MiB available (cgroup limit
+// 200 MiB, 3.4 MiB used), keeping 64 MiB free".
+func (f memFit) String() string {
+	return fmt.Sprintf("%s, keeping %s free", f.st.Reading, humanize.IBytes(uint64(f.st.Reserve)))
+}
+
 // fitBeforeOpen reads the memory before anything is loaded (the model's
 // own pages would count against it after) and decides what the header
 // alone can: a file whose experts come last and which does not fit is
@@ -89,7 +95,7 @@ func fitBeforeOpen(verb, path string, mf *modelFlags, g *memguard.Guard) (memFit
 			how = "--mlock"
 		}
 		return fit, usageError("%s: %s would hold %s of weights in memory, and %s: run without %s (the kernel can drop mapped weights), raise the memory limit or lower --mem-reserve",
-			verb, how, humanize.IBytes(uint64(resident)), fit.st, how)
+			verb, how, humanize.IBytes(uint64(resident)), fit, how)
 	}
 	return fit, nil
 }
@@ -115,7 +121,7 @@ func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engi
 		if left < 0 && (mf.noMmap || mf.mlock || fixed > fit.budget) {
 			return usageError("%s: %s of weights, %d KV caches of %d tokens (%s) and buffers need %s, and %s: lower --ctx or --parallel, or raise the memory limit",
 				verb, humanize.IBytes(uint64(m.ResidentBytes)), n, ctx, humanize.IBytes(uint64(m.KVCacheBytes(ctx))),
-				humanize.IBytes(uint64(m.ResidentBytes+fixed)), fit.st)
+				humanize.IBytes(uint64(m.ResidentBytes+fixed)), fit)
 		}
 		return nil
 	}
@@ -135,15 +141,15 @@ func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engi
 	if fits < m.Config.ExpertsUsed {
 		return usageError("%s: pools of one token's working set (%d experts per layer, %s) besides %s of weights and %d KV caches of %d tokens (%s) do not fit: %s; lower --ctx, --parallel or --experts, or raise the memory limit",
 			verb, m.Config.ExpertsUsed, humanize.IBytes(uint64(int64(m.Config.ExpertsUsed)*slot)), humanize.IBytes(uint64(m.ResidentBytes)),
-			n, ctx, humanize.IBytes(uint64(m.KVCacheBytes(ctx))), fit.st)
+			n, ctx, humanize.IBytes(uint64(m.KVCacheBytes(ctx))), fit)
 	}
 	switch {
 	case mf.autoPage:
 		fmt.Fprintf(stderr, "gguf: %s: the model does not fit (%s): paging its experts into pools of %d slots per layer (%s)\n",
-			verb, fit.st, min(want, fits), humanize.IBytes(uint64(int64(min(want, fits))*slot)))
+			verb, fit, min(want, fits), humanize.IBytes(uint64(int64(min(want, fits))*slot)))
 	case want > fits:
 		fmt.Fprintf(stderr, "gguf: %s: pools of %d slots per layer (%s) do not fit (%s): using %d slots (%s)\n",
-			verb, want, humanize.IBytes(uint64(int64(want)*slot)), fit.st, fits, humanize.IBytes(uint64(int64(fits)*slot)))
+			verb, want, humanize.IBytes(uint64(int64(want)*slot)), fit, fits, humanize.IBytes(uint64(int64(fits)*slot)))
 	default:
 		return nil
 	}
