@@ -161,14 +161,10 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 		return nil, fmt.Errorf("the model's experts are paged: give the State a pager (a pool size or budget)")
 	}
 	p := &statePager{o: *o}
-	var perExpert int64 // all MoE layers' bytes of one expert each
+	perExpert := m.ExpertSlotBytes() // all MoE layers' bytes of one expert each
 	moeLayers := 0
 	for l := range m.Layers {
 		if c.moeLayer(l) {
-			L := &m.Layers[l]
-			for _, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
-				perExpert += int64(ms[0].Rows * ms[0].RowBytes)
-			}
 			moeLayers++
 		}
 	}
@@ -342,6 +338,56 @@ func (s *State) PagerStats() *PagerStats {
 		}
 	}
 	return st
+}
+
+// ExpertSlotBytes is what one pool slot per MoE layer costs: one expert's
+// gate, up and down matrices in every MoE layer (0 for a model without
+// experts). A State's pools take Slots times this.
+func (m *Model) ExpertSlotBytes() int64 {
+	var n int64
+	for l := range m.Layers {
+		if m.Config.moeLayer(l) {
+			L := &m.Layers[l]
+			for _, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+				n += int64(ms[0].Rows * ms[0].RowBytes)
+			}
+		}
+	}
+	return n
+}
+
+// ShrinkPager cuts the State's expert pools to slots per layer, never
+// below one token's working set (experts used per token), keeping the
+// experts each pool's policy values most, and returns the slots per
+// layer it now has. The dropped slots' buffers are left to the garbage
+// collector (memguard.Release hands them back to the kernel). It is for
+// a caller short of memory, between evaluations: never during one.
+func (s *State) ShrinkPager(slots int) int {
+	p := s.pg
+	if p == nil {
+		return 0
+	}
+	slots = max(slots, s.c.ExpertsUsed, 1)
+	if slots >= p.slots {
+		return p.slots
+	}
+	p.bytes = 0
+	for _, pl := range p.layers {
+		if pl == nil {
+			continue
+		}
+		keep := pl.pool.Shrink(slots)
+		buf, mat := make([][3]*pager.Buffer, len(keep)), make([][3]Matrix, len(keep))
+		for i, old := range keep {
+			buf[i], mat[i] = pl.buf[old], pl.mat[old]
+			for part := range 3 {
+				p.bytes += pl.each[part]
+			}
+		}
+		pl.buf, pl.mat = buf, mat
+	}
+	p.slots = slots
+	return slots
 }
 
 // override applies the routing options to the file's configuration.

@@ -407,3 +407,52 @@ func TestPagerAllocatesNothing(t *testing.T) {
 		t.Fatal("no misses: the test paged nothing")
 	}
 }
+
+// TestPagerShrink: pools cut while decoding (as the memory guard does)
+// hold fewer bytes, never fewer slots than a token's working set, and the
+// run goes on computing the unpaged run's bits, with prefetches queued
+// into the slots it dropped.
+func TestPagerShrink(t *testing.T) {
+	g := moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K)
+	path := writeMoE(t, t.TempDir(), g)
+	toks := moeTokens(32)
+	want, _ := runLogits(t, path, OpenOptions{}, Options{}, toks, true)
+	m, err := OpenWith(path, OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 12, Prefetch: 4, Readers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []float32
+	keep := func(_ int, l []float32) { got = append(got, l...) }
+	before := s.PagerStats()
+	if before.PoolBytes != 12*m.ExpertSlotBytes() {
+		t.Fatalf("pools of %d bytes, ExpertSlotBytes %d", before.PoolBytes, m.ExpertSlotBytes())
+	}
+	for i, tok := range toks {
+		switch i {
+		case 10:
+			if n := s.ShrinkPager(7); n != 7 {
+				t.Fatalf("ShrinkPager(7) = %d", n)
+			}
+		case 20:
+			if n := s.ShrinkPager(1); n != g.ExpertsUsed {
+				t.Fatalf("ShrinkPager(1) = %d, not the working set %d", n, g.ExpertsUsed)
+			}
+		}
+		if err := s.Eval([]int32{tok}, 0, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !sameBits(got, want) {
+		t.Fatal("logits differ from the unpaged run after the pools shrank")
+	}
+	after := s.PagerStats()
+	if after.Slots != g.ExpertsUsed || after.PoolBytes != int64(g.ExpertsUsed)*m.ExpertSlotBytes() {
+		t.Fatalf("after shrinking: %d slots, %d bytes", after.Slots, after.PoolBytes)
+	}
+}

@@ -577,6 +577,10 @@ func (s *Server) applyTemplate(w http.ResponseWriter, hr *http.Request) {
 
 // health serves GET /health: {"status": "ok"}, with the slots' use.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	if e := s.memoryHealth(); e != nil {
+		writeError(w, e)
+		return
+	}
 	busy := 0
 	for _, sl := range s.slots {
 		if sl.busy.Load() {

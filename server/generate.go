@@ -85,11 +85,18 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		return nil, &apiError{Code: 400, Type: "exceed_context_size_error", NPromptTokens: len(j.ids), NCtx: ctxLen,
 			Message: fmt.Sprintf("the request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(j.ids), ctxLen)}
 	}
+	if s.cfg.Guard != nil {
+		if st := s.checkMemory(); st.Low() {
+			s.mem.refused.Add(1)
+			return nil, errMemory(st)
+		}
+	}
 	sl, err := s.acquire(ctx, j.ids)
 	if err != nil {
 		return nil, err
 	}
 	defer s.release(sl)
+	s.shrinkSlot(sl)
 	s.met.processing.Add(1)
 	defer s.met.processing.Add(-1)
 	sl.task.Store(s.nextID.Add(1))
@@ -134,6 +141,10 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := s.memoryStop(); err != nil {
+			return err
+		}
+		s.shrinkSlot(sl)
 		r.tokens = append(r.tokens, id)
 		out.tokens = append(out.tokens, id)
 		if j.nProbs > 0 {

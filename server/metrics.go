@@ -77,6 +77,7 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 		put("gguf:pager_hit_rate", "gauge", "Share of expert uses found in the pools", p.HitRate())
 		put("gguf:pager_pool_bytes", "gauge", "Bytes of the expert pools", float64(p.PoolBytes))
 	}
+	s.memoryMetrics(put)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	w.Write([]byte(b.String()))
 }

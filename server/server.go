@@ -15,6 +15,7 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/internal/memguard"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -58,6 +59,14 @@ type Config struct {
 	Build string
 	// Logf, if set, gets a line per request served and per error.
 	Logf func(format string, args ...any)
+	// Guard, when not nil, keeps a reserve of memory: below it the
+	// slots' expert pools shrink by what is short, new generations are
+	// refused with 503 and /health says so; with the pools at one
+	// token's working set, running generations stop too. It is read at
+	// every generation request and /health, and every GuardEvery (0: 1
+	// s) while Serve runs.
+	Guard      *memguard.Guard
+	GuardEvery time.Duration
 }
 
 // maxBody is the largest request body read: a long conversation's
@@ -81,6 +90,7 @@ type Server struct {
 	mux     *http.ServeMux
 	eogIDs  map[int32]bool // the template's end-of-turn tokens besides the vocabulary's
 	created int64
+	mem     memState
 }
 
 // slot is one inference state and what its cache holds.
@@ -88,6 +98,7 @@ type slot struct {
 	id     int
 	s      *engine.State
 	cached []int32 // the tokens at positions 0..s.Pos()-1
+	pool   int     // slots per layer of its expert pools (0: not paged)
 	busy   atomic.Bool
 	// last is the slot's progress, read by /slots while it works.
 	task      atomic.Int64
@@ -111,6 +122,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 600 * time.Second
 	}
+	if cfg.GuardEvery <= 0 {
+		cfg.GuardEvery = time.Second
+	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
@@ -126,6 +140,12 @@ func New(cfg Config) (*Server, error) {
 	for _, st := range cfg.Template.Stops() {
 		if ids := cfg.Tokenizer.Encode(st, false, true); len(ids) == 1 && cfg.Tokenizer.IsControl(ids[0]) {
 			s.eogIDs[ids[0]] = true
+		}
+	}
+	if p := cfg.Slots[0].PagerStats(); p != nil {
+		s.mem.pool.Store(int64(p.Slots))
+		for _, sl := range s.slots {
+			sl.pool = p.Slots
 		}
 	}
 	s.routes()
@@ -156,6 +176,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.BaseContext = func(net.Listener) context.Context { return ctx }
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	if s.cfg.Guard != nil {
+		go s.watchMemory(ctx)
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,6 +19,10 @@ import (
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/memguard"
+	"github.com/ggufkit/gguf/internal/moegen"
 	"github.com/ggufkit/gguf/internal/shared"
 	"github.com/ggufkit/gguf/vocabselect"
 )
@@ -577,4 +583,105 @@ func TestLoad(t *testing.T) {
 		t.Errorf("%d waiting, %d slots held after the load", srv.waiting.Load(), len(srv.tickets))
 	}
 	t.Logf("200 requests, 8 clients: %v in %s; goroutines %d before, %d after", codes, took, before, after)
+}
+
+// TestMemoryGuard: with a simulated cgroup, memory falling below the
+// guard's reserve shrinks the slots' expert pools by what is short,
+// /health answers 503, new generations are refused with 503 and
+// Retry-After, /metrics counts it all; memory back above the reserve
+// serves again, with the smaller pools.
+func TestMemoryGuard(t *testing.T) {
+	dir := t.TempDir()
+	spec := moegen.Spec{Model: fixture.Named["ci-moe"], ExpertsLast: true, Skew: 3}
+	spec.Experts, spec.ExpertsUsed, spec.Type, spec.HeadType = 8, 2, gguf.TypeF32, gguf.TypeF32
+	var buf bytes.Buffer
+	if _, err := spec.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "moe.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := engine.OpenWith(path, engine.OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tok, err := vocabselect.NewTokenizer(m.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, _ := chat.New("chatml")
+	const limit, reserve = 1 << 30, 64 << 20
+	sim := func(current int64) {
+		for p, c := range map[string]string{"proc/meminfo": "MemTotal: 8000000 kB\nMemAvailable: 6000000 kB\n",
+			"proc/self/cgroup": "0::/\n", "cg/memory.max": fmt.Sprint(limit), "cg/memory.current": fmt.Sprint(current)} {
+			p = filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sim(limit / 2)
+	g := memguard.New(memguard.Roots{Proc: filepath.Join(dir, "proc"), Cgroup: filepath.Join(dir, "cg")}, reserve)
+	cfg := Config{Model: m, Tokenizer: tok, Template: tm, TemplateText: "chatml", Name: "moe", Queue: 1, NPredict: 4,
+		Sampler: engine.DefaultSampler(), Guard: g}
+	for range 2 {
+		s, err := engine.NewState(m, engine.Options{Ctx: 64, Threads: 1, Pager: &engine.PagerOptions{Pool: 8, Readers: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		cfg.Slots = append(cfg.Slots, s)
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	req := `{"prompt": "t1 t2", "n_predict": 3, "temperature": 0}`
+	if code, _, b := post(t, hs.URL+"/completion", req); code != 200 {
+		t.Fatalf("before: %d %s", code, b)
+	}
+	slotBytes := m.ExpertSlotBytes() * 2   // one slot per layer in each of the 2 server slots
+	sim(limit - reserve + 2*slotBytes - 1) // short by a little under 2 slots
+	code, b := get(t, hs.URL+"/health")
+	if code != 503 || !strings.Contains(string(b), `"type":"unavailable_error"`) || !strings.Contains(string(b), "memory is low") ||
+		!strings.Contains(string(b), "expert pools at 6 slots per layer") {
+		t.Fatalf("health while low: %d %s", code, b)
+	}
+	for i, s := range cfg.Slots {
+		if p := s.PagerStats(); p.Slots != 6 {
+			t.Fatalf("slot %d: pools of %d slots, not shrunk to 6", i, p.Slots)
+		}
+	}
+	code, h, b := post(t, hs.URL+"/completion", req)
+	if code != 503 || h.Get("Retry-After") == "" || !strings.Contains(string(b), "below the 64 MiB reserve") {
+		t.Fatalf("completion while low: %d %v %s", code, h, b)
+	}
+	_, b = get(t, hs.URL+"/metrics")
+	for _, want := range []string{"gguf:memory_low 1", "gguf:pager_pool_slots 4", "gguf:memory_refused_total 1", "gguf:memory_reserve_bytes 6.7108864e+07"} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("metrics lack %q:\n%s", want, b)
+		}
+	}
+	sim(limit / 2)
+	if code, b := get(t, hs.URL+"/health"); code != 200 {
+		t.Fatalf("health after: %d %s", code, b)
+	}
+	code, _, b = post(t, hs.URL+"/completion", req)
+	var r struct {
+		Pager struct {
+			Slots int `json:"slots_per_layer"`
+		} `json:"pager"`
+	}
+	json.Unmarshal(b, &r)
+	if code != 200 || r.Pager.Slots != 4 {
+		t.Fatalf("after: %d %s", code, b)
+	}
+	if _, b = get(t, hs.URL+"/metrics"); !strings.Contains(string(b), "gguf:memory_low 0") || !strings.Contains(string(b), "gguf:memory_pool_shrinks_total 2") {
+		t.Fatalf("metrics after:\n%s", b)
+	}
 }

@@ -54,6 +54,7 @@ type chatSession struct {
 	single    bool     // --single-turn: loop answers one line
 	total     engine.GenStats
 	turns     int
+	mem       *memWatch // the memory guard between tokens (nil: none)
 }
 
 // newChatSession picks the chat template (--chat-template, else the
@@ -140,7 +141,7 @@ func (cs *chatSession) turn(user string) error {
 		if stopped {
 			return errStopString
 		}
-		return nil
+		return cs.mem.check()
 	})
 	switch {
 	case errors.Is(err, errStopString):

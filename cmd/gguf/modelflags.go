@@ -12,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/internal/memguard"
 	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/sink"
 )
@@ -36,6 +37,10 @@ type modelFlags struct {
 	force         bool
 	stats         bool
 	direct        bool
+	memReserve    string
+	// autoPage is set when the model does not fit in memory and its
+	// experts are paged without --moe-pool or --moe-budget.
+	autoPage bool
 	// inputs are the command's other local inputs (a prompt or text
 	// file, a --full model), which --moe-trace must not replace.
 	inputs []string
@@ -61,10 +66,11 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.BoolVar(&f.force, "force", false, "let --moe-trace replace an existing file that is not a trace")
 	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
 	fl.BoolVar(&f.direct, "moe-direct", false, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache")
+	fl.StringVar(&f.memReserve, "mem-reserve", "auto", "memory to keep free (Linux: MemAvailable and the cgroup limit): pools are sized to fit and shrink below it, serve refuses requests, run stops (auto: 1/16 of the memory, 64-256 MiB; off: no guard)")
 }
 
 // paged reports whether the flags ask for the expert pager.
-func (f *modelFlags) paged() bool { return f.pool > 0 || f.budget != "" }
+func (f *modelFlags) paged() bool { return f.pool > 0 || f.budget != "" || f.autoPage }
 
 // openOptions turns the flags into the engine's OpenOptions.
 func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
@@ -126,6 +132,7 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 // trace file and the baseline of the fault counter.
 type moeRun struct {
 	f      *modelFlags
+	guard  *memguard.Guard // nil: none
 	out    *sink.Output
 	trace  *pager.TraceWriter
 	faults int64

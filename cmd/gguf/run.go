@@ -317,16 +317,29 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	if hfremote.IsRemote(path) {
 		return fail(usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path))
 	}
+	g, err := mf.memGuard()
+	if err != nil {
+		return fail(err)
+	}
 	oo, err := mf.openOptions()
 	if err != nil {
 		return fail(err)
 	}
+	fit, err := fitBeforeOpen(verb, path, mf, g)
+	if err != nil {
+		return fail(err)
+	}
+	oo.PageExperts = mf.paged()
 	po, err := mf.pagerOptions()
 	if err != nil {
 		return fail(err)
 	}
 	m, err := engine.OpenWith(path, oo)
 	if err != nil {
+		return fail(err)
+	}
+	if err := fitPools(verb, fit, mf, m, po, ctx, n); err != nil {
+		m.Close()
 		return fail(err)
 	}
 	tok, err := vocabselect.NewTokenizer(m.Metadata)
@@ -338,7 +351,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 		m.Close()
 		return fail(fmt.Errorf("%s: the tokenizer has %d tokens, token_embd %d rows", path, tok.NumTokens(), m.Config.Vocab))
 	}
-	mr := &moeRun{f: mf}
+	mr := &moeRun{f: mf, guard: g}
 	if err := mr.openTrace(path, m.Config.Experts); err != nil {
 		m.Close()
 		return fail(err)
@@ -420,12 +433,14 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	}
 	sm := engine.NewSampler(so, m.Config.Vocab)
 	text := generatedOutput(stdout, isTerminal(stdout) && !f.raw)
+	mw := newMemWatch("run", mr.guard, m, s)
 	if f.chat.on {
 		mr.startDecode()
 		cs, err := newChatSession(m, tok, s, sm, f, text)
 		if err != nil {
 			return err
 		}
+		cs.mem = mw
 		if f.prompt != "" {
 			err = cs.turn(f.prompt)
 		} else {
@@ -462,7 +477,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		if rp.add(piece) {
 			return errReversePrompt
 		}
-		return nil
+		return mw.check()
 	})
 	if errors.Is(err, errReversePrompt) {
 		st.Stop, err = "reverse prompt (-r)", nil

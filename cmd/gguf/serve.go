@@ -151,7 +151,8 @@ func serve(cmd *cobra.Command, path string, f serveFlags) error {
 		Name: name, Path: path, APIKey: f.apiKey, Queue: f.queue, NPredict: f.n, Params: params,
 		Timeout: time.Duration(f.timeout) * time.Second, Build: "gguf-" + version(),
 		Sampler: engine.SamplerOptions{Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, RepeatPenalty: f.repeat, RepeatLastN: f.repeatN},
-		Logf:    func(format string, args ...any) { fmt.Fprintf(stderr, "gguf: serve: "+format+"\n", args...) }}
+		Logf:    func(format string, args ...any) { fmt.Fprintf(stderr, "gguf: serve: "+format+"\n", args...) },
+		Guard:   mr.guard}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err

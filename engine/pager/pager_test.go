@@ -388,3 +388,41 @@ func TestReplayStreams(t *testing.T) {
 		t.Errorf("a trace of 17 layers of 65536 experts: %v", err)
 	}
 }
+
+// TestPoolShrink: a shrunk pool keeps the experts its policy values most
+// (empty slots and victims go first), in consistent slots, says where each
+// kept slot was, and goes on placing experts.
+func TestPoolShrink(t *testing.T) {
+	p, err := NewPool(8, 5, Policy{Kind: LRU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]Placement, 0, 5)
+	for _, call := range [][]int{{0, 1}, {2}, {3}, {1}} { // 4 of 5 slots used; 0 is the oldest, 1 the newest
+		if err := p.Run(call, buf, func([]Placement) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := p.Shrink(3)
+	if p.Slots() != 3 || len(keep) != 3 {
+		t.Fatalf("shrunk to %d slots, kept %v", p.Slots(), keep)
+	}
+	for _, e := range []int{1, 2, 3} {
+		if !p.Resident(e) || keep[p.SlotOf(e)] != e { // expert e was in slot e
+			t.Fatalf("expert %d: resident %v in slot %d, kept %v", e, p.Resident(e), p.SlotOf(e), keep)
+		}
+	}
+	if p.Resident(0) {
+		t.Fatal("the least recently used expert was kept")
+	}
+	if got := p.Shrink(4); len(got) != 3 || p.Slots() != 3 {
+		t.Fatalf("growing by Shrink: %v, %d slots", got, p.Slots())
+	}
+	out, err := p.Place([]int{5, 6, 1}, nil)
+	if err != nil || len(out) != 3 || !out[2].Hit || out[0].Evicted < 0 && out[1].Evicted < 0 {
+		t.Fatalf("placing after a shrink: %+v %v", out, err)
+	}
+	if p.Shrink(0); p.Slots() != 1 {
+		t.Fatalf("Shrink(0) left %d slots", p.Slots())
+	}
+}

@@ -3,6 +3,7 @@ package pager
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Stats counts what a pool did.
@@ -279,4 +280,58 @@ func (p *Pool) Run(call []int, buf []Placement, fn func([]Placement) error) erro
 		}
 	}
 	return nil
+}
+
+// Shrink cuts the pool to n slots (at least 1; a pool of n or fewer is
+// left as it is) when memory runs short. It keeps the experts the policy
+// would give up last and drops empty slots and the policy's victims
+// first, and returns for each slot kept, in its new order, the slot it
+// was: the caller moves its buffers the same way. Call it between calls
+// (after End), never during one.
+func (p *Pool) Shrink(n int) []int {
+	n = max(1, n)
+	order := make([]int, len(p.slot))
+	for s := range order {
+		order[s] = s
+	}
+	if n >= len(p.slot) {
+		return order
+	}
+	// The slots sorted from the best victim to the last one: the policy's
+	// own comparison, with empty slots first.
+	slices.SortStableFunc(order, func(a, b int) int {
+		ea, eb := p.slot[a] < 0, p.slot[b] < 0
+		switch {
+		case ea && eb:
+			return 0
+		case ea:
+			return -1
+		case eb:
+			return 1
+		case p.worse(a, b):
+			return -1
+		case p.worse(b, a):
+			return 1
+		}
+		return 0
+	})
+	keep := order[len(order)-n:]
+	slices.Sort(keep) // keep the slots' relative order: the policy's ties go to the lower slot
+	for _, s := range order[:len(order)-n] {
+		if e := p.slot[s]; e >= 0 {
+			p.where[e] = -1
+			if p.pref[s] {
+				p.stats.PrefetchWasted++
+			}
+		}
+	}
+	slot, last, pref := make([]int, n), make([]uint64, n), make([]bool, n)
+	for i, s := range keep {
+		slot[i], last[i], pref[i] = p.slot[s], p.last[s], p.pref[s]
+		if e := slot[i]; e >= 0 {
+			p.where[e] = i
+		}
+	}
+	p.slot, p.last, p.pref = slot, last, pref
+	return slices.Clone(keep)
 }
