@@ -359,25 +359,36 @@ func probsOrEmpty(p []tokenInfo) []tokenInfo {
 	return p
 }
 
-// oaiCompletions serves POST /v1/completions.
-func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
-	var req request
-	if err := decode(w, hr, &req); err != nil {
+// promptJob reads a completion request (the body, its prompt, the job it
+// asks for), answering the client with the error when one of them fails:
+// the prologue /completion and /v1/completions share.
+func (s *Server) promptJob(w http.ResponseWriter, hr *http.Request, req *request) ([]int32, *job, bool) {
+	if err := decode(w, hr, req); err != nil {
 		writeError(w, asAPIError(err))
-		return
+		return nil, nil, false
 	}
 	if len(req.Prompt) == 0 {
 		writeError(w, badRequest("'prompt' is required"))
-		return
+		return nil, nil, false
 	}
 	ids, err := s.promptIDs(req.Prompt)
 	if err != nil {
 		writeError(w, asAPIError(err))
-		return
+		return nil, nil, false
 	}
-	j, err := s.newJob(&req, ids)
+	j, err := s.newJob(req, ids)
 	if err != nil {
 		writeError(w, asAPIError(err))
+		return nil, nil, false
+	}
+	return ids, j, true
+}
+
+// oaiCompletions serves POST /v1/completions.
+func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	ids, j, ok := s.promptJob(w, hr, &req)
+	if !ok {
 		return
 	}
 	_, wantProbs, _ := req.nProbs()
@@ -427,22 +438,8 @@ func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
 // completion serves llama.cpp's POST /completion.
 func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	if err := decode(w, hr, &req); err != nil {
-		writeError(w, asAPIError(err))
-		return
-	}
-	if len(req.Prompt) == 0 {
-		writeError(w, badRequest("'prompt' is required"))
-		return
-	}
-	ids, err := s.promptIDs(req.Prompt)
-	if err != nil {
-		writeError(w, asAPIError(err))
-		return
-	}
-	j, err := s.newJob(&req, ids)
-	if err != nil {
-		writeError(w, asAPIError(err))
+	ids, j, ok := s.promptJob(w, hr, &req)
+	if !ok {
 		return
 	}
 	final := func(r *result) map[string]any {
