@@ -609,7 +609,7 @@ func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 	so := s.cfg.Sampler
 	writeJSON(w, http.StatusOK, map[string]any{
 		"default_generation_settings": map[string]any{"n_ctx": s.ctxLen(), "params": map[string]any{
-			"seed": 0xFFFFFFFF, "temperature": so.Temp, "top_k": so.TopK, "top_p": so.TopP, "min_p": so.MinP,
+			"seed": uint32(0xFFFFFFFF), "temperature": so.Temp, "top_k": so.TopK, "top_p": so.TopP, "min_p": so.MinP,
 			"repeat_last_n": so.RepeatLastN, "repeat_penalty": so.RepeatPenalty, "max_tokens": s.cfg.NPredict,
 			"n_predict": s.cfg.NPredict, "stream": false, "n_probs": 0, "ignore_eos": false,
 			"samplers": []string{"penalties", "top_k", "top_p", "min_p", "temperature"}}},
