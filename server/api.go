@@ -244,16 +244,27 @@ func (s *Server) splitThinking(reply string) (content, reasoning string) {
 	return s.cfg.Template.Answer(reply), reasoning
 }
 
-// chatCompletions serves POST /v1/chat/completions.
-func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
-	var req request
-	if err := decode(w, hr, &req); err != nil {
+// decodeChat reads a request that carries messages, answering the client
+// with the error when the body or its messages are wrong: the prologue
+// /v1/chat/completions and /apply-template share.
+func decodeChat(w http.ResponseWriter, hr *http.Request, req *request) ([]chat.Message, bool) {
+	if err := decode(w, hr, req); err != nil {
 		writeError(w, asAPIError(err))
-		return
+		return nil, false
 	}
 	msgs, err := req.chatMessages()
 	if err != nil {
 		writeError(w, asAPIError(err))
+		return nil, false
+	}
+	return msgs, true
+}
+
+// chatCompletions serves POST /v1/chat/completions.
+func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
+	var req request
+	msgs, ok := decodeChat(w, hr, &req)
+	if !ok {
 		return
 	}
 	n, err := req.limit(s.cfg.NPredict)
@@ -555,13 +566,8 @@ func (s *Server) detokenize(w http.ResponseWriter, hr *http.Request) {
 // applyTemplate serves POST /apply-template: {messages} to {prompt}.
 func (s *Server) applyTemplate(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	if err := decode(w, hr, &req); err != nil {
-		writeError(w, asAPIError(err))
-		return
-	}
-	msgs, err := req.chatMessages()
-	if err != nil {
-		writeError(w, asAPIError(err))
+	msgs, ok := decodeChat(w, hr, &req)
+	if !ok {
 		return
 	}
 	text, err := s.cfg.Template.Render(msgs, req.reasoning(s.cfg.Reasoning))

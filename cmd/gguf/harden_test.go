@@ -39,17 +39,7 @@ func TestOutputNotRegular(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip(err)
 	}
-	got := make(chan []byte, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- b
-	}()
+	got := readFIFO(fifo)
 	mustRun(t, bytes.NewReader(data), "build", "-", "--experts-last", "-o", fifo)
 	select {
 	case b := <-got:
@@ -383,4 +373,21 @@ func TestLeaveOutputMatchesLlamaQuantize(t *testing.T) {
 	if got := fmt.Sprintf("%x", sha256.Sum256(data)); got != want {
 		t.Errorf("sha256 %s, llama-quantize's %s", got, want)
 	}
+}
+
+// readFIFO reads the FIFO at path from a reader of its own (a writer's open
+// blocks until one exists) and sends what it read, nil if it could not open.
+func readFIFO(path string) <-chan []byte {
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	return got
 }

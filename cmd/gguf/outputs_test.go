@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -219,17 +218,7 @@ func TestRecipeStreamOutput(t *testing.T) {
 		code   int
 		want   []byte
 	}{{"bad.yaml", exitFound, nil}, {"good.yaml", 0, want}} {
-		got := make(chan []byte, 1)
-		go func() {
-			f, err := os.Open(fifo)
-			if err != nil {
-				got <- nil
-				return
-			}
-			b, _ := io.ReadAll(f)
-			f.Close()
-			got <- b
-		}()
+		got := readFIFO(fifo)
 		if r := runGGUF(t, nil, "recipe", "run", c.recipe, "-q", "-o", fifo); r.code != c.code {
 			t.Errorf("%s: exit %d, want %d: %s", c.recipe, r.code, c.code, r.stderr)
 		}
