@@ -27,6 +27,28 @@ type GenStats struct {
 	PromptTokens, Generated int
 	PromptTime, GenTime     time.Duration
 	Stop                    string
+	// Passes counts the forward passes of the generation (the prompt's
+	// not included); Drafted and Accepted the tokens speculative decoding
+	// drafted and the sampler kept (GenerateSpec).
+	Passes, Drafted, Accepted int
+}
+
+// AcceptRate returns the share of drafted tokens accepted, 0 without
+// drafts: llama.cpp's "draft acceptance rate".
+func (st GenStats) AcceptRate() float64 {
+	if st.Drafted == 0 {
+		return 0
+	}
+	return float64(st.Accepted) / float64(st.Drafted)
+}
+
+// TokensPerPass returns the generated tokens per forward pass, 0 without
+// a pass.
+func (st GenStats) TokensPerPass() float64 {
+	if st.Passes == 0 {
+		return 0
+	}
+	return float64(st.Generated) / float64(st.Passes)
 }
 
 // PromptRate returns the prompt's tokens per second, 0 for no time.
@@ -106,6 +128,7 @@ func GenerateLogits(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int
 			st.Stop = StopCtx
 			break
 		}
+		st.Passes++
 		if err := s.Eval([]int32{id}, 0, keep); err != nil {
 			return st, err
 		}

@@ -55,6 +55,7 @@ type chatSession struct {
 	total     engine.GenStats
 	turns     int
 	mem       *memWatch // the memory guard between tokens (nil: none)
+	spec      engine.SpecOptions
 }
 
 // newChatSession picks the chat template (--chat-template, else the
@@ -78,7 +79,7 @@ func newChatSession(m *engine.Model, tok *vocabselect.Tokenizer, s *engine.State
 	if r != chat.ReasoningAuto && !tm.HasReasoning() {
 		fmt.Fprintf(stderr, "gguf: chat template %s has no thinking switch; --reasoning %s changes nothing\n", tm, f.chat.reasoning)
 	}
-	cs := &chatSession{tok: tok, s: s, sm: sm, tm: tm, reasoning: r, n: f.n, verbose: f.chat.verbosePrompt,
+	cs := &chatSession{tok: tok, s: s, sm: sm, tm: tm, reasoning: r, n: f.n, spec: f.spec, verbose: f.chat.verbosePrompt,
 		out: bufio.NewWriter(out), stopIDs: map[int32]bool{}, stops: slices.Concat(tm.Stops(), f.reverse), single: f.chat.singleTurn}
 	// A stop string that is one control token of the vocabulary (chatml's
 	// <|im_start|>, ...) ends the turn as a token: its piece prints as
@@ -132,7 +133,7 @@ func (cs *chatSession) turn(user string) error {
 		}
 		return cs.out.Flush()
 	}
-	st, err := engine.Generate(cs.s, cs.sm, ids[len(cs.cached):], cs.n, cs.isEOG, func(id int32) error {
+	st, err := engine.GenerateSpec(cs.s, cs.sm, ids[len(cs.cached):], cs.n, cs.isEOG, func(id int32) error {
 		emitted = append(emitted, id)
 		text, stopped := stream.Add(string(cs.tok.TokenToPiece(id, false)))
 		if err := show(text); err != nil {
@@ -142,7 +143,7 @@ func (cs *chatSession) turn(user string) error {
 			return errStopString
 		}
 		return cs.mem.check()
-	})
+	}, cs.spec)
 	switch {
 	case errors.Is(err, errStopString):
 		st.Stop = stopStringReason
@@ -165,6 +166,9 @@ func (cs *chatSession) turn(user string) error {
 	cs.total.PromptTime += st.PromptTime
 	cs.total.Generated += st.Generated
 	cs.total.GenTime += st.GenTime
+	cs.total.Passes += st.Passes
+	cs.total.Drafted += st.Drafted
+	cs.total.Accepted += st.Accepted
 	cs.total.Stop = st.Stop
 	cs.turns++
 	return nil
@@ -214,4 +218,5 @@ func (cs *chatSession) report(m *engine.Model, threads int, seed uint64) {
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); last answer stopped: %s\n",
 		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, cs.s),
 		humanize.IBytes(uint64(m.KVCacheBytes(cs.s.Ctx()))), t.Stop)
+	specLine(stderr, cs.spec, t)
 }

@@ -48,6 +48,7 @@ type runFlags struct {
 	escape        bool // -e
 	raw           bool
 	mf            modelFlags
+	spec          engine.SpecOptions
 }
 
 // defaultThreads is every core, as llama.cpp's tools default to.
@@ -157,10 +158,33 @@ only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,
 	fl.StringVar(&f.chat.reasoning, "reasoning", "auto", "thinking: auto (the template's default), on or off, where the template has a switch")
 	fl.BoolVar(&f.chat.verbosePrompt, "verbose-prompt", false, "print each chat prompt's token ids on stderr")
 	fl.BoolVar(&f.chat.singleTurn, "single-turn", false, "with --chat and no -p: answer the first line of stdin and exit (also -st)")
+	addSpecFlags(cmd, &f.spec)
 	kernelsFlag(cmd)
 	addLlamaCPUFlags(cmd)
 	addModelFlags(cmd, &f.mf)
 	return cmd
+}
+
+// addSpecFlags adds llama.cpp's speculative decoding flags, with its
+// defaults (off).
+func addSpecFlags(cmd *cobra.Command, o *engine.SpecOptions) {
+	d := engine.DefaultSpec()
+	fl := cmd.Flags()
+	fl.StringVar(&o.Type, "spec-type", d.Type, "speculative decoding: none or ngram-simple (drafts from the longest earlier match of the last tokens, verified in one batch; the output is unchanged)")
+	fl.IntVar(&o.NMax, "spec-draft-n-max", d.NMax, "most tokens drafted per step")
+	fl.IntVar(&o.NMin, "spec-draft-n-min", d.NMin, "fewest drafted tokens worth a verification batch")
+	fl.IntVar(&o.NgramN, "spec-ngram-simple-size-n", d.NgramN, "ngram-simple: tokens looked up in the history")
+	fl.IntVar(&o.NgramM, "spec-ngram-simple-size-m", d.NgramM, "ngram-simple: tokens drafted after a match (then cut to --spec-draft-n-max)")
+}
+
+// specLine prints speculative decoding's counts as llama.cpp's "draft
+// acceptance rate" line, with the tokens per forward pass.
+func specLine(w io.Writer, o engine.SpecOptions, st engine.GenStats) {
+	if o.Type == engine.SpecNone || o.Type == "" {
+		return
+	}
+	fmt.Fprintf(w, "gguf: %s: draft acceptance rate = %.5f (%d accepted / %d generated), %.2f tokens per forward pass (%d passes)\n",
+		o.Type, st.AcceptRate(), st.Accepted, st.Drafted, st.TokensPerPass(), st.Passes)
 }
 
 // promptSource opens where a run's prompt comes from when it is not -p:
@@ -393,6 +417,9 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 			return usageError("%v", err)
 		}
 	}
+	if err := f.spec.Check(); err != nil {
+		return usageError("%v", err)
+	}
 	f.mf.inputs = []string{f.promptFile}
 	m, tok, s, mr, err := loadModel("run", path, &f.mf, f.ctx, f.threads, 0)
 	if err != nil {
@@ -466,7 +493,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	out.Flush()
 	mr.startDecode()
 	rp := newReverseWatch(f.reverse)
-	st, err := engine.Generate(s, sm, prompt, f.n, tok.IsEOG, func(id int32) error {
+	st, err := engine.GenerateSpec(s, sm, prompt, f.n, tok.IsEOG, func(id int32) error {
 		piece := tok.TokenToPiece(id, false)
 		if _, err := out.Write(piece); err != nil {
 			return err
@@ -478,7 +505,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 			return errReversePrompt
 		}
 		return mw.check()
-	})
+	}, f.spec)
 	if errors.Is(err, errReversePrompt) {
 		st.Stop, err = "reverse prompt (-r)", nil
 	}
@@ -495,6 +522,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); stopped: %s\n",
 		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, s),
 		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
+	specLine(stderr, f.spec, st)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()
 }

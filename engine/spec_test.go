@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ggufkit/gguf/bench/crosscheck"
+)
+
+// TestNgramSimpleDraft checks the lookup against cases worked by hand from
+// llama.cpp's common_ngram_simple_draft: the most recent earlier match of
+// the last n tokens (the sampled one last) drafts what followed it, up to
+// m tokens; no draft for a history of n+m+1 tokens or fewer, for a match
+// at position 0, or when fewer than n tokens follow the match.
+func TestNgramSimpleDraft(t *testing.T) {
+	h := []int32{9, 1, 2, 3, 4, 5, 1, 2, 7, 8, 6, 1}
+	cases := []struct {
+		hist    []int32
+		sampled int32
+		n, m    int
+		want    []int32
+	}{
+		// pattern [1 2]: matches at 6 (most recent, followed by 7 8 6 1)
+		{h, 2, 2, 3, []int32{7, 8, 6}},
+		// m larger than what follows: cut to the history's end
+		{h, 2, 2, 8, []int32{7, 8, 6, 1}},
+		// pattern [1 3]: no match
+		{h, 3, 2, 3, nil},
+		// history too short: len 12 <= n+m+1
+		{h, 2, 2, 9, nil},
+		// pattern [9 1] matches only at position 0, which is excluded
+		{append([]int32{9, 1, 5, 5, 5, 5, 5, 5, 5}, 9), 1, 2, 3, nil},
+		// fewer than n tokens follow the match: [5 6 7] at 8, 2 follow
+		{[]int32{0, 1, 2, 3, 4, 0, 0, 0, 5, 6, 7, 1, 2, 5, 6}, 7, 3, 2, nil},
+	}
+	for i, c := range cases {
+		got := ngramSimpleDraft(c.hist, c.sampled, c.n, c.m)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("case %d: draft %v, want %v", i, got, c.want)
+		}
+	}
+}
+
+// specShapes are the generated models the speculative tests run: llama
+// (dense), every other family, among them the recurrent ones (qwen35's
+// Gated DeltaNet, bailingmoe3's KDA and MLA) and the MoEs. Q8_0: its
+// integer kernels give a batch's rows the bits of one token at a time.
+var specShapes = append([]string{"dense"}, crosscheck.FamilyShapes...)
+
+// TestGenerateSpecExact generates from a repetitive prompt on every
+// family, greedy and sampled with a seed, with and without ngram-simple
+// drafting (short n-grams, so that the generated models' loops give
+// drafts): the same tokens must come out, and the state must be left
+// where Generate leaves it (the next token's logits equal bit for bit).
+// The generated models seldom repeat themselves, so an oracle drafter
+// (the tokens to come, one of them wrong) makes sure every family sees
+// whole, partial and no acceptance: the rollback of the caches and of
+// the recurrent state, and the replay of accepted tokens.
+func TestGenerateSpecExact(t *testing.T) {
+	base := crosscheck.TextIDs(24)
+	prompt := append(append(append([]int32(nil), base...), base[1:]...), base[1:12]...)
+	spec := SpecOptions{Type: SpecNgramSimple, NMax: 3, NgramN: 2, NgramM: 6}
+	n := 40
+	for _, shape := range specShapes {
+		t.Run(shape, func(t *testing.T) {
+			m := openModel(t, crossModel(t, crosscheck.Case{Shape: shape, Type: "Q8_0"}))
+			for _, temp := range []float32{0, 0.8} {
+				so := SamplerOptions{Temp: temp, TopK: 40, TopP: 0.95, RepeatPenalty: 1, Seed: 7}
+				run := func(o SpecOptions) ([]int32, GenStats, []float32, int) {
+					s := newState(t, m, Options{Ctx: 256, Threads: 2})
+					var out []int32
+					st, err := GenerateSpec(s, NewSampler(so, m.Config.Vocab), prompt, n, func(int32) bool { return false },
+						func(id int32) error { out = append(out, id); return nil }, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pos := s.Pos()
+					return out, st, sequenceLogits(t, s, out[len(out)-1:], 1), pos
+				}
+				want, wst, wl, wpos := run(DefaultSpec())
+				// The oracle drafts the tokens that will come, one of
+				// them changed at a varying place: full, partial and
+				// no acceptance on every family.
+				oracle := spec
+				oracle.drafter = func(hist []int32, _ int32, k int) []int32 {
+					g := len(hist) + 1 - len(prompt)
+					d := slices.Clone(want[g:min(len(want), g+k)])
+					if bad := g % (k + 2); bad < len(d) {
+						d[bad] = (d[bad] + 1) % int32(m.Config.Vocab)
+					}
+					return d
+				}
+				for _, o := range []SpecOptions{spec, oracle} {
+					got, st, gl, gpos := run(o)
+					if !slices.Equal(got, want) {
+						t.Fatalf("temp %g: drafting changed the output:\n got %v\nwant %v", temp, got, want)
+					}
+					if gpos != wpos {
+						t.Fatalf("temp %g: state left at %d, without drafting %d", temp, gpos, wpos)
+					}
+					if d, at := maxDiff(gl, wl); d != 0 {
+						t.Fatalf("temp %g: the next logits differ by %g at %d", temp, d, at)
+					}
+					if st.Passes >= wst.Passes && st.Accepted > 0 {
+						t.Errorf("temp %g: %d passes with %d accepted drafts, %d without drafting", temp, st.Passes, st.Accepted, wst.Passes)
+					}
+					t.Logf("temp %g, oracle %v: %d drafted, %d accepted (%.2f), %d passes for %d tokens (%d without)",
+						temp, o.drafter != nil, st.Drafted, st.Accepted, st.AcceptRate(), st.Passes, st.Generated, wst.Passes)
+					if o.drafter != nil && (st.Accepted == 0 || st.Accepted == st.Drafted) {
+						t.Errorf("temp %g: the oracle's drafts were %d, %d accepted: want some accepted and some not", temp, st.Drafted, st.Accepted)
+					}
+				}
+			}
+		})
+	}
+}
