@@ -179,10 +179,12 @@ func (r *specRun) settle() error {
 // the step: the caches go back to the last accepted position (and the
 // recurrent state to its checkpoint, the accepted tokens run again in
 // front of the next batch). The sampler sees the same logits in the same
-// order as without drafting, so the output is the same token for token
-// (greedy or sampled with a seed) wherever a batch's logits equal one
-// token's (the integer kernels; F32 and F16 weights' four-row products sum
-// in another order, last bits that can flip a near tie). The stats count
+// order as without drafting, so the output is the same token for token,
+// greedy or sampled with a seed: the integer kernels give a batch's rows
+// the bits of one token at a time, and float weights (an F32 router, F32
+// or F16 files) run their rows one at a time during generation
+// (matmulTask.rowExact), the order a single token's pass sums in. The
+// stats count
 // drafted and accepted tokens and the forward passes of the generation.
 func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error, o SpecOptions) (st GenStats, err error) {
 	if !o.on() {
@@ -208,6 +210,8 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 	st.PromptTime = time.Since(t0)
 	t1 := time.Now()
 	defer func() { st.GenTime = time.Since(t1) }()
+	s.mt.rowExact = true
+	defer func() { s.mt.rowExact = false }()
 	defer func() {
 		if err == nil {
 			err = r.settle()

@@ -41,11 +41,20 @@ func TestNgramSimpleDraft(t *testing.T) {
 	}
 }
 
-// specShapes are the generated models the speculative tests run: llama
+// specCases are the generated models the speculative tests run: llama
 // (dense), every other family, among them the recurrent ones (qwen35's
-// Gated DeltaNet, bailingmoe3's KDA and MLA) and the MoEs. Q8_0: its
-// integer kernels give a batch's rows the bits of one token at a time.
-var specShapes = append([]string{"dense"}, crosscheck.FamilyShapes...)
+// Gated DeltaNet, bailingmoe3's KDA and MLA) and the MoEs, in Q8_0
+// (integer kernels) and F32 (float sums, whose four-row products add in
+// another order than one row's).
+func specCases() []crosscheck.Case {
+	var out []crosscheck.Case
+	for _, typ := range []string{"Q8_0", "F32"} {
+		for _, shape := range append([]string{"dense"}, crosscheck.FamilyShapes...) {
+			out = append(out, crosscheck.Case{Shape: shape, Type: typ})
+		}
+	}
+	return out
+}
 
 // TestGenerateSpecExact generates from a repetitive prompt on every
 // family, greedy and sampled with a seed, with and without ngram-simple
@@ -61,9 +70,9 @@ func TestGenerateSpecExact(t *testing.T) {
 	prompt := append(append(append([]int32(nil), base...), base[1:]...), base[1:12]...)
 	spec := SpecOptions{Type: SpecNgramSimple, NMax: 3, NgramN: 2, NgramM: 6}
 	n := 40
-	for _, shape := range specShapes {
-		t.Run(shape, func(t *testing.T) {
-			m := openModel(t, crossModel(t, crosscheck.Case{Shape: shape, Type: "Q8_0"}))
+	for _, c := range specCases() {
+		t.Run(c.Tag(), func(t *testing.T) {
+			m := openModel(t, crossModel(t, c))
 			for _, temp := range []float32{0, 0.8} {
 				so := SamplerOptions{Temp: temp, TopK: 40, TopP: 0.95, RepeatPenalty: 1, Seed: 7}
 				run := func(o SpecOptions) ([]int32, GenStats, []float32, int) {

@@ -326,6 +326,19 @@ type matmulTask struct {
 	auxStride int
 	oct       [][packRows]float32
 	oct4      [][4 * packRows]float32
+	// rowExact runs float products (F32, F16, BF16 and dequantized
+	// rows) one activation row at a time, as a single token's pass does:
+	// their four-row products sum in another order, and speculative
+	// decoding's verification batches must give each row the bits its
+	// own pass would (GenerateSpec).
+	rowExact bool
+}
+
+// floatSums reports whether k's products are float sums (F32, F16, BF16
+// activations, or rows dequantized to float32), whose four-row kernels
+// may add in another order than the one-row ones.
+func (k *kernel) floatSums() bool {
+	return k.generic || k.act == gguf.TypeF32 || k.act == gguf.TypeF16 || k.act == gguf.TypeBF16
 }
 
 func (t *matmulTask) run(lo, hi, wk int) {
@@ -341,6 +354,7 @@ func (t *matmulTask) run(lo, hi, wk int) {
 		t.runPacked(lo/packRows, end/packRows, wk)
 		lo = end
 	}
+	four := k.dot4 != nil && t.nb >= 4 && !(t.rowExact && k.floatSums())
 	for r := lo; r < hi; r++ {
 		row := w.Row(r)
 		if k.generic {
@@ -349,7 +363,7 @@ func (t *matmulTask) run(lo, hi, wk int) {
 			row = bytesOf(f)
 		}
 		j := 0
-		if k.dot4 != nil && t.nb >= 4 {
+		if four {
 			o := &t.quad[wk]
 			for ; j+4 <= t.nb; j += 4 {
 				k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
