@@ -106,6 +106,9 @@ type Model struct {
 	// paged holds, for a paged model (OpenOptions.PageExperts), where each
 	// expert tensor's bytes are; such tensors are not mapped.
 	paged map[string]expertSource
+	// mtp is the NextN/MTP block, nil without one (or where it is not
+	// run: the other families, qwen35moe).
+	mtp *mtpBlock
 	// maps holds the file mappings (not the files read into memory).
 	maps [][]byte
 	// PackedBytes is the size of the matrices copied into a group layout
@@ -546,6 +549,9 @@ func (m *Model) build(ts *tensorSet) error {
 		if err := m.loadLayer(ts, &c, i); err != nil {
 			return err
 		}
+	}
+	if err := m.loadMTP(ts, &c); err != nil {
+		return err
 	}
 	for name := range ts.info {
 		if !ts.used[name] && !c.skipped(name) {

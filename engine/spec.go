@@ -10,12 +10,14 @@ import (
 const (
 	SpecNone        = "none"
 	SpecNgramSimple = "ngram-simple"
+	SpecDraftMTP    = "draft-mtp"
 )
 
 // SpecOptions configures speculative decoding (llama.cpp's speculative
 // parameters, with its defaults from DefaultSpec).
 type SpecOptions struct {
-	// Type is SpecNone or SpecNgramSimple.
+	// Type is SpecNone, SpecNgramSimple or SpecDraftMTP (the model's own
+	// NextN/MTP block drafts, greedily).
 	Type string
 	// NMax is the most tokens drafted per step (--spec-draft-n-max).
 	NMax int
@@ -45,16 +47,16 @@ func (o SpecOptions) Check() error {
 	switch o.Type {
 	case SpecNone, "":
 		return nil
-	case SpecNgramSimple:
+	case SpecNgramSimple, SpecDraftMTP:
 	default:
-		return fmt.Errorf("speculative type %q: this runtime has %s and %s", o.Type, SpecNone, SpecNgramSimple)
+		return fmt.Errorf("speculative type %q: this runtime has %s, %s and %s", o.Type, SpecNone, SpecNgramSimple, SpecDraftMTP)
 	}
 	switch {
 	case o.NMax < 1:
 		return fmt.Errorf("--spec-draft-n-max %d: at least 1 token must be drafted", o.NMax)
 	case o.NMin < 0 || o.NMin > o.NMax:
 		return fmt.Errorf("--spec-draft-n-min %d must be between 0 and --spec-draft-n-max %d", o.NMin, o.NMax)
-	case o.NgramN < 1 || o.NgramM < 1:
+	case o.Type == SpecNgramSimple && (o.NgramN < 1 || o.NgramM < 1):
 		return fmt.Errorf("ngram-simple sizes n=%d, m=%d must be at least 1", o.NgramN, o.NgramM)
 	}
 	return nil
@@ -110,6 +112,7 @@ type specRun struct {
 	// tokens (their logits are known already).
 	snap   [][]float32
 	replay []int32
+	mtp    *mtpDraft // draft-mtp's block, mirrored beside s
 }
 
 // checkpoint copies the recurrent layers' state (qwen35's Gated DeltaNet,
@@ -200,6 +203,14 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 	V := s.c.Vocab
 	r := &specRun{s: s, o: o, hist: append(make([]int32, 0, len(prompt)+max(n, 0)+1), prompt...)}
 	r.rows = make([]float32, (o.NMax+1)*V)
+	if o.Type == SpecDraftMTP && o.drafter == nil {
+		if r.mtp, err = newMTPDraft(s, o.NMax); err != nil {
+			return st, err
+		}
+		defer r.mtp.close()
+		s.hidden = r.mtp.mirror
+		defer func() { s.hidden = nil }()
+	}
 	t0 := time.Now()
 	if err := s.Eval(prompt, len(prompt)-1, func(_ int, l []float32) { copy(r.rows, l) }); err != nil {
 		return st, err
@@ -253,7 +264,10 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 			// the limit would be evaluated for nothing.
 			room = min(room, n-st.Generated-1)
 		}
-		draft := r.draft(id, min(o.NMax, room))
+		var draft []int32
+		if draft, err = r.draft(id, min(o.NMax, room)); err != nil {
+			break
+		}
 		r.hist = append(r.hist, id)
 		batch = append(append(batch[:0], id), draft...)
 		if len(draft) > 0 && len(r.replay) > o.NMax {
@@ -295,21 +309,27 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 }
 
 // draft proposes up to k tokens to follow id.
-func (r *specRun) draft(id int32, k int) []int32 {
+func (r *specRun) draft(id int32, k int) ([]int32, error) {
 	if k < max(1, r.o.NMin) {
-		return nil
+		return nil, nil
 	}
 	var d []int32
-	if r.o.drafter != nil {
+	switch {
+	case r.o.drafter != nil:
 		d = r.o.drafter(r.hist, id, k)
-	} else {
+	case r.mtp != nil:
+		var err error
+		if d, err = r.mtp.draft(r.s.Pos()+len(r.replay), id, k); err != nil {
+			return nil, err
+		}
+	default:
 		d = ngramSimpleDraft(r.hist, id, r.o.NgramN, r.o.NgramM)
 	}
 	if len(d) > k {
 		d = d[:k]
 	}
 	if len(d) < r.o.NMin {
-		return nil
+		return nil, nil
 	}
-	return d
+	return d, nil
 }

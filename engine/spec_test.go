@@ -49,7 +49,7 @@ func TestNgramSimpleDraft(t *testing.T) {
 func specCases() []crosscheck.Case {
 	var out []crosscheck.Case
 	for _, typ := range []string{"Q8_0", "F32"} {
-		for _, shape := range append([]string{"dense"}, crosscheck.FamilyShapes...) {
+		for _, shape := range append([]string{"dense", "qwen35mtp"}, crosscheck.FamilyShapes...) {
 			out = append(out, crosscheck.Case{Shape: shape, Type: typ})
 		}
 	}
@@ -99,7 +99,11 @@ func TestGenerateSpecExact(t *testing.T) {
 					}
 					return d
 				}
-				for _, o := range []SpecOptions{spec, oracle} {
+				opts := []SpecOptions{spec, oracle}
+				if m.HasMTP() {
+					opts = append(opts, SpecOptions{Type: SpecDraftMTP, NMax: 3})
+				}
+				for _, o := range opts {
 					got, st, gl, gpos := run(o)
 					if !slices.Equal(got, want) {
 						t.Fatalf("temp %g: drafting changed the output:\n got %v\nwant %v", temp, got, want)
@@ -113,13 +117,46 @@ func TestGenerateSpecExact(t *testing.T) {
 					if st.Passes >= wst.Passes && st.Accepted > 0 {
 						t.Errorf("temp %g: %d passes with %d accepted drafts, %d without drafting", temp, st.Passes, st.Accepted, wst.Passes)
 					}
-					t.Logf("temp %g, oracle %v: %d drafted, %d accepted (%.2f), %d passes for %d tokens (%d without)",
-						temp, o.drafter != nil, st.Drafted, st.Accepted, st.AcceptRate(), st.Passes, st.Generated, wst.Passes)
+					t.Logf("temp %g, %s, oracle %v: %d drafted, %d accepted (%.2f), %d passes for %d tokens (%d without)",
+						temp, o.Type, o.drafter != nil, st.Drafted, st.Accepted, st.AcceptRate(), st.Passes, st.Generated, wst.Passes)
 					if o.drafter != nil && (st.Accepted == 0 || st.Accepted == st.Drafted) {
 						t.Errorf("temp %g: the oracle's drafts were %d, %d accepted: want some accepted and some not", temp, st.Drafted, st.Accepted)
 					}
 				}
 			}
 		})
+	}
+}
+
+// TestMTPMirrorBatches checks the MTP block's bookkeeping: its logits for
+// the token after the prompt's next must not depend on how the main model
+// batched the prompt (each position pairs its token with the main model's
+// hidden state one position back, across batch boundaries too), and a
+// model without the block refuses draft-mtp.
+func TestMTPMirrorBatches(t *testing.T) {
+	m := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"}))
+	if !m.HasMTP() {
+		t.Fatal("the qwen35mtp model's NextN block was not loaded")
+	}
+	ids := crosscheck.TextIDs(40)
+	var want []float32
+	for _, b := range []int{64, 7, 1} {
+		got, err := MTPLogits(newState(t, m, Options{Ctx: 64, Batch: b, Threads: 2}), ids, 17)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		if d, at := maxDiff(got, want); d != 0 {
+			t.Errorf("batches of %d: MTP logits differ by %g at %d", b, d, at)
+		}
+	}
+	plain := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen35", Type: "Q8_0"}))
+	_, err := GenerateSpec(newState(t, plain, Options{Ctx: 64}), NewSampler(SamplerOptions{}, plain.Config.Vocab), ids, 4,
+		func(int32) bool { return false }, func(int32) error { return nil }, SpecOptions{Type: SpecDraftMTP, NMax: 2})
+	if err == nil {
+		t.Error("draft-mtp ran on a model without an MTP block")
 	}
 }

@@ -101,6 +101,14 @@ type State struct {
 	mix        [][]float32
 	mixScratch []float32
 
+	// hidden, when set, gets each batch's final hidden states (before
+	// the output norm) after the forward pass, at positions p0..: the
+	// MTP block mirrors the batch (mtpDraft.mirror).
+	hidden func(p0 int, tokens []int32, x []float32) error
+	// inject, when set, fills s.x for a batch in place of the token
+	// embeddings: the MTP block's input (mtpDraft.inject).
+	inject func(s *State, tokens []int32) error
+
 	pool *pool
 	mt   matmulTask
 	qt   quantTask
@@ -461,6 +469,11 @@ func (s *State) Eval(tokens []int32, from int, fn func(i int, logits []float32))
 		if err := s.forward(tokens[start:end]); err != nil {
 			return err
 		}
+		if s.hidden != nil {
+			if err := s.hidden(s.pos, tokens[start:end], s.x[:(end-start)*s.c.Embd]); err != nil {
+				return err
+			}
+		}
 		if fn != nil && end > from {
 			s.outputs(start, end-start, max(0, from-start), fn)
 		}
@@ -475,6 +488,12 @@ func (s *State) forward(tokens []int32) error {
 	c, m := s.c, s.m
 	nb := len(tokens)
 	E := c.Embd
+	if s.inject != nil {
+		if err := s.inject(s, tokens); err != nil {
+			return err
+		}
+		tokens = nil
+	}
 	for i, t := range tokens {
 		x := s.x[i*E : (i+1)*E]
 		if s.thrash != nil {

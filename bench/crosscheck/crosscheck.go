@@ -108,6 +108,13 @@ var Shapes = map[string]Shape{
 	"qwen35": {"qwen35", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
 		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
 		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, Seed: 117}},
+	// qwen35 with its MTP block (nextn_predict_layers 1: blk.4, a gated
+	// full-attention block with nextn.eh_proj, enorm, hnorm and
+	// shared_head_norm), the draft of --spec-type draft-mtp; the main
+	// layers' weights are qwen35's (drawn first, in the same order)
+	"qwen35mtp": {"qwen35mtp", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
+		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 117}},
 	// qwen35 with MoE FFNs in every layer: 8 experts of 256, top 2,
 	// softmax renormalized, and one shared expert of 256 whose output is
 	// scaled by sigmoid(ffn_gate_inp_shexp x)
@@ -357,6 +364,9 @@ func value(m fixture.Model, name string, sd float64, rng *fixture.SplitMix64) fl
 	case qwen35 && strings.HasSuffix(name, ".ssm_a"):
 		// -exp(A_log) in [-1, -0.1]: every head decays
 		return -0.55 + float64(0.45*u)
+	case qwen35 && (strings.HasSuffix(name, ".nextn.enorm.weight") || strings.HasSuffix(name, ".nextn.hnorm.weight")):
+		// the MTP block's input norms, drawn as the other norms are
+		return 1 + float64(u*math.Sqrt(3)*0.02)
 	case qwen35 && strings.HasSuffix(name, ".ssm_dt.bias"):
 		// softplus(alpha + dt) ~ 0.02-0.13: decays of 0.9-0.99 per token,
 		// so the state remembers tens of tokens
