@@ -213,6 +213,12 @@ func Cases() []Case {
 	return append(out, FamilyCases()...)
 }
 
+// MTPCases are the files whose MTP block bench/llama-mtp.sh checks
+// against libllama's MTP context: qwen35mtp in F32 and Q8_0.
+func MTPCases() []Case {
+	return []Case{{Shape: "qwen35mtp", Type: "F32"}, {Shape: "qwen35mtp", Type: "Q8_0"}}
+}
+
 // FamilyCases returns the cases of the other families: each of
 // FamilyShapes in each of FamilyTypes (qwen35moe in F32 only), and qwen3
 // in Q1_0 and Q2_0 (--pure), the types of the Bonsai models built on it.

@@ -25,6 +25,12 @@
 //
 //	max=D argmax=A/N worst_pos=P
 //
+//	enginelogits -m MODEL -ids "1 21 ..." -mtp NEXT [-ref LLAMA.f32] [-o OURS.f32]
+//
+// evaluates the ids with the model's MTP block mirrored and compares the
+// block's logits for NEXT at the following position (engine.MTPLogits)
+// instead: one row, as bench/llama-mtp.c writes it.
+//
 //	enginelogits -print-prompt
 //
 // prints crosscheck.Prompt, the text whose ids are the default.
@@ -58,6 +64,7 @@ func main() {
 	printPrompt := flag.Bool("print-prompt", false, "print the crosscheck prompt text and exit")
 	greedy := flag.Int("greedy", 0, "also print the prompt's greedy continuation of this many tokens")
 	idList := flag.String("ids", "", "space-separated token ids to evaluate (default: the crosscheck prompt)")
+	mtp := flag.Int("mtp", -1, "compare the MTP block's logits for this next token instead")
 	flag.Parse()
 	ids := crosscheck.PromptIDs
 	if *idList != "" {
@@ -84,7 +91,7 @@ func main() {
 		check(err)
 		check(generate(*gen, *words, re))
 	case *model != "":
-		check(compare(*model, ids, *ref, *out, *threads, *greedy))
+		check(compare(*model, ids, *ref, *out, *threads, *greedy, *mtp))
 	default:
 		fmt.Fprintln(os.Stderr, "usage: enginelogits -gen DIR | -m MODEL [-ref F] [-o F] [-t N]")
 		os.Exit(2)
@@ -96,7 +103,8 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 		return err
 	}
 	shapes := map[string]bool{}
-	for _, c := range crosscheck.Cases() {
+	cases := append(crosscheck.Cases(), crosscheck.MTPCases()...)
+	for _, c := range cases {
 		if match.MatchString(c.Tag()) {
 			shapes[c.Shape] = true
 		}
@@ -113,7 +121,7 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 	if err := os.WriteFile(filepath.Join(dir, crosscheck.ImatrixFile), im, 0o644); err != nil {
 		return err
 	}
-	for _, c := range crosscheck.Cases() {
+	for _, c := range cases {
 		if c.Type == "F32" || !match.MatchString(c.Tag()) {
 			continue
 		}
@@ -128,7 +136,7 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 	return os.WriteFile(filepath.Join(dir, "eval.txt"), []byte(crosscheck.Text(words)), 0o644)
 }
 
-func compare(path string, ids []int32, ref, out string, threads, greedy int) error {
+func compare(path string, ids []int32, ref, out string, threads, greedy, mtp int) error {
 	m, err := engine.Open(path)
 	if err != nil {
 		return err
@@ -140,7 +148,11 @@ func compare(path string, ids []int32, ref, out string, threads, greedy int) err
 	}
 	defer s.Close()
 	var got []float32
-	if err := s.Eval(ids, 0, func(_ int, l []float32) { got = append(got, l...) }); err != nil {
+	if mtp >= 0 {
+		if got, err = engine.MTPLogits(s, ids, int32(mtp)); err != nil {
+			return err
+		}
+	} else if err := s.Eval(ids, 0, func(_ int, l []float32) { got = append(got, l...) }); err != nil {
 		return err
 	}
 	if greedy > 0 {
@@ -179,8 +191,8 @@ func compare(path string, ids []int32, ref, out string, threads, greedy int) err
 	for i := range want {
 		want[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	n := len(ids)
-	vocab := len(got) / n
+	vocab := m.Config.Vocab
+	n := len(got) / vocab
 	worst, worstPos, agree := 0.0, 0, 0
 	for p := range n {
 		g, w := got[p*vocab:(p+1)*vocab], want[p*vocab:(p+1)*vocab]

@@ -170,7 +170,7 @@ only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,
 func addSpecFlags(cmd *cobra.Command, o *engine.SpecOptions) {
 	d := engine.DefaultSpec()
 	fl := cmd.Flags()
-	fl.StringVar(&o.Type, "spec-type", d.Type, "speculative decoding: none or ngram-simple (drafts from the longest earlier match of the last tokens, verified in one batch; the output is unchanged)")
+	fl.StringVar(&o.Type, "spec-type", d.Type, "speculative decoding: none, ngram-simple (drafts from the latest earlier match of the last tokens) or draft-mtp (the model's own NextN/MTP block drafts); drafts are verified in one batch and the output is unchanged")
 	fl.IntVar(&o.NMax, "spec-draft-n-max", d.NMax, "most tokens drafted per step")
 	fl.IntVar(&o.NMin, "spec-draft-n-min", d.NMin, "fewest drafted tokens worth a verification batch")
 	fl.IntVar(&o.NgramN, "spec-ngram-simple-size-n", d.NgramN, "ngram-simple: tokens looked up in the history")
