@@ -6,7 +6,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/gguf"
 )
 
 // TestNgramSimpleDraft checks the lookup against cases worked by hand from
@@ -93,14 +97,7 @@ func TestGenerateSpecExact(t *testing.T) {
 				// them changed at a varying place: full, partial and
 				// no acceptance on every family.
 				oracle := spec
-				oracle.drafter = func(hist []int32, _ int32, k int) []int32 {
-					g := len(hist) + 1 - len(prompt)
-					d := slices.Clone(want[g:min(len(want), g+k)])
-					if bad := g % (k + 2); bad < len(d) {
-						d[bad] = (d[bad] + 1) % int32(m.Config.Vocab)
-					}
-					return d
-				}
+				oracle.drafter = oracleDrafter(want, prompt, m.Config.Vocab)
 				opts := []SpecOptions{spec, oracle}
 				if m.HasMTP() {
 					opts = append(opts, SpecOptions{Type: SpecDraftMTP, NMax: 3})
@@ -188,5 +185,71 @@ func TestMTPLlamaCpp(t *testing.T) {
 		if d > 1e-4 || argmax(got) != argmax(want) {
 			t.Errorf("%s: MTP logits differ from llama.cpp's by %g at %d (argmax %d, llama.cpp %d)", typ, d, at, argmax(got), argmax(want))
 		}
+	}
+}
+
+// oracleDrafter drafts the tokens want says will follow (generated after
+// prompt), the one at a varying place changed: whole, partial and no
+// acceptance.
+func oracleDrafter(want []int32, prompt []int32, vocab int) func(hist []int32, _ int32, k int) []int32 {
+	return func(hist []int32, _ int32, k int) []int32 {
+		g := len(hist) + 1 - len(prompt)
+		d := slices.Clone(want[g:min(len(want), g+k)])
+		if bad := g % (k + 2); bad < len(d) {
+			d[bad] = (d[bad] + 1) % int32(vocab)
+		}
+		return d
+	}
+}
+
+// TestGenerateSpecPaged drafts on MoE models whose experts are paged into
+// pools smaller than a verification batch's experts (6 slots per layer, a
+// token uses 4 of 16, a batch of 4 rows up to 16): the output must be the
+// unpaged plain run's, and each batch must ask its layer's pool for the
+// union of its rows' experts, each once (fewer expert uses than rows
+// times experts per token).
+func TestGenerateSpecPaged(t *testing.T) {
+	dir := t.TempDir()
+	prompt := moeTokens(24)
+	n := 32
+	for _, arch := range []string{"qwen3moe", "bailingmoe2"} {
+		path := writeMoE(t, dir, moeModel(arch, 256, 256, 3, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K))
+		gen := func(oo OpenOptions, so Options, o SpecOptions) ([]int32, GenStats, *PagerStats) {
+			m, err := OpenWith(path, oo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			so.Ctx, so.Threads = 128, 2
+			s, err := NewState(m, so)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var out []int32
+			st, err := GenerateSpec(s, NewSampler(SamplerOptions{RepeatPenalty: 1}, m.Config.Vocab), prompt, n,
+				func(int32) bool { return false }, func(id int32) error { out = append(out, id); return nil }, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out, st, s.PagerStats()
+		}
+		want, _, _ := gen(OpenOptions{}, Options{}, DefaultSpec())
+		po := func() *PagerOptions { return &PagerOptions{Pool: 6, Policy: pager.Policy{Kind: pager.LRU}} }
+		_, _, plain := gen(OpenOptions{PageExperts: true}, Options{Pager: po()}, DefaultSpec())
+		o := DefaultSpec()
+		o.Type, o.drafter = SpecNgramSimple, oracleDrafter(want, prompt, 256)
+		got, st, ps := gen(OpenOptions{PageExperts: true}, Options{Pager: po()}, o)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: paged drafting changed the output:\n got %v\nwant %v", arch, got, want)
+		}
+		rows := int64(len(prompt) + st.Passes + st.Drafted) // upper bound of the rows evaluated
+		layers := ps.Calls / int64(1+st.Passes)              // MoE layers: one call per layer and pass
+		if ps.Accesses >= rows*4*layers {
+			t.Errorf("%s: %d expert uses for at most %d rows x 4 experts x %d layers: the batches' experts are not merged", arch, ps.Accesses, rows, layers)
+		}
+		t.Logf("%s: %d drafted, %d accepted, %d passes; pager: %d calls, %d expert uses, %s read (plain: %d calls, %d uses, %s)",
+			arch, st.Drafted, st.Accepted, st.Passes, ps.Calls, ps.Accesses, humanize.IBytes(uint64(ps.BytesRead)),
+			plain.Calls, plain.Accesses, humanize.IBytes(uint64(plain.BytesRead)))
 	}
 }
