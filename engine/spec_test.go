@@ -244,7 +244,7 @@ func TestGenerateSpecPaged(t *testing.T) {
 			t.Fatalf("%s: paged drafting changed the output:\n got %v\nwant %v", arch, got, want)
 		}
 		rows := int64(len(prompt) + st.Passes + st.Drafted) // upper bound of the rows evaluated
-		layers := ps.Calls / int64(1+st.Passes)              // MoE layers: one call per layer and pass
+		layers := ps.Calls / int64(1+st.Passes)             // MoE layers: one call per layer and pass
 		if ps.Accesses >= rows*4*layers {
 			t.Errorf("%s: %d expert uses for at most %d rows x 4 experts x %d layers: the batches' experts are not merged", arch, ps.Accesses, rows, layers)
 		}
