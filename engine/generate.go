@@ -89,14 +89,9 @@ func GenerateLogits(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int
 		raw = make([]float32, s.c.Vocab)
 	}
 	keep := func(_ int, l []float32) { copy(last, l) }
-	t0 := time.Now()
-	if err := s.Eval(prompt, len(prompt)-1, keep); err != nil {
+	if st.PromptTime, err = evalPrompt(s, sm, prompt, keep); err != nil {
 		return st, err
 	}
-	for _, id := range prompt {
-		sm.Accept(id)
-	}
-	st.PromptTime = time.Since(t0)
 	t1 := time.Now()
 	// Named results: the deferred time is also in what an emit error returns.
 	defer func() { st.GenTime = time.Since(t1) }()
@@ -134,6 +129,20 @@ func GenerateLogits(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int
 		}
 	}
 	return st, nil
+}
+
+// evalPrompt evaluates a generation's prompt, handing the last
+// position's logits to keep, records its tokens in the sampler's history
+// and returns the time it took.
+func evalPrompt(s *State, sm *Sampler, prompt []int32, keep func(int, []float32)) (time.Duration, error) {
+	t0 := time.Now()
+	if err := s.Eval(prompt, len(prompt)-1, keep); err != nil {
+		return 0, err
+	}
+	for _, id := range prompt {
+		sm.Accept(id)
+	}
+	return time.Since(t0), nil
 }
 
 // PerplexityResult reports a perplexity run.

@@ -91,16 +91,6 @@ func maxDiff(a, b []float32) (float64, int) {
 	return worst, at
 }
 
-func argmax(l []float32) int32 {
-	best := 0
-	for i, v := range l {
-		if v > l[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
-
 // TestStories260KLogits compares the logits of positions 0-15 (the prompt
 // "Once upon a time" and its greedy continuation) with llama.cpp's
 // (F32 KV cache, no flash attention), one token at a time and as one batch,

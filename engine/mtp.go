@@ -184,7 +184,7 @@ func (d *mtpDraft) draft(pos int, id int32, k int) ([]int32, error) {
 	for j := 0; j < k; j++ {
 		d.s.pos, d.off = pos+j, 0
 		var best int32
-		if err := d.s.Eval([]int32{tok}, 0, func(_ int, l []float32) { best = argmaxLogit(l) }); err != nil {
+		if err := d.s.Eval([]int32{tok}, 0, func(_ int, l []float32) { best = argmax(l) }); err != nil {
 			return nil, err
 		}
 		// The normed output row the head read is the next step's h.
@@ -196,8 +196,8 @@ func (d *mtpDraft) draft(pos int, id int32, k int) ([]int32, error) {
 	return out, nil
 }
 
-// argmaxLogit returns the first id of the largest logit.
-func argmaxLogit(l []float32) int32 {
+// argmax returns the first id of the largest logit.
+func argmax(l []float32) int32 {
 	best := 0
 	for i, v := range l {
 		if v > l[best] {

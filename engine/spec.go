@@ -211,14 +211,9 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 		s.hidden = r.mtp.mirror
 		defer func() { s.hidden = nil }()
 	}
-	t0 := time.Now()
-	if err := s.Eval(prompt, len(prompt)-1, func(_ int, l []float32) { copy(r.rows, l) }); err != nil {
+	if st.PromptTime, err = evalPrompt(s, sm, prompt, func(_ int, l []float32) { copy(r.rows, l) }); err != nil {
 		return st, err
 	}
-	for _, id := range prompt {
-		sm.Accept(id)
-	}
-	st.PromptTime = time.Since(t0)
 	t1 := time.Now()
 	defer func() { st.GenTime = time.Since(t1) }()
 	s.mt.rowExact = true

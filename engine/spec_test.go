@@ -51,10 +51,14 @@ func TestNgramSimpleDraft(t *testing.T) {
 // (dense), every other family, among them the recurrent ones (qwen35's
 // Gated DeltaNet, bailingmoe3's KDA and MLA) and the MoEs, in Q8_0
 // (integer kernels) and F32 (float sums, whose four-row products add in
-// another order than one row's).
+// another order than one row's); Q8_0 only with -short.
 func specCases() []crosscheck.Case {
 	var out []crosscheck.Case
-	for _, typ := range []string{"Q8_0", "F32"} {
+	types := []string{"Q8_0", "F32"}
+	if testing.Short() {
+		types = types[:1]
+	}
+	for _, typ := range types {
 		for _, shape := range append([]string{"dense", "qwen35mtp"}, crosscheck.FamilyShapes...) {
 			out = append(out, crosscheck.Case{Shape: shape, Type: typ})
 		}
@@ -79,7 +83,11 @@ func TestGenerateSpecExact(t *testing.T) {
 	for _, c := range specCases() {
 		t.Run(c.Tag(), func(t *testing.T) {
 			m := openModel(t, crossModel(t, c))
-			for _, temp := range []float32{0, 0.8} {
+			temps := []float32{0, 0.8}
+			if testing.Short() {
+				temps = temps[:1]
+			}
+			for _, temp := range temps {
 				so := SamplerOptions{Temp: temp, TopK: 40, TopP: 0.95, RepeatPenalty: 1, Seed: 7}
 				run := func(o SpecOptions) ([]int32, GenStats, []float32, int) {
 					s := newState(t, m, Options{Ctx: 256, Threads: 2})
