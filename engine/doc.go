@@ -25,6 +25,12 @@
 // group limit, renormalization, scale), so the expert pager (paged.go,
 // package pager) has one place to hook.
 //
+// Speculative decoding (GenerateSpec, spec.go) drafts tokens from the
+// history (ngram-simple) or with a qwen35 file's own MTP block (mtp.go,
+// run as a one-layer State beside the model's) and verifies them in one
+// batch; the caches roll back to the last accepted token and a recurrent
+// state is restored from a checkpoint, so the output is Generate's.
+//
 // Kernels: every matrix multiplication goes through a per-type dot product
 // of one weight row with one activation row. For the types ggml has integer
 // dot products for, the activation row is first quantized the way ggml-cpu
