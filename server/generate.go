@@ -137,7 +137,14 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		out = chunk{}
 		return err
 	}
-	st, err := engine.GenerateLogits(sl.s, sm, j.ids[common:], j.n, isEOG, func(id int32, logits []float32) error {
+	pre, preTime, err := s.prefill(ctx, sl, sm, j.ids[common:])
+	if err != nil {
+		r.stats = engine.GenStats{PromptTokens: pre, PromptTime: preTime}
+		s.met.add(r.stats)
+		sl.cached = slices.Clone(j.ids[:sl.s.Pos()])
+		return r, err
+	}
+	st, err := engine.GenerateLogits(sl.s, sm, j.ids[common+pre:], j.n, isEOG, func(id int32, logits []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -165,6 +172,8 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		}
 		return send(text)
 	}, j.nProbs > 0)
+	st.PromptTokens += pre
+	st.PromptTime += preTime
 	r.stats = st
 	s.met.add(st)
 	sl.cached = slices.Concat(j.ids, r.tokens)[:sl.s.Pos()]
@@ -194,6 +203,37 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 	s.cfg.Logf("slot %d: prompt %d tokens (%d cached) in %s, generated %d in %s, stop: %s", sl.id, st.PromptTokens,
 		common, st.PromptTime.Round(time.Microsecond), st.Generated, st.GenTime.Round(time.Microsecond), r.stopType)
 	return r, nil
+}
+
+// prefill evaluates the whole batches of prompt that leave at least one
+// token for GenerateLogits, one batch at a time, and returns how many it
+// evaluated and how long that took. Between batches it stops when ctx
+// ends (a client that left during a long prompt frees the slot at the
+// next batch boundary: one Eval of the prompt would run to its end) or
+// memory is short with nothing left to shrink, and shrinks the slot's
+// pools when the guard asks. Its batches are the ones Eval would make of
+// the whole prompt, so the logits are the same.
+func (s *Server) prefill(ctx context.Context, sl *slot, sm *engine.Sampler, prompt []int32) (int, time.Duration, error) {
+	b := sl.s.Batch()
+	whole := (len(prompt) - 1) / b * b
+	t0 := time.Now()
+	for at := 0; at < whole; at += b {
+		if err := ctx.Err(); err != nil {
+			return at, time.Since(t0), err
+		}
+		if err := s.memoryStop(); err != nil {
+			return at, time.Since(t0), err
+		}
+		s.shrinkSlot(sl)
+		if err := sl.s.Eval(prompt[at:at+b], b, nil); err != nil {
+			sl.s.Reset() // an engine error leaves the state unknown: start over next time
+			return at, time.Since(t0), err
+		}
+		for _, id := range prompt[at : at+b] {
+			sm.Accept(id)
+		}
+	}
+	return whole, time.Since(t0), ctx.Err()
 }
 
 // ctxLen is the context of every slot.

@@ -685,3 +685,81 @@ func TestMemoryGuard(t *testing.T) {
 		t.Fatalf("metrics after:\n%s", b)
 	}
 }
+
+// TestDisconnectDuringPrompt: a client that goes away while a long
+// prompt is evaluated stops it at the next batch boundary, not at the
+// prompt's end: the slot's cache then holds whole batches, fewer than
+// the prompt's tokens, and the slot serves the next request.
+func TestDisconnectDuringPrompt(t *testing.T) {
+	const batch = 32
+	srv, hs := newTestServer(t, 1, 4096, func(c *Config) {
+		s, err := engine.NewState(c.Model, engine.Options{Ctx: 4096, Threads: 1, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		c.Slots = []*engine.State{s}
+	})
+	prompt := strings.Repeat("Once upon a time there was a little dog. ", 300)
+	n := len(srv.cfg.Tokenizer.Encode(prompt, true, true))
+	if n < 2000 || n >= 4096 {
+		t.Fatalf("the prompt is %d tokens", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/completion",
+			strings.NewReader(fmt.Sprintf(`{"prompt":%q,"n_predict":4,"stream":true}`, prompt)))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	sl := srv.slots[0]
+	deadline := time.Now().Add(10 * time.Second)
+	for !sl.busy.Load() && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	cancel()
+	<-done
+	for sl.busy.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	pos := sl.s.Pos()
+	if pos >= n || pos%batch != 0 || len(sl.cached) != pos {
+		t.Errorf("a client that left during a %d-token prompt: %d tokens evaluated (%d cached), want fewer, in whole batches of %d", n, pos, len(sl.cached), batch)
+	}
+	t.Logf("prompt of %d tokens: stopped after %d", n, pos)
+	if code, _, b := post(t, hs.URL+"/completion", `{"prompt":"Once","n_predict":2}`); code != 200 {
+		t.Errorf("next request: %d %s", code, b)
+	}
+}
+
+// TestPrefillSameTokens: a prompt evaluated batch by batch (to stop
+// between batches) gives the tokens one engine.Generate gives.
+func TestPrefillSameTokens(t *testing.T) {
+	srv, _ := newTestServer(t, 1, 512, func(c *Config) {
+		s, err := engine.NewState(c.Model, engine.Options{Ctx: 512, Threads: 1, Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		c.Slots = []*engine.State{s}
+	})
+	ids := srv.cfg.Tokenizer.Encode(strings.Repeat("Once upon a time there was a dog. ", 6), true, true)
+	r, err := srv.run(context.Background(), &job{ids: ids, n: 20, sampler: engine.SamplerOptions{Temp: 0}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := engine.NewState(srv.cfg.Model, engine.Options{Ctx: 512, Threads: 1, Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var want []int32
+	engine.Generate(st, engine.NewSampler(engine.SamplerOptions{Temp: 0}, srv.cfg.Model.Config.Vocab), ids, 20,
+		srv.cfg.Tokenizer.IsEOG, func(id int32) error { want = append(want, id); return nil })
+	if fmt.Sprint(r.tokens) != fmt.Sprint(want) || r.stats.PromptTokens != len(ids) {
+		t.Errorf("prefilled: %v (%d prompt tokens)\nGenerate: %v (%d)", r.tokens, r.stats.PromptTokens, want, len(ids))
+	}
+}
