@@ -27,6 +27,8 @@ reqs = [
     ("/completion", {"prompt": "Once upon a time", "n_predict": 5, "temperature": 0, "n_probs": 2}, "content"),
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0, "logprobs": True, "top_logprobs": 2}, "chat"),
     ("/v1/completions", {"prompt": "Once upon", "max_tokens": 3, "temperature": 0}, "text"),
+    ("/completion", {"prompt": ["Once upon", "The dog", [1, 403, 29], ["Once", 403]], "n_predict": 3, "temperature": 0}, "contents"),
+    ("/v1/completions", {"prompt": ["Once upon", "The dog"], "max_tokens": 3, "temperature": 0}, "texts"),
     ("/tokenize", {"content": "Once upon", "with_pieces": True}, None),
     ("/detokenize", {"tokens": [1, 403]}, None),
     ("/apply-template", {"messages": [{"role": "user", "content": "hi"}]}, None),
@@ -55,7 +57,8 @@ def kinds(v, pre=""):
     return out
 def text(v, how):
     return {"content": lambda: v["content"], "chat": lambda: v["choices"][0]["message"]["content"],
-            "text": lambda: v["choices"][0]["text"]}[how]()
+            "text": lambda: v["choices"][0]["text"], "contents": lambda: [(x["index"], x["content"]) for x in v],
+            "texts": lambda: [(c["index"], c["text"]) for c in v["choices"]]}[how]()
 bad = 0
 for path, body, how in reqs:
     (lc, lv), (gc, gv) = call(18481, path, body), call(18482, path, body)

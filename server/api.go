@@ -166,22 +166,75 @@ func (s *Server) newJob(req *request, ids []int32) (*job, error) {
 	return j, nil
 }
 
-// promptIDs reads /completion's prompt: a string, token ids, or a list
-// of one of those (llama-server takes several prompts; this server one).
-func (s *Server) promptIDs(raw json.RawMessage) ([]int32, error) {
+// prompts reads a completion request's prompt as llama-server does: a
+// string, a list of token ids, or a list mixing strings and ids is one
+// prompt; any other list holds one prompt per element, each a string, a
+// list of ids or a mixed list. A string is tokenized with BOS as the
+// model adds it, ids are taken as they are.
+func (s *Server) prompts(raw json.RawMessage) ([][]int32, error) {
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
-		return s.cfg.Tokenizer.Encode(text, true, true), nil
-	}
-	var ids []int32
-	if err := json.Unmarshal(raw, &ids); err == nil {
-		return ids, s.checkIDs(ids)
+		return [][]int32{s.cfg.Tokenizer.Encode(text, true, true)}, nil
 	}
 	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err == nil && len(list) == 1 {
-		return s.promptIDs(list[0])
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, badRequest("'prompt' must be a string, a list of token ids, or a list of prompts")
 	}
-	return nil, badRequest("'prompt' must be a string, a list of token ids, or a list of one of those")
+	if len(list) == 0 {
+		return nil, badRequest("'prompt' must not be empty")
+	}
+	if ids, ok, err := s.mixedPrompt(list); ok || err != nil {
+		return [][]int32{ids}, err
+	}
+	out := make([][]int32, len(list))
+	for i, e := range list {
+		if err := json.Unmarshal(e, &text); err == nil {
+			out[i] = s.cfg.Tokenizer.Encode(text, true, true)
+			continue
+		}
+		var parts []json.RawMessage
+		if json.Unmarshal(e, &parts) != nil {
+			return nil, errPromptElement
+		}
+		ids, ok, err := s.mixedPrompt(parts)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPromptElement
+		}
+		out[i] = ids
+	}
+	return out, nil
+}
+
+// errPromptElement refuses a list of prompts with an element that is none.
+var errPromptElement = badRequest("'prompt' elements must be a string, a list of token ids, or a list of mixed strings and token ids")
+
+// mixedPrompt reads a list of token ids, or of strings and token ids,
+// as one prompt, as llama-server's tokenize_mixed does: the strings
+// tokenized (BOS only for a string first in the list), the ids taken as
+// they are. ok is false for any other list: one with an element neither
+// a string nor an integer, or strings only (a list of prompts).
+func (s *Server) mixedPrompt(list []json.RawMessage) (ids []int32, ok bool, err error) {
+	anyID := len(list) == 0
+	for i, e := range list {
+		var text string
+		var id int32
+		switch {
+		case json.Unmarshal(e, &text) == nil:
+			ids = append(ids, s.cfg.Tokenizer.Encode(text, i == 0, true)...)
+		case json.Unmarshal(e, &id) == nil:
+			ids = append(ids, id)
+			anyID = true
+		default:
+			return nil, false, nil
+		}
+	}
+	if !anyID {
+		return nil, false, nil
+	}
+	return ids, true, s.checkIDs(ids)
 }
 
 // checkIDs refuses token ids outside the vocabulary.
@@ -370,99 +423,118 @@ func probsOrEmpty(p []tokenInfo) []tokenInfo {
 	return p
 }
 
-// promptJob reads a completion request (the body, its prompt, the job it
-// asks for), answering the client with the error when one of them fails:
-// the prologue /completion and /v1/completions share.
-func (s *Server) promptJob(w http.ResponseWriter, hr *http.Request, req *request) ([]int32, *job, bool) {
+// promptJobs reads a completion request (the body, its prompts, the job
+// each asks for), answering the client with the error when one of them
+// fails: the prologue /completion and /v1/completions share. Every prompt
+// is checked before any is generated.
+func (s *Server) promptJobs(w http.ResponseWriter, hr *http.Request, req *request) ([]*job, bool) {
 	if err := decode(w, hr, req); err != nil {
 		writeError(w, asAPIError(err))
-		return nil, nil, false
+		return nil, false
 	}
 	if len(req.Prompt) == 0 {
 		writeError(w, badRequest("'prompt' is required"))
-		return nil, nil, false
+		return nil, false
 	}
-	ids, err := s.promptIDs(req.Prompt)
+	all, err := s.prompts(req.Prompt)
 	if err != nil {
 		writeError(w, asAPIError(err))
-		return nil, nil, false
+		return nil, false
 	}
-	j, err := s.newJob(req, ids)
-	if err != nil {
-		writeError(w, asAPIError(err))
-		return nil, nil, false
+	jobs := make([]*job, len(all))
+	for i, ids := range all {
+		err := s.checkPrompt(ids)
+		if err == nil {
+			jobs[i], err = s.newJob(req, ids)
+		}
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return nil, false
+		}
 	}
-	return ids, j, true
+	return jobs, true
 }
 
-// oaiCompletions serves POST /v1/completions.
+// oaiCompletions serves POST /v1/completions: a choice per prompt (its
+// index the prompt's), one usage over them all.
 func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	ids, j, ok := s.promptJob(w, hr, &req)
+	jobs, ok := s.promptJobs(w, hr, &req)
 	if !ok {
 		return
 	}
 	_, wantProbs, _ := req.nProbs()
 	id, created := newID("cmpl-"), time.Now().Unix()
-	choiceOf := func(text string, probs []tokenInfo, finish any) map[string]any {
+	choiceOf := func(i int, text string, probs []tokenInfo, finish any) map[string]any {
 		var lp any
 		if wantProbs {
 			lp = map[string]any{"content": probsOrEmpty(probs)}
 		}
-		return map[string]any{"text": text, "index": 0, "logprobs": lp, "finish_reason": finish}
+		return map[string]any{"text": text, "index": i, "logprobs": lp, "finish_reason": finish}
 	}
-	base := func(choice map[string]any) map[string]any {
-		return map[string]any{"choices": []any{choice}, "created": created, "model": s.cfg.Name,
+	base := func(choices ...any) map[string]any {
+		return map[string]any{"choices": choices, "created": created, "model": s.cfg.Name,
 			"system_fingerprint": s.cfg.Build, "object": "text_completion", "id": id}
 	}
 	if !req.Stream {
-		r, err := s.run(hr.Context(), j, nil)
+		rs, err := s.runAll(hr.Context(), jobs, nil, nil)
 		if err != nil {
 			s.respond(w, nil, err)
 			return
 		}
-		v := base(choiceOf(r.text, r.probs, r.finishReason()))
-		v["usage"] = usage(r, len(ids))
-		v["timings"] = timings(r)
+		v := base()
+		choices := make([]any, len(rs))
+		for i, r := range rs {
+			choices[i] = choiceOf(i, r.text, r.probs, r.finishReason())
+		}
+		v["choices"] = choices
+		t, promptTokens := total(rs)
+		v["usage"] = usage(t, promptTokens)
+		v["timings"] = timings(t)
 		s.respond(w, v, nil)
 		return
 	}
+	// Streamed, each prompt's chunks come in turn, its last with its
+	// finish_reason, usage and timings, as llama-server sends them.
 	ev := newEvents(w, s.cfg.Timeout)
-	r, err := s.run(hr.Context(), j, func(c chunk) error {
+	_, err := s.runAll(hr.Context(), jobs, func(i int, c chunk) error {
 		if c.text == "" && len(c.probs) == 0 {
 			return nil
 		}
-		return ev.data(base(choiceOf(c.text, c.probs, nil)))
+		return ev.data(base(choiceOf(i, c.text, c.probs, nil)))
+	}, func(i int, r *result) error {
+		last := base(choiceOf(i, "", nil, r.finishReason()))
+		last["usage"] = usage(r, len(jobs[i].ids))
+		last["timings"] = timings(r)
+		return ev.data(last)
 	})
 	if err != nil {
 		ev.fail(err)
 		return
 	}
-	last := base(choiceOf("", nil, r.finishReason()))
-	last["usage"] = usage(r, len(ids))
-	last["timings"] = timings(r)
-	if ev.data(last) == nil {
-		ev.done()
-	}
+	ev.done()
 }
 
-// completion serves llama.cpp's POST /completion.
+// completion serves llama.cpp's POST /completion: for a list of prompts,
+// a list of results (each with its prompt's index), streamed one prompt
+// after the other.
 func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	ids, j, ok := s.promptJob(w, hr, &req)
+	jobs, ok := s.promptJobs(w, hr, &req)
 	if !ok {
 		return
 	}
-	final := func(r *result) map[string]any {
+	final := func(i int, r *result) map[string]any {
+		j := jobs[i]
 		content := r.text
 		if req.Stream {
 			content = ""
 		}
-		v := map[string]any{"index": 0, "content": content, "tokens": []int32{}, "id_slot": r.slot, "stop": true,
-			"model": s.cfg.Name, "tokens_predicted": r.stats.Generated, "tokens_evaluated": len(ids),
-			"generation_settings": s.settings(&req, j, req.Stream), "prompt": s.detok(ids),
+		v := map[string]any{"index": i, "content": content, "tokens": []int32{}, "id_slot": r.slot, "stop": true,
+			"model": s.cfg.Name, "tokens_predicted": r.stats.Generated, "tokens_evaluated": len(j.ids),
+			"generation_settings": s.settings(&req, j, req.Stream), "prompt": s.detok(j.ids),
 			"has_new_line": strings.Contains(r.text, "\n"), "truncated": false, "stop_type": r.stopType,
-			"stopping_word": r.stoppingWord, "tokens_cached": len(ids) + r.stats.Generated - 1, "timings": timings(r)}
+			"stopping_word": r.stoppingWord, "tokens_cached": len(j.ids) + r.stats.Generated - 1, "timings": timings(r)}
 		if j.nProbs > 0 && !req.Stream {
 			v["completion_probabilities"] = probsOrEmpty(r.probs)
 		}
@@ -472,33 +544,42 @@ func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
 		return v
 	}
 	if !req.Stream {
-		r, err := s.run(hr.Context(), j, nil)
+		rs, err := s.runAll(hr.Context(), jobs, nil, nil)
 		if err != nil {
 			s.respond(w, nil, err)
 			return
 		}
-		s.respond(w, final(r), nil)
+		if len(rs) == 1 {
+			s.respond(w, final(0, rs[0]), nil)
+			return
+		}
+		out := make([]any, len(rs))
+		for i, r := range rs {
+			out[i] = final(i, r)
+		}
+		s.respond(w, out, nil)
 		return
 	}
 	ev := newEvents(w, s.cfg.Timeout)
 	predicted := 0
-	r, err := s.run(hr.Context(), j, func(c chunk) error {
+	_, err := s.runAll(hr.Context(), jobs, func(i int, c chunk) error {
 		predicted += len(c.tokens)
 		if c.text == "" && len(c.tokens) == 0 {
 			return nil
 		}
-		v := map[string]any{"index": 0, "content": c.text, "tokens": c.tokens, "stop": false, "id_slot": -1,
-			"tokens_predicted": predicted, "tokens_evaluated": len(ids)}
-		if j.nProbs > 0 {
+		v := map[string]any{"index": i, "content": c.text, "tokens": c.tokens, "stop": false, "id_slot": -1,
+			"tokens_predicted": predicted, "tokens_evaluated": len(jobs[i].ids)}
+		if jobs[i].nProbs > 0 {
 			v["completion_probabilities"] = c.probs
 		}
 		return ev.data(v)
+	}, func(i int, r *result) error {
+		predicted = 0
+		return ev.data(final(i, r))
 	})
 	if err != nil {
 		ev.fail(err)
-		return
 	}
-	ev.data(final(r))
 }
 
 // detok returns the text of ids with special tokens spelled out, as

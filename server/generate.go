@@ -78,12 +78,8 @@ var errStopWord = errors.New("stop word")
 // it comes (emit may be nil). The request's context ending (the client
 // went away) stops it before the next token is evaluated.
 func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*result, error) {
-	if len(j.ids) == 0 {
-		return nil, badRequest("the prompt is empty")
-	}
-	if ctxLen := s.ctxLen(); len(j.ids) >= ctxLen {
-		return nil, &apiError{Code: 400, Type: "exceed_context_size_error", NPromptTokens: len(j.ids), NCtx: ctxLen,
-			Message: fmt.Sprintf("the request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(j.ids), ctxLen)}
+	if err := s.checkPrompt(j.ids); err != nil {
+		return nil, err
 	}
 	if s.cfg.Guard != nil {
 		if st := s.checkMemory(); st.Low() {
@@ -203,6 +199,60 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 	s.cfg.Logf("slot %d: prompt %d tokens (%d cached) in %s, generated %d in %s, stop: %s", sl.id, st.PromptTokens,
 		common, st.PromptTime.Round(time.Microsecond), st.Generated, st.GenTime.Round(time.Microsecond), r.stopType)
 	return r, nil
+}
+
+// checkPrompt refuses a prompt that is empty or leaves no room in the
+// context for a token.
+func (s *Server) checkPrompt(ids []int32) error {
+	if len(ids) == 0 {
+		return badRequest("the prompt is empty")
+	}
+	if ctxLen := s.ctxLen(); len(ids) >= ctxLen {
+		return &apiError{Code: 400, Type: "exceed_context_size_error", NPromptTokens: len(ids), NCtx: ctxLen,
+			Message: fmt.Sprintf("the request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(ids), ctxLen)}
+	}
+	return nil
+}
+
+// runAll runs jobs one after the other (each takes a slot as a request
+// would, so a list of prompts does not hold one while others wait),
+// calling emit with the job's index and each chunk and done with its
+// result (either may be nil), and returns the results; the first error
+// ends it.
+func (s *Server) runAll(ctx context.Context, jobs []*job, emit func(i int, c chunk) error, done func(i int, r *result) error) ([]*result, error) {
+	out := make([]*result, len(jobs))
+	for i, j := range jobs {
+		var each func(chunk) error
+		if emit != nil {
+			each = func(c chunk) error { return emit(i, c) }
+		}
+		r, err := s.run(ctx, j, each)
+		if err != nil {
+			return out, err
+		}
+		out[i] = r
+		if done != nil {
+			if err := done(i, r); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// total sums results' counts, for the usage and timings of a request of
+// several prompts.
+func total(rs []*result) (t *result, promptTokens int) {
+	t = &result{}
+	for _, r := range rs {
+		t.stats.PromptTokens += r.stats.PromptTokens
+		t.stats.PromptTime += r.stats.PromptTime
+		t.stats.Generated += r.stats.Generated
+		t.stats.GenTime += r.stats.GenTime
+		t.cacheN += r.cacheN
+		promptTokens += r.cacheN + r.stats.PromptTokens
+	}
+	return t, promptTokens
 }
 
 // prefill evaluates the whole batches of prompt that leave at least one

@@ -763,3 +763,100 @@ func TestPrefillSameTokens(t *testing.T) {
 		t.Errorf("prefilled: %v (%d prompt tokens)\nGenerate: %v (%d)", r.tokens, r.stats.PromptTokens, want, len(ids))
 	}
 }
+
+// TestMultiplePrompts: a list of prompts gets a result per prompt, as
+// Debian's llama-server (0.7.0) answered the same requests on
+// stories260K (the texts and token counts below are its): strings, token
+// ids and a mixed list (one prompt: BOS only before a leading string),
+// an array of results (one prompt: one object), choices with their
+// index, streams with each chunk's index, one prompt after the other.
+func TestMultiplePrompts(t *testing.T) {
+	_, hs := newTestServer(t, 1, 256, nil)
+	type res struct {
+		Index           int    `json:"index"`
+		Content         string `json:"content"`
+		Prompt          string `json:"prompt"`
+		TokensEvaluated int    `json:"tokens_evaluated"`
+	}
+	code, _, b := post(t, hs.URL+"/completion", `{"prompt":["Once upon","The dog",[1,403,29]],"n_predict":3,"temperature":0}`)
+	var list []res
+	if err := json.Unmarshal(b, &list); code != 200 || err != nil {
+		t.Fatalf("%d %v %s", code, err, b)
+	}
+	want := []res{{0, " a time,", "<s> Once upon", 3}, {1, " was a big", "<s> The dog", 4}, {2, "s were", "<s> Once\x1a", 3}}
+	if fmt.Sprint(list) != fmt.Sprint(want) {
+		t.Errorf("three prompts:\n got %+v\nwant %+v", list, want)
+	}
+	for body, want := range map[string]res{
+		`{"prompt":["Once upon",403,29],"n_predict":3,"temperature":0}`: {0, "cy day", "<s> Once upon Once\x1a", 5},
+		`{"prompt":["Once upon"],"n_predict":3,"temperature":0}`:        {0, " a time,", "<s> Once upon", 3},
+	} {
+		var one res
+		if code, _, b := post(t, hs.URL+"/completion", body); code != 200 || json.Unmarshal(b, &one) != nil || one != want {
+			t.Errorf("%s: %d %s, want %+v", body, code, b, want)
+		}
+	}
+	var two []res
+	_, _, b = post(t, hs.URL+"/completion", `{"prompt":[["Once upon",403],"The"],"n_predict":3,"temperature":0}`)
+	if json.Unmarshal(b, &two) != nil || len(two) != 2 || two[0].TokensEvaluated != 4 || two[0].Content != " upon a time" || two[1].Content != "re was a" {
+		t.Errorf("a mixed prompt and a string: %s", b)
+	}
+	for _, bad := range []string{`[[1,2],3]`, `["a",[1,99999]]`, `[]`, `["a",[]]`} {
+		if code, _, b := post(t, hs.URL+"/completion", `{"prompt":`+bad+`,"n_predict":1}`); code != 400 || !bytes.Contains(b, []byte(`"invalid_request_error"`)) {
+			t.Errorf("prompt %s: %d %s", bad, code, b)
+		}
+	}
+
+	_, _, b = post(t, hs.URL+"/v1/completions", `{"prompt":["Once upon","The dog"],"max_tokens":3,"temperature":0}`)
+	var oai struct {
+		Choices []struct {
+			Text  string `json:"text"`
+			Index int    `json:"index"`
+		} `json:"choices"`
+		Usage struct {
+			Prompt     int `json:"prompt_tokens"`
+			Completion int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(b, &oai) != nil || fmt.Sprint(oai.Choices) != "[{ a time, 0} { was a big 1}]" || oai.Usage.Prompt != 7 || oai.Usage.Completion != 6 {
+		t.Errorf("/v1/completions of two prompts: %s", b)
+	}
+
+	for _, path := range []string{"/completion", "/v1/completions"} {
+		resp, err := http.Post(hs.URL+path, "application/json", strings.NewReader(`{"prompt":["Once upon","The dog"],"n_predict":2,"temperature":0,"stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := readEvents(t, resp.Body)
+		resp.Body.Close()
+		var order []string
+		for _, e := range evs {
+			var v struct {
+				Index   *int   `json:"index"`
+				Stop    bool   `json:"stop"`
+				Choices []struct {
+					Index  int     `json:"index"`
+					Finish *string `json:"finish_reason"`
+				} `json:"choices"`
+			}
+			if e == "[DONE]" {
+				order = append(order, "done")
+				continue
+			}
+			json.Unmarshal([]byte(e), &v)
+			switch {
+			case v.Index != nil:
+				order = append(order, fmt.Sprint(*v.Index, v.Stop))
+			case len(v.Choices) == 1:
+				order = append(order, fmt.Sprint(v.Choices[0].Index, v.Choices[0].Finish != nil))
+			}
+		}
+		want := "[0 false 0 false 0 true 1 false 1 false 1 true]"
+		if path == "/v1/completions" {
+			want = "[0 false 0 false 0 true 1 false 1 false 1 true done]"
+		}
+		if fmt.Sprint(order) != want {
+			t.Errorf("%s streamed: %v, want %s", path, order, want)
+		}
+	}
+}
