@@ -832,8 +832,8 @@ func TestMultiplePrompts(t *testing.T) {
 		var order []string
 		for _, e := range evs {
 			var v struct {
-				Index   *int   `json:"index"`
-				Stop    bool   `json:"stop"`
+				Index   *int `json:"index"`
+				Stop    bool `json:"stop"`
 				Choices []struct {
 					Index  int     `json:"index"`
 					Finish *string `json:"finish_reason"`
