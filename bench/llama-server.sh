@@ -17,7 +17,9 @@ llama "$lbin/llama-server" -m "$model" --port 18481 -c 128 -t 1 --metrics --slot
 lpid=$!
 "$bin" serve "$model" --port 18482 -c 128 -t 1 2>/dev/null &
 gpid=$!
-trap 'kill $lpid $gpid 2>/dev/null' EXIT
+# llama is a shell function: $lpid is the subshell running it, and the
+# server is its child, which killing the subshell would leave running.
+trap 'kill $(ps -o pid= --ppid $lpid) $lpid $gpid 2>/dev/null' EXIT
 for p in 18481 18482; do
   for _ in $(seq 100); do curl -sf "localhost:$p/health" >/dev/null && break; sleep 0.1; done
 done
