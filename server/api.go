@@ -252,8 +252,9 @@ func (s *Server) checkIDs(ids []int32) error {
 // not fit the context with room for the answer, the oldest turns (after
 // any system message) are dropped, a user message with the answer that
 // followed it, as smolchat did, until it fits or only the last message
-// is left. dropped counts the messages left out.
-func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids []int32, dropped int, err error) {
+// is left. dropped counts the messages left out; think, for a template
+// with a thinking switch, splits the reply's thinking from its answer.
+func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids []int32, dropped int, think *thinking, err error) {
 	ctx := s.ctxLen()
 	room := ctx / 4
 	if n >= 0 {
@@ -263,7 +264,7 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 	for {
 		text, err := s.cfg.Template.Render(msgs, r)
 		if err != nil {
-			return nil, 0, badRequest("chat template %s: %v", s.cfg.Template, err)
+			return nil, 0, nil, badRequest("chat template %s: %v", s.cfg.Template, err)
 		}
 		ids = s.cfg.Tokenizer.Encode(text, true, true)
 		first := 0
@@ -271,7 +272,10 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 			first++
 		}
 		if len(ids)+room <= ctx || first >= len(msgs)-1 {
-			return ids, dropped, nil
+			if s.cfg.Template.HasReasoning() {
+				think = newThinking(promptOpensThinking(text))
+			}
+			return ids, dropped, think, nil
 		}
 		k := first + 1
 		for k < len(msgs)-1 && msgs[k].Role != "user" {
@@ -280,21 +284,6 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 		msgs = append(msgs[:first:first], msgs[k:]...)
 		dropped += k - first
 	}
-}
-
-// splitThinking separates a reply's thinking block (<think>...</think>)
-// from its answer, as llama-server's reasoning_format deepseek does, for
-// templates with a thinking switch.
-func (s *Server) splitThinking(reply string) (content, reasoning string) {
-	if !s.cfg.Template.HasReasoning() {
-		return reply, ""
-	}
-	i := strings.LastIndex(reply, "</think>")
-	if i < 0 {
-		return reply, ""
-	}
-	reasoning = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(reply[:i]), "<think>"))
-	return s.cfg.Template.Answer(reply), reasoning
 }
 
 // decodeChat reads a request that carries messages, answering the client
@@ -325,7 +314,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	ids, dropped, err := s.chatPrompt(msgs, req.reasoning(s.cfg.Reasoning), n)
+	ids, dropped, think, err := s.chatPrompt(msgs, req.reasoning(s.cfg.Reasoning), n)
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return
@@ -351,7 +340,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 			s.respond(w, nil, err)
 			return
 		}
-		content, reasoning := s.splitThinking(r.text)
+		content := r.text
+		var reasoning string
+		if think != nil {
+			reasoning, content = think.split(r.text)
+		}
 		msg := map[string]any{"role": "assistant", "content": content}
 		if reasoning != "" {
 			msg["reasoning_content"] = reasoning
@@ -387,14 +380,27 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 				return err
 			}
 		}
-		if c.text == "" && len(c.probs) == 0 {
+		reasoning, content := "", c.text
+		if think != nil {
+			reasoning, content = think.Add(c.text)
+		}
+		d := thinkDelta(reasoning, content)
+		if d == nil && len(c.probs) == 0 {
 			return nil
 		}
-		return ev.data(chunkOf(map[string]any{"content": c.text}, nil, &c))
+		if d == nil {
+			d = map[string]any{"content": ""}
+		}
+		return ev.data(chunkOf(d, nil, &c))
 	})
 	if err != nil {
 		ev.fail(err)
 		return
+	}
+	if think != nil {
+		if d := thinkDelta(think.Flush()); d != nil && ev.data(chunkOf(d, nil, nil)) != nil {
+			return
+		}
 	}
 	last := chunkOf(map[string]any{}, r.finishReason(), nil)
 	last["timings"] = timings(r)
@@ -414,6 +420,23 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 		}
 	}
 	ev.done()
+}
+
+// thinkDelta is a streamed chat delta of thinking and answer text, as
+// llama-server sends them (reasoning_content, content), or nil when both
+// are empty.
+func thinkDelta(reasoning, content string) map[string]any {
+	d := map[string]any{}
+	if reasoning != "" {
+		d["reasoning_content"] = reasoning
+	}
+	if content != "" {
+		d["content"] = content
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return d
 }
 
 func probsOrEmpty(p []tokenInfo) []tokenInfo {

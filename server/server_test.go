@@ -515,7 +515,7 @@ func TestContextOverflowDropsTurns(t *testing.T) {
 	// What was kept: the system message and the last turns.
 	var all []chat.Message
 	json.Unmarshal([]byte("["+strings.Join(msgs, ",")+"]"), &all)
-	ids, dropped, err := srv.chatPrompt(all, chat.ReasoningAuto, 8)
+	ids, dropped, _, err := srv.chatPrompt(all, chat.ReasoningAuto, 8)
 	if err != nil || len(ids) != prompt || dropped%2 != 0 || dropped == 0 {
 		t.Errorf("chatPrompt: %d tokens, %d dropped (whole turns), %v", len(ids), dropped, err)
 	}
