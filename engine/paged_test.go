@@ -456,3 +456,50 @@ func TestPagerShrink(t *testing.T) {
 		t.Fatalf("after shrinking: %d slots, %d bytes", after.Slots, after.PoolBytes)
 	}
 }
+
+// TestPagerGrow: pools shrunk to a token's working set and grown back
+// (as the memory guard does when memory returns) hold the bytes of their
+// slots, at most the layer's experts, and the run goes on computing the
+// unpaged run's bits, the new slots filling as experts miss.
+func TestPagerGrow(t *testing.T) {
+	g := moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K)
+	path := writeMoE(t, t.TempDir(), g)
+	toks := moeTokens(32)
+	want, _ := runLogits(t, path, OpenOptions{}, Options{}, toks, true)
+	m, err := OpenWith(path, OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 8, Prefetch: 4, Readers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []float32
+	keep := func(_ int, l []float32) { got = append(got, l...) }
+	for i, tok := range toks {
+		switch i {
+		case 8:
+			s.ShrinkPager(1)
+		case 16:
+			if n := s.GrowPager(12); n != 12 {
+				t.Fatalf("GrowPager(12) = %d", n)
+			}
+		case 24:
+			if n := s.GrowPager(100); n != g.Experts {
+				t.Fatalf("GrowPager(100) = %d, not the %d experts", n, g.Experts)
+			}
+		}
+		if err := s.Eval([]int32{tok}, 0, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !sameBits(got, want) {
+		t.Fatal("logits differ from the unpaged run after the pools shrank and grew")
+	}
+	st := s.PagerStats()
+	if st.Slots != g.Experts || st.PoolBytes != int64(g.Experts)*m.ExpertSlotBytes() || st.Misses == 0 {
+		t.Fatalf("after growing: %d slots, %d bytes, %d misses", st.Slots, st.PoolBytes, st.Misses)
+	}
+}

@@ -694,7 +694,13 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 			busy++
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "slots_idle": len(s.slots) - busy, "slots_processing": busy})
+	v := map[string]any{"status": "ok", "slots_idle": len(s.slots) - busy, "slots_processing": busy}
+	if p := s.mem.pool.Load(); p > 0 {
+		// A paged model's pools: smaller than at start while the guard
+		// holds them shrunk.
+		v["expert_pool_slots"], v["expert_pool_slots_max"] = p, s.mem.max
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // models serves GET /v1/models: OpenAI's list of one model, with

@@ -92,7 +92,7 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		return nil, err
 	}
 	defer s.release(sl)
-	s.shrinkSlot(sl)
+	s.resizeSlot(sl)
 	s.met.processing.Add(1)
 	defer s.met.processing.Add(-1)
 	sl.task.Store(s.nextID.Add(1))
@@ -147,7 +147,7 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		if err := s.memoryStop(); err != nil {
 			return err
 		}
-		s.shrinkSlot(sl)
+		s.resizeSlot(sl)
 		r.tokens = append(r.tokens, id)
 		out.tokens = append(out.tokens, id)
 		if j.nProbs > 0 {
@@ -260,7 +260,7 @@ func total(rs []*result) (t *result, promptTokens int) {
 // evaluated and how long that took. Between batches it stops when ctx
 // ends (a client that left during a long prompt frees the slot at the
 // next batch boundary: one Eval of the prompt would run to its end) or
-// memory is short with nothing left to shrink, and shrinks the slot's
+// memory is short with nothing left to shrink, and resizes the slot's
 // pools when the guard asks. Its batches are the ones Eval would make of
 // the whole prompt, so the logits are the same.
 func (s *Server) prefill(ctx context.Context, sl *slot, sm *engine.Sampler, prompt []int32) (int, time.Duration, error) {
@@ -274,7 +274,7 @@ func (s *Server) prefill(ctx context.Context, sl *slot, sm *engine.Sampler, prom
 		if err := s.memoryStop(); err != nil {
 			return at, time.Since(t0), err
 		}
-		s.shrinkSlot(sl)
+		s.resizeSlot(sl)
 		if err := sl.s.Eval(prompt[at:at+b], b, nil); err != nil {
 			sl.s.Reset() // an engine error leaves the state unknown: start over next time
 			return at, time.Since(t0), err

@@ -589,7 +589,9 @@ func TestLoad(t *testing.T) {
 // guard's reserve shrinks the slots' expert pools by what is short,
 // /health answers 503, new generations are refused with 503 and
 // Retry-After, /metrics counts it all; memory back above the reserve
-// serves again, with the smaller pools.
+// serves again, with the smaller pools until there is room for more
+// slots above the reserve and a margin (hysteresis), then grows them back
+// to their size at start, as /health and /metrics show.
 func TestMemoryGuard(t *testing.T) {
 	dir := t.TempDir()
 	spec := moegen.Spec{Model: fixture.Named["ci-moe"], ExpertsLast: true, Skew: 3}
@@ -667,22 +669,49 @@ func TestMemoryGuard(t *testing.T) {
 			t.Fatalf("metrics lack %q:\n%s", want, b)
 		}
 	}
-	sim(limit / 2)
-	if code, b := get(t, hs.URL+"/health"); code != 200 {
+	// Just above the reserve, below the reserve plus a slot and the
+	// margin: served again, the pools stay small (no growth that would
+	// bring memory straight back below the reserve).
+	sim(limit - reserve - slotBytes)
+	if code, b := get(t, hs.URL+"/health"); code != 200 || !strings.Contains(string(b), `"expert_pool_slots":4,"expert_pool_slots_max":8`) {
 		t.Fatalf("health after: %d %s", code, b)
 	}
-	code, _, b = post(t, hs.URL+"/completion", req)
-	var r struct {
-		Pager struct {
-			Slots int `json:"slots_per_layer"`
-		} `json:"pager"`
+	poolOf := func(b []byte) int {
+		var r struct {
+			Pager struct {
+				Slots int `json:"slots_per_layer"`
+			} `json:"pager"`
+		}
+		json.Unmarshal(b, &r)
+		return r.Pager.Slots
 	}
-	json.Unmarshal(b, &r)
-	if code != 200 || r.Pager.Slots != 4 {
+	if code, _, b := post(t, hs.URL+"/completion", req); code != 200 || poolOf(b) != 4 {
 		t.Fatalf("after: %d %s", code, b)
 	}
-	if _, b = get(t, hs.URL+"/metrics"); !strings.Contains(string(b), "gguf:memory_low 0") || !strings.Contains(string(b), "gguf:memory_pool_shrinks_total 2") {
+	if _, b = get(t, hs.URL+"/metrics"); !strings.Contains(string(b), "gguf:memory_low 0") || !strings.Contains(string(b), "gguf:memory_pool_shrinks_total 2") ||
+		!strings.Contains(string(b), "gguf:memory_pool_grows_total 0") {
 		t.Fatalf("metrics after:\n%s", b)
+	}
+	// Room for 3 more slots in each server slot's pools above the reserve
+	// and its margin: they grow by 3, then back to their size at start.
+	sim(limit - reserve - reserve/growMargin - 3*slotBytes)
+	if code, b := get(t, hs.URL+"/health"); code != 200 || !strings.Contains(string(b), `"expert_pool_slots":7,`) {
+		t.Fatalf("health with room for 3 slots: %d %s", code, b)
+	}
+	sim(limit / 2)
+	if code, b := get(t, hs.URL+"/health"); code != 200 || !strings.Contains(string(b), `"expert_pool_slots":8,`) {
+		t.Fatalf("health with memory back: %d %s", code, b)
+	}
+	for i, s := range cfg.Slots {
+		if p := s.PagerStats(); p.Slots != 8 || p.PoolBytes != 8*m.ExpertSlotBytes() {
+			t.Fatalf("slot %d: pools of %d slots (%d bytes), not grown back to 8", i, p.Slots, p.PoolBytes)
+		}
+	}
+	if code, _, b := post(t, hs.URL+"/completion", req); code != 200 || poolOf(b) != 8 {
+		t.Fatalf("grown back: %d %s", code, b)
+	}
+	if _, b = get(t, hs.URL+"/metrics"); !strings.Contains(string(b), "gguf:pager_pool_slots 8") || !strings.Contains(string(b), "gguf:memory_pool_grows_total 2") {
+		t.Fatalf("metrics grown back:\n%s", b)
 	}
 }
 
