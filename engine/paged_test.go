@@ -408,11 +408,11 @@ func TestPagerAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestPagerShrink: pools cut while decoding (as the memory guard does)
-// hold fewer bytes, never fewer slots than a token's working set, and the
-// run goes on computing the unpaged run's bits, with prefetches queued
-// into the slots it dropped.
-func TestPagerShrink(t *testing.T) {
+// resizedPagerRun returns a generated MoE, opened paged, a State of it
+// with pools of pool slots, tokens to run and the unpaged run's logits of
+// them: TestPagerShrink and TestPagerGrow resize the pools as they run.
+func resizedPagerRun(t *testing.T, pool int) (moegen.Spec, *Model, *State, []int32, []float32) {
+	t.Helper()
 	g := moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K)
 	path := writeMoE(t, t.TempDir(), g)
 	toks := moeTokens(32)
@@ -421,12 +421,21 @@ func TestPagerShrink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 12, Prefetch: 4, Readers: 2}})
+	t.Cleanup(func() { m.Close() })
+	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: pool, Prefetch: 4, Readers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return g, m, s, toks, want
+}
+
+// TestPagerShrink: pools cut while decoding (as the memory guard does)
+// hold fewer bytes, never fewer slots than a token's working set, and the
+// run goes on computing the unpaged run's bits, with prefetches queued
+// into the slots it dropped.
+func TestPagerShrink(t *testing.T) {
+	g, m, s, toks, want := resizedPagerRun(t, 12)
 	var got []float32
 	keep := func(_ int, l []float32) { got = append(got, l...) }
 	before := s.PagerStats()
@@ -462,20 +471,7 @@ func TestPagerShrink(t *testing.T) {
 // slots, at most the layer's experts, and the run goes on computing the
 // unpaged run's bits, the new slots filling as experts miss.
 func TestPagerGrow(t *testing.T) {
-	g := moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K)
-	path := writeMoE(t, t.TempDir(), g)
-	toks := moeTokens(32)
-	want, _ := runLogits(t, path, OpenOptions{}, Options{}, toks, true)
-	m, err := OpenWith(path, OpenOptions{PageExperts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 8, Prefetch: 4, Readers: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	g, m, s, toks, want := resizedPagerRun(t, 8)
 	var got []float32
 	keep := func(_ int, l []float32) { got = append(got, l...) }
 	for i, tok := range toks {

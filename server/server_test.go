@@ -582,7 +582,17 @@ func TestLoad(t *testing.T) {
 	if srv.waiting.Load() != 0 || len(srv.tickets) != 0 {
 		t.Errorf("%d waiting, %d slots held after the load", srv.waiting.Load(), len(srv.tickets))
 	}
-	t.Logf("200 requests, 8 clients: %v in %s; goroutines %d before, %d after", codes, took, before, after)
+	// The process's peak resident memory (the test binary's, this test's
+	// load included), where Linux tells it.
+	peak := "unknown (no /proc/self/status)"
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "VmHWM:") {
+				peak = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+			}
+		}
+	}
+	t.Logf("200 requests, 8 clients: %v in %s; goroutines %d before, %d after; peak RSS %s", codes, took, before, after, peak)
 }
 
 // TestMemoryGuard: with a simulated cgroup, memory falling below the
