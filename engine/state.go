@@ -224,6 +224,11 @@ func (s *State) Pos() int { return s.pos }
 // Ctx returns the KV cache size in positions.
 func (s *State) Ctx() int { return s.ctx }
 
+// Batch returns how many prompt tokens Eval runs through the model
+// together: a caller that evaluates a long prompt in pieces of this size
+// (to stop between them) gets the same batches as one Eval.
+func (s *State) Batch() int { return s.batch }
+
 // Reset empties the KV cache and zeroes the recurrent state.
 func (s *State) Reset() {
 	s.pos = 0
