@@ -22,6 +22,7 @@ import (
 	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/internal/safetext"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/vocabselect"
 )
 
@@ -268,14 +269,14 @@ func processEscapes(s string) string {
 	return b.String()
 }
 
-// kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
-// installed before the command runs (engine.SelectKernels; the
+// kernelsFlag adds --kernels to cmd: the dot-product kernels (package kernels),
+// installed before the command runs (kernels.SelectKernels; the
 // GGUF_KERNELS environment variable does the same for any command).
 func kernelsFlag(cmd *cobra.Command) {
 	var name string
 	cmd.Flags().StringVar(&name, "kernels", "auto", "dot-product kernels: auto (the CPU's best), portable (Go), avx2 or vnni (amd64), neon or dotprod (arm64)")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
-		if err := engine.SelectKernels(name); err != nil {
+		if err := kernels.SelectKernels(name); err != nil {
 			return usageError("--kernels: %v", err)
 		}
 		return nil
