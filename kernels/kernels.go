@@ -72,7 +72,7 @@ var kernels = map[gguf.Type]*kernel{
 // without an integer kernel here gets the same rounding (then the rounded
 // activations go back to float32 for the dot with the dequantized row), so
 // its logits stay within float rounding of llama.cpp's instead of 0.1-0.2
-// away (checked against a real llama.cpp: engine/testdata/llamacpp).
+// away (checked against a real llama.cpp: ../engine/testdata/llamacpp).
 var (
 	genericKernel     = &kernel{act: gguf.TypeF32, dot: dotF32, ref: refDotF32, generic: true}
 	genericQ8_0Kernel = &kernel{act: gguf.TypeQ8_0, dot: dotF32, ref: refDotF32, generic: true}
@@ -119,7 +119,7 @@ func ActRowBytes(t gguf.Type, n int) int {
 func DotF32(n int, w, a []byte) float32 { return dotF32(n, w, a) }
 
 // F32s views little-endian float32 bytes as []float32 without copying. The
-// engine only passes it 4-byte aligned data (mappings are page aligned and
+// runtime only passes it 4-byte aligned data (mappings are page aligned and
 // GGUF tensor offsets are multiples of the alignment; see Model.check).
 func F32s(b []byte) []float32 {
 	if len(b) < 4 {

@@ -6,7 +6,7 @@ package kernels
 // computes each group's exact int32 sum and Go scales and adds them; on
 // arm64 (kernels_arm64.s) the assembly does the whole dot, since Go's
 // scaling cost more instructions than the integer loops
-// (engine/testdata/icount-arm64.txt). Either way the float steps run in the
+// (testdata/icount-arm64.txt). Either way the float steps run in the
 // portable kernels' order, each rounded (no fused multiply-add), so a dot
 // equals the portable kernel's bit for bit.
 
@@ -18,7 +18,7 @@ type sumsFunc func(w, a *byte, nb int, out *int32)
 // activation blocks at a, float steps in the portable kernel's order: an
 // assembly kernel that does the scaling too, where the Go side of a sums
 // kernel would cost more instructions than its assembly
-// (engine/testdata/icount-arm64.txt). It returns the dot rather than
+// (testdata/icount-arm64.txt). It returns the dot rather than
 // storing it: a pointer passed through a func value escapes, so a result
 // variable would be allocated on the heap at every row.
 type blocksFunc func(w, a *byte, nb int) float32

@@ -5,7 +5,7 @@ import (
 	"github.com/ggufkit/gguf/quant"
 )
 
-// This file is the engine's only link to the block codecs of package quant:
+// This file is the kernels' only link to the block codecs of package quant:
 // half floats, activation quantization and row dequantization.
 
 // f16tab maps every half-float bit pattern to its float32 value, so kernels

@@ -14,7 +14,7 @@ import (
 // whose blocks lie side by side, so that one vector lane holds one row:
 // the 8 scales of a block index convert in one instruction, the
 // activations are loaded once for the 8 rows, and no horizontal sum is
-// left. The engine does the same for the types with a packKernel: the rows
+// left. The runtime does the same for the types with a packKernel: the rows
 // in whole groups of packRows are copied at Open into the group layout
 // (the tail rows stay in the row layout), and matmul runs them with the
 // kernel set's gemv.
