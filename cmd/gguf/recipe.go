@@ -110,7 +110,7 @@ func newRecipePlanCmd() *cobra.Command {
 				printQuantPlan(stdout, b.Report.Quant)
 				fmt.Fprintln(stdout)
 			}
-			if err := printPlan(stdout, b.Plan); err != nil {
+			if err := b.Plan.WriteTable(stdout); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)
