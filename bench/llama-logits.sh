@@ -84,7 +84,7 @@ prompt=$("$tmp/enginelogits" -print-prompt)
 gold=$root/engine/testdata/llamacpp
 mkdir -p "$gold"
 
-# the weight types engine/repack.go interleaves at Open (as llama.cpp's
+# the weight types kernels/repack.go interleaves at Open (as llama.cpp's
 # CPU_REPACK buffers do): their files are compared repacked on both sides
 repacked=" Q4_0 "
 

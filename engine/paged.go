@@ -313,7 +313,7 @@ func (p *statePager) matrix(l, s, part int) (*Matrix, error) {
 		return nil, err
 	}
 	m := &pl.mat[s][part]
-	m.data = b
+	m.SetData(b)
 	return m, nil
 }
 
