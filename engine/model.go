@@ -128,7 +128,8 @@ type tensorSet struct {
 	info map[string]*gguf.TensorInfo
 	data map[string][]byte
 	used map[string]bool
-	// layouts are the q2lut expert tensors, by original name.
+	// layouts are the tensors in a layout (q2lut experts, ternary), by
+	// original name.
 	layouts map[string]layout.Entry
 }
 
@@ -422,6 +423,9 @@ func (ts *tensorSet) newMatrix(t *gguf.TensorInfo, cols, rows int) (*Matrix, err
 
 // matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
 func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix, error) {
+	if e, ok := ts.layouts[name]; ok && e.Kind.Ternary() {
+		return ts.terMatrix(e, cols, rows)
+	}
 	t, err := ts.get(name, optional, cols, rows)
 	if t == nil {
 		return nil, err
@@ -431,6 +435,17 @@ func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix
 
 // experts returns the 3-D tensor name (ne = [cols, rows, n]) as n matrices.
 func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) {
+	if e, ok := ts.layouts[name]; ok && e.Kind.Ternary() {
+		all, err := ts.terMatrix(e, cols, rows, n)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*Matrix, n)
+		for i := range out {
+			out[i] = all.slice(i*rows, (i+1)*rows)
+		}
+		return out, nil
+	}
 	t, err := ts.q2lutExperts(name, cols, rows, n)
 	if t == nil && err == nil {
 		t, err = ts.get(name, false, cols, rows, n)

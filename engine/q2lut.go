@@ -179,8 +179,8 @@ func q2lutChunks(blocks func(g, tab, a []byte, nb int, acc []float32), n int, g,
 func q2lutTableBytes(n int) int { return n / 256 * q2lutTabBytes }
 
 // q2lutLayouts checks the layouts recorded in md against the tensors of ts
-// and returns the q2lut ones by original name. The runtime runs q2lut
-// expert tensors and nothing else; every tensor named like a layout must
+// and returns them by original name: q2lut expert tensors and tensors in
+// the ternary layouts (ternary.go). Every tensor named like a layout must
 // be listed, and every listed one must be there.
 func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, error) {
 	es, err := layout.Entries(md)
@@ -191,15 +191,13 @@ func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, er
 	for _, e := range es {
 		t, ok := ts.info[e.Name]
 		switch {
-		case e.Kind != layout.Q2LUT:
-			return nil, fmt.Errorf("tensor %q is in layout %s, which the runtime does not run (restore it with gguf layout --ternary none)", e.Name, e.Kind)
 		case !ok:
 			return nil, fmt.Errorf("metadata %s lists tensor %q, which the file does not have", layout.KeyTensors, e.Name)
-		case !experts.IsExpert(e.Original()):
+		case e.Kind == layout.Q2LUT && !experts.IsExpert(e.Original()):
 			return nil, fmt.Errorf("tensor %q: layout q2lut is for expert tensors, %q is none", e.Name, e.Original())
 		}
 		if _, dup := ts.info[e.Original()]; dup {
-			return nil, fmt.Errorf("tensor %q is there both in layout q2lut and as itself", e.Original())
+			return nil, fmt.Errorf("tensor %q is there both in layout %s and as itself", e.Original(), e.Kind)
 		}
 		if _, err := layout.Original(*t, e); err != nil {
 			return nil, err
@@ -221,7 +219,7 @@ func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, er
 // whole (layout.Q2LUTExpertBytes), or nil when name is not in the layout.
 func (ts *tensorSet) q2lutExperts(name string, cols, rows, n int) (*gguf.TensorInfo, error) {
 	e, ok := ts.layouts[name]
-	if !ok {
+	if !ok || e.Kind != layout.Q2LUT {
 		return nil, nil
 	}
 	t, err := ts.get(e.Name, false, cols, rows, n)

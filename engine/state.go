@@ -466,7 +466,7 @@ func (s *State) forward(tokens []int32) error {
 		if s.thrash != nil {
 			s.thrash.Read(m.Embed.RowBytes)
 		}
-		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
+		if err := embedRow(m.Embed, x, int(t)); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
 		}
 		if c.fam.embedScale {
