@@ -524,6 +524,9 @@ func (m *Model) build(ts *tensorSet) error {
 		return err
 	}
 	te, ok := ts.info["token_embd.weight"]
+	if e, in := ts.layouts["token_embd.weight"]; in {
+		te, ok = ts.info[e.Name] // rows stay rows: ne1 is the vocabulary
+	}
 	if !ok {
 		return fmt.Errorf("tensor \"token_embd.weight\" is missing")
 	}
