@@ -77,7 +77,7 @@ func TestKQuantAgainstHaswell(t *testing.T) {
 		}
 		t.Skip("inputs written to ", dir)
 	}
-	want := haswellRef(t)
+	want := vecdotBits(t, "vecdot-haswell.txt")
 	wf, af := make([]float32, n), make([]float32, n)
 	for _, typ := range haswellTypes {
 		ref := want[typ.String()]
@@ -117,10 +117,11 @@ func TestKQuantAgainstHaswell(t *testing.T) {
 	}
 }
 
-// haswellRef parses testdata/llamacpp/vecdot-haswell.txt: lines "TYPE row
-// bits" (bits: the float32 result in hex), comments after '#'.
-func haswellRef(t *testing.T) map[string][]float32 {
-	f, err := os.Open(filepath.Join("testdata", "llamacpp", "vecdot-haswell.txt"))
+// vecdotBits parses testdata/llamacpp/NAME (vecdot-haswell.txt,
+// vecdot-ternary.txt): lines "TYPE row bits" (bits: the float32 result in
+// hex), comments after '#'.
+func vecdotBits(t *testing.T, name string) map[string][]float32 {
+	f, err := os.Open(filepath.Join("testdata", "llamacpp", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +137,11 @@ func haswellRef(t *testing.T) map[string][]float32 {
 		var row int
 		var hex string
 		if _, err := fmt.Sscan(line, &typ, &row, &hex); err != nil {
-			t.Fatalf("vecdot-haswell.txt: %q: %v", line, err)
+			t.Fatalf("%s: %q: %v", name, line, err)
 		}
 		bits, err := strconv.ParseUint(hex, 16, 32)
 		if err != nil || row != len(out[typ]) {
-			t.Fatalf("vecdot-haswell.txt: bad line %q", line)
+			t.Fatalf("%s: bad line %q", name, line)
 		}
 		out[typ] = append(out[typ], math.Float32frombits(uint32(bits)))
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -171,6 +173,161 @@ func TestTernaryLayoutKernels(t *testing.T) {
 				}
 				if want := kernels[e.From].ref(n, orig, a); lossless && math.Float32bits(got) != math.Float32bits(want) {
 					t.Errorf("%s from %s row %d act %d: kernel %.9g, original %.9g", e.Kind, e.From, r, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkTernary measures one 4096-weight row product: TQ1_0 and TQ2_0
+// with their integer kernels ("int") against the path they took before,
+// the row dequantized to float32 and multiplied with the activations
+// rounded to Q8_K ("deq"); and each ternary layout of TQ2_0 and Q2_0
+// ("LAYOUT/FROM"), whose ratio to the original's "int" is the layout's
+// cost or gain. Compare ns/op within one run.
+func BenchmarkTernary(b *testing.B) {
+	t := &testing.T{}
+	rng := rand.New(rand.NewPCG(26, 9))
+	const n = 4096
+	q8k, q80 := ternaryActs(t, rng, n)
+	actf := make([]float32, n)
+	if err := dequantizeRow(gguf.TypeQ8_K, actf, q8k[0]); err != nil {
+		b.Fatal(err)
+	}
+	row := make([]float32, n)
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+		w := ternaryRow(t, rng, typ, n)
+		k := kernels[typ]
+		b.Run(typ.String()+"/int", func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				k.dot(n, w, q8k[0])
+			}
+		})
+		b.Run(typ.String()+"/deq", func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				_ = dequantizeRow(typ, row, w)
+				dotF32(n, bytesOf(row), bytesOf(actf))
+			}
+		})
+	}
+	for _, from := range []gguf.Type{gguf.TypeTQ2_0, gguf.TypeQ2_0} {
+		orig := ternaryRow(t, rng, from, n)
+		a := q8k[0]
+		if from == gguf.TypeQ2_0 {
+			a = q80[0]
+			b.Run("Q2_0/int", func(b *testing.B) {
+				for b.Loop() {
+					kernels[from].dot(n, orig, a)
+				}
+			})
+		}
+		for _, kind := range []layout.Kind{layout.Ter3, layout.Ter2, layout.Ter2S128} {
+			st, _ := layout.Stored(gguf.TensorInfo{Name: "w", Dims: []uint64{n}, Type: from}, kind)
+			w := make([]byte, st.Dims[0])
+			if err := layout.PackTernary(kind, from, w, orig, n, 0); err != nil {
+				b.Fatal(err)
+			}
+			k := terKernels[layout.Entry{Kind: kind, From: from}]
+			b.Run(string(kind)+"/"+from.String(), func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					k.dot(n, w, a)
+				}
+			})
+		}
+	}
+}
+
+// ternaryGGMLRows builds the inputs of testdata/llamacpp/vecdot-ternary.txt
+// for typ (TQ1_0 or TQ2_0): rows weight rows of n values (even rows
+// quantized by ggml's quantizer, odd rows random bytes: every TQ1_0 byte,
+// TQ2_0's fourth code) and as many Q8_K activation rows, from a fixed seed.
+func ternaryGGMLRows(t *testing.T, typ gguf.Type, n, rows int) (w, a []byte) {
+	rng := rand.New(rand.NewPCG(uint64(typ), 26))
+	bs := tq1_0Bytes
+	if typ == gguf.TypeTQ2_0 {
+		bs = tq2_0Bytes
+	}
+	f := make([]float32, n)
+	wb, ab := n/256*bs, actRowBytes(gguf.TypeQ8_K, n)
+	w, a = make([]byte, rows*wb), make([]byte, rows*ab)
+	for r := 0; r < rows; r++ {
+		for i := range f {
+			f[i] = float32(rng.NormFloat64() * math.Pow(2, float64(r%7-3)))
+		}
+		if r%2 == 0 {
+			if err := quantizeAct(typ, w[r*wb:(r+1)*wb], f); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			copy(w[r*wb:], randomBytes(rng, wb, bs, bs-2))
+		}
+		for i := range f {
+			f[i] = float32(rng.NormFloat64() * math.Pow(2, float64(r%5-2)))
+		}
+		if err := quantizeAct(gguf.TypeQ8_K, a[r*ab:(r+1)*ab], f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, a
+}
+
+// TestTQAgainstGGML checks the TQ1_0 and TQ2_0 kernels against ggml-cpu's
+// own results on the same bytes (bench/ggml-vecdot.sh wrote
+// testdata/llamacpp/vecdot-ternary.txt with Debian ggml 0.27's
+// libggml-cpu-haswell.so): bit for bit against its generic kernels
+// (ggml_vec_dot_tq*_q8_K_generic, what ggml runs on ARM and without
+// AVX2), and to float32 rounding against its AVX2 ones, which add eight
+// float lanes per block. GGUF_VECDOT_INPUTS=dir writes the inputs for
+// the harness instead.
+func TestTQAgainstGGML(t *testing.T) {
+	const n, rows = 1024, 64
+	types := []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0}
+	if dir := os.Getenv("GGUF_VECDOT_INPUTS"); dir != "" {
+		for _, typ := range types {
+			w, a := ternaryGGMLRows(t, typ, n, rows)
+			if err := os.WriteFile(filepath.Join(dir, typ.String()+".w"), w, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, typ.String()+".a"), a, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Skip("inputs written to ", dir)
+	}
+	want := vecdotBits(t, "vecdot-ternary.txt")
+	wf, af := make([]float32, n), make([]float32, n)
+	for _, typ := range types {
+		w, a := ternaryGGMLRows(t, typ, n, rows)
+		wb, ab := len(w)/rows, len(a)/rows
+		for _, impl := range []string{"generic", "haswell"} {
+			ref := want[typ.String()+"/"+impl]
+			if len(ref) != rows {
+				t.Fatalf("%s %s: %d reference rows, want %d", typ, impl, len(ref), rows)
+			}
+			for r := 0; r < rows; r++ {
+				wr, ar := w[r*wb:(r+1)*wb], a[r*ab:(r+1)*ab]
+				got := kernels[typ].dot(n, wr, ar)
+				if impl == "generic" {
+					if math.Float32bits(got) != math.Float32bits(ref[r]) {
+						t.Errorf("%s row %d: %.9g, ggml generic %.9g", typ, r, got, ref[r])
+					}
+					continue
+				}
+				if err := dequantizeRow(typ, wf, wr); err != nil {
+					t.Fatal(err)
+				}
+				if err := dequantizeRow(gguf.TypeQ8_K, af, ar); err != nil {
+					t.Fatal(err)
+				}
+				var mag float64
+				for i := range wf {
+					mag += math.Abs(float64(wf[i]) * float64(af[i]))
+				}
+				if d := math.Abs(float64(got) - float64(ref[r])); d > mag*1e-6 {
+					t.Errorf("%s row %d: %.9g, ggml AVX2 %.9g (diff %.3g)", typ, r, got, ref[r], d)
 				}
 			}
 		}
