@@ -8,6 +8,7 @@ import (
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/osmem"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/layout"
 )
 
@@ -16,8 +17,8 @@ import (
 // layouts of the kernel set in use (kernels.Matrix.Pack).
 
 // q2lutLayouts checks the layouts recorded in md against the tensors of ts
-// and returns the q2lut ones by original name. The runtime runs q2lut
-// expert tensors and nothing else; every tensor named like a layout must
+// and returns them by original name: q2lut expert tensors and tensors in
+// the ternary layouts (terMatrix). Every tensor named like a layout must
 // be listed, and every listed one must be there.
 func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, error) {
 	es, err := layout.Entries(md)
@@ -28,15 +29,13 @@ func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, er
 	for _, e := range es {
 		t, ok := ts.info[e.Name]
 		switch {
-		case e.Kind != layout.Q2LUT:
-			return nil, fmt.Errorf("tensor %q is in layout %s, which the runtime does not run (restore it with gguf layout --ternary none)", e.Name, e.Kind)
 		case !ok:
 			return nil, fmt.Errorf("metadata %s lists tensor %q, which the file does not have", layout.KeyTensors, e.Name)
-		case !experts.IsExpert(e.Original()):
+		case e.Kind == layout.Q2LUT && !experts.IsExpert(e.Original()):
 			return nil, fmt.Errorf("tensor %q: layout q2lut is for expert tensors, %q is none", e.Name, e.Original())
 		}
 		if _, dup := ts.info[e.Original()]; dup {
-			return nil, fmt.Errorf("tensor %q is there both in layout q2lut and as itself", e.Original())
+			return nil, fmt.Errorf("tensor %q is there both in layout %s and as itself", e.Original(), e.Kind)
 		}
 		if _, err := layout.Original(*t, e); err != nil {
 			return nil, err
@@ -58,7 +57,7 @@ func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, er
 // whole (layout.Q2LUTExpertBytes), or nil when name is not in the layout.
 func (ts *tensorSet) q2lutExperts(name string, cols, rows, n int) (*gguf.TensorInfo, error) {
 	e, ok := ts.layouts[name]
-	if !ok {
+	if !ok || e.Kind != layout.Q2LUT {
 		return nil, nil
 	}
 	t, err := ts.get(e.Name, false, cols, rows, n)
@@ -142,4 +141,27 @@ func (m *Model) inMap(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// terMatrix returns the tensor stored for e (a ternary layout of a tensor
+// with ne = [cols, rows, n...]) as one matrix of rows*n rows, with the
+// kernel of its layout and original type.
+func (ts *tensorSet) terMatrix(e layout.Entry, cols int, dims ...int) (*Matrix, error) {
+	st, err := layout.Stored(gguf.TensorInfo{Name: e.Original(), Dims: []uint64{uint64(cols)}, Type: e.From}, e.Kind)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ts.get(e.Name, false, append([]int{int(st.Dims[0])}, dims...)...)
+	if err != nil {
+		return nil, err
+	}
+	data, ok := ts.data[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("tensor %q: experts in layout %s cannot be paged (restore them with gguf layout --ternary none)", e.Name, e.Kind)
+	}
+	rows := 1
+	for _, d := range t.Dims[1:] {
+		rows *= int(d)
+	}
+	return kernels.NewTernaryMatrix(e, t.Type, cols, rows, int(st.Dims[0]), data)
 }

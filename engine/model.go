@@ -108,7 +108,8 @@ type tensorSet struct {
 	info map[string]*gguf.TensorInfo
 	data map[string][]byte
 	used map[string]bool
-	// layouts are the q2lut expert tensors, by original name.
+	// layouts are the tensors in a layout (q2lut experts, ternary), by
+	// original name.
 	layouts map[string]layout.Entry
 }
 
@@ -395,6 +396,9 @@ func (ts *tensorSet) newMatrix(t *gguf.TensorInfo, cols, rows int) (*Matrix, err
 
 // matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
 func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix, error) {
+	if e, ok := ts.layouts[name]; ok && e.Kind.Ternary() {
+		return ts.terMatrix(e, cols, rows)
+	}
 	t, err := ts.get(name, optional, cols, rows)
 	if t == nil {
 		return nil, err
@@ -404,6 +408,17 @@ func (ts *tensorSet) matrix(name string, cols, rows int, optional bool) (*Matrix
 
 // experts returns the 3-D tensor name (ne = [cols, rows, n]) as n matrices.
 func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) {
+	if e, ok := ts.layouts[name]; ok && e.Kind.Ternary() {
+		all, err := ts.terMatrix(e, cols, rows, n)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*Matrix, n)
+		for i := range out {
+			out[i] = all.Slice(i*rows, (i+1)*rows)
+		}
+		return out, nil
+	}
 	t, err := ts.q2lutExperts(name, cols, rows, n)
 	if t == nil && err == nil {
 		t, err = ts.get(name, false, cols, rows, n)
@@ -483,6 +498,9 @@ func (m *Model) build(ts *tensorSet) error {
 		return err
 	}
 	te, ok := ts.info["token_embd.weight"]
+	if e, in := ts.layouts["token_embd.weight"]; in {
+		te, ok = ts.info[e.Name] // rows stay rows: ne1 is the vocabulary
+	}
 	if !ok {
 		return fmt.Errorf("tensor \"token_embd.weight\" is missing")
 	}

@@ -159,7 +159,7 @@ func TestQ2LUTRefused(t *testing.T) {
 	}{
 		{"unlisted", rewrite(es[1:], nil), `tensor "` + es[0].Name + `" is named like layout q2lut but metadata ggufkit.layout.tensors does not list it`},
 		{"missing", rewrite(es, rename(es[0].Name, es[0].Original()+".other")), `lists tensor "` + es[0].Name + `", which the file does not have`},
-		{"ternary", rewrite(append([]layout.Entry{ter3}, es[1:]...), rename(es[0].Name, ter3.Name)), "which the runtime does not run"},
+		{"ternary", rewrite(append([]layout.Entry{ter3}, es[1:]...), rename(es[0].Name, ter3.Name)), "layout ter3 is stored as i8, not Q2_K"},
 		{"not experts", rewrite(append(es, notExpert), rename("blk.0.ffn_gate_inp.weight", notExpert.Name)), "layout q2lut is for expert tensors"},
 		{"shape", rewrite(es, func(ts []fixture.Tensor) []fixture.Tensor {
 			for i := range ts {

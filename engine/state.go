@@ -307,7 +307,7 @@ func (s *State) forward(tokens []int32) error {
 		if s.thrash != nil {
 			s.thrash.Read(m.Embed.RowBytes)
 		}
-		if err := kernels.DequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
+		if err := kernels.EmbedRow(m.Embed, x, int(t)); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
 		}
 		if c.fam.embedScale {

@@ -3,15 +3,17 @@
 // matrix-vector product per ggml type and per CPU feature set, the
 // interleaved group layouts dense matrices are repacked into at load
 // (repack*.go), the q2lut table kernels of layout q2lut (q2lut*.go), the
+// TQ1_0/TQ2_0 kernels and those of the ternary layouts (ternary.go), the
 // activation quantization that links them to package quant (quantlink.go),
 // the element-wise ops with assembly (ops*.go), kernel selection
 // (SelectKernels, gguf's --kernels, GGUF_KERNELS) and the thread pool the
 // products run on.
 //
 // Its door is small: a weight matrix in a layout (Matrix, NewMatrix,
-// UseQ2LUT, Pack), products of it with activation rows (Products.MatMul
-// on a Pool), the chosen set (KernelSets, SelectKernels), and the ops a
-// forward pass calls between products.
+// UseQ2LUT, NewTernaryMatrix, Pack, EmbedRow), products of it with
+// activation rows (Products.MatMul on a Pool), the chosen set
+// (KernelSets, SelectKernels), and the ops a forward pass calls between
+// products.
 //
 // Every matrix multiplication goes through a per-type dot product of one
 // weight row with one activation row. For the types ggml has integer dot

@@ -65,6 +65,8 @@ var kernels = map[gguf.Type]*kernel{
 	gguf.TypeQ6_K:   {act: gguf.TypeQ8_K, dot: dotQ6_KGo, ref: refDotQ6_K},
 	gguf.TypeQ1_0:   {act: gguf.TypeQ8_0, dot: dotQ1_0Go, ref: refDotQ1_0},
 	gguf.TypeQ2_0:   {act: gguf.TypeQ8_0, dot: dotQ2_0Go, ref: refDotQ2_0},
+	gguf.TypeTQ1_0:  {act: gguf.TypeQ8_K, dot: dotTQ1_0Go, ref: refDotTQ1_0},
+	gguf.TypeTQ2_0:  {act: gguf.TypeQ8_K, dot: dotTQ2_0Go, ref: refDotTQ2_0},
 }
 
 // The generic kernels, one per activation type. ggml multiplies every
@@ -87,7 +89,6 @@ var genericKernels = map[gguf.Type]*kernel{
 	gguf.TypeIQ4_XS: genericQ8_KKernel, gguf.TypeIQ3_S: genericQ8_KKernel, gguf.TypeIQ3_XXS: genericQ8_KKernel,
 	gguf.TypeIQ2_XXS: genericQ8_KKernel, gguf.TypeIQ2_XS: genericQ8_KKernel, gguf.TypeIQ2_S: genericQ8_KKernel,
 	gguf.TypeIQ1_S: genericQ8_KKernel, gguf.TypeIQ1_M: genericQ8_KKernel,
-	gguf.TypeTQ1_0: genericQ8_KKernel, gguf.TypeTQ2_0: genericQ8_KKernel,
 }
 
 // kernelFor returns the kernel for weight type t, checking that a row of n

@@ -65,19 +65,8 @@ func haswellRows(t *testing.T, typ gguf.Type, n, rows int) (w, a []byte) {
 // GGUF_VECDOT_INPUTS=dir writes the inputs for the harness instead.
 func TestKQuantAgainstHaswell(t *testing.T) {
 	const n, rows = 1024, 64
-	if dir := os.Getenv("GGUF_VECDOT_INPUTS"); dir != "" {
-		for _, typ := range haswellTypes {
-			w, a := haswellRows(t, typ, n, rows)
-			if err := os.WriteFile(filepath.Join(dir, typ.String()+".w"), w, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, typ.String()+".a"), a, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Skip("inputs written to ", dir)
-	}
-	want := haswellRef(t)
+	vecdotInputs(t, haswellTypes, n, rows, haswellRows)
+	want := vecdotBits(t, "vecdot-haswell.txt")
 	wf, af := make([]float32, n), make([]float32, n)
 	for _, typ := range haswellTypes {
 		ref := want[typ.String()]
@@ -97,17 +86,7 @@ func TestKQuantAgainstHaswell(t *testing.T) {
 				}
 				continue
 			}
-			if err := DequantizeRow(typ, wf, wr); err != nil {
-				t.Fatal(err)
-			}
-			if err := DequantizeRow(kernels[typ].act, af, ar); err != nil {
-				t.Fatal(err)
-			}
-			var mag float64
-			for i := range wf {
-				mag += math.Abs(float64(wf[i]) * float64(af[i]))
-			}
-			if d := math.Abs(float64(got) - float64(ref[r])); d > mag*1e-6 {
+			if d := math.Abs(float64(got) - float64(ref[r])); d > productMagnitude(t, typ, wr, ar, wf, af)*1e-6 {
 				t.Errorf("%s row %d: %.9g, ggml %.9g (diff %.3g)", typ, r, got, ref[r], d)
 			}
 		}
@@ -117,10 +96,50 @@ func TestKQuantAgainstHaswell(t *testing.T) {
 	}
 }
 
-// haswellRef parses testdata/llamacpp/vecdot-haswell.txt: lines "TYPE row
-// bits" (bits: the float32 result in hex), comments after '#'.
-func haswellRef(t *testing.T) map[string][]float32 {
-	f, err := os.Open(filepath.Join("testdata", "llamacpp", "vecdot-haswell.txt"))
+// vecdotInputs, when GGUF_VECDOT_INPUTS names a directory, writes there
+// the weight and activation rows gen makes for each type (TYPE.w, TYPE.a:
+// rows rows of n values) for bench/ggml-vecdot.sh, and skips the test.
+func vecdotInputs(t *testing.T, types []gguf.Type, n, rows int, gen func(*testing.T, gguf.Type, int, int) (w, a []byte)) {
+	dir := os.Getenv("GGUF_VECDOT_INPUTS")
+	if dir == "" {
+		return
+	}
+	for _, typ := range types {
+		w, a := gen(t, typ, n, rows)
+		if err := os.WriteFile(filepath.Join(dir, typ.String()+".w"), w, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, typ.String()+".a"), a, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Skip("inputs written to ", dir)
+}
+
+// productMagnitude returns the sum of |w[i]*a[i]| of weight row w of type
+// typ and activation row a (in typ's activation type), dequantized into
+// wf and af: the scale float32 rounding of their dot product is relative
+// to.
+func productMagnitude(t *testing.T, typ gguf.Type, w, a []byte, wf, af []float32) float64 {
+	t.Helper()
+	if err := DequantizeRow(typ, wf, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := DequantizeRow(kernels[typ].act, af, a); err != nil {
+		t.Fatal(err)
+	}
+	var mag float64
+	for i := range wf {
+		mag += math.Abs(float64(wf[i]) * float64(af[i]))
+	}
+	return mag
+}
+
+// vecdotBits parses testdata/llamacpp/NAME (vecdot-haswell.txt,
+// vecdot-ternary.txt): lines "TYPE row bits" (bits: the float32 result in
+// hex), comments after '#'.
+func vecdotBits(t *testing.T, name string) map[string][]float32 {
+	f, err := os.Open(filepath.Join("testdata", "llamacpp", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +155,11 @@ func haswellRef(t *testing.T) map[string][]float32 {
 		var row int
 		var hex string
 		if _, err := fmt.Sscan(line, &typ, &row, &hex); err != nil {
-			t.Fatalf("vecdot-haswell.txt: %q: %v", line, err)
+			t.Fatalf("%s: %q: %v", name, line, err)
 		}
 		bits, err := strconv.ParseUint(hex, 16, 32)
 		if err != nil || row != len(out[typ]) {
-			t.Fatalf("vecdot-haswell.txt: bad line %q", line)
+			t.Fatalf("%s: bad line %q", name, line)
 		}
 		out[typ] = append(out[typ], math.Float32frombits(uint32(bits)))
 	}

@@ -17,7 +17,7 @@ var portableKernelNames = map[string]string{
 	"Q8_0": "dotQ8_0Go", "Q4_0": "dotQ4_0Go", "Q4_1": "refDotQ4_1", "IQ4_NL": "refDotIQ4NL",
 	"Q5_0": "refDotQ5_0", "Q5_1": "refDotQ5_1",
 	"Q2_K": "dotQ2_KGo", "Q3_K": "dotQ3_KGo", "Q4_K": "dotQ4_KGo", "Q5_K": "dotQ5_KGo", "Q6_K": "dotQ6_KGo",
-	"Q1_0": "dotQ1_0Go", "Q2_0": "dotQ2_0Go",
+	"Q1_0": "dotQ1_0Go", "Q2_0": "dotQ2_0Go", "TQ1_0": "dotTQ1_0Go", "TQ2_0": "dotTQ2_0Go",
 	"q2lut.group": "q2lutGroupGo", "q2lut.dot": "dotQ2_KGo", "q2lut.tables": "buildQ2LUTTablesGo",
 }
 
