@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The engine's K-quant, Q4_0 and Q8_0 dot kernels against ggml-cpu's own, bit for bit:
-# writes engine/testdata/llamacpp/vecdot-haswell.txt, which
-# TestKQuantAgainstHaswell (engine/kernels_haswell_test.go) checks.
+# The kernels' K-quant, Q4_0 and Q8_0 dot kernels against ggml-cpu's own, bit for bit:
+# writes kernels/testdata/llamacpp/vecdot-haswell.txt, which
+# TestKQuantAgainstHaswell (kernels/kernels_haswell_test.go) checks, and
+# kernels/testdata/llamacpp/vecdot-ternary.txt (TQ1_0, TQ2_0: the backend's
+# generic and AVX2 kernels), which TestTQAgainstGGML (kernels/ternary_test.go) checks.
 #
 # The test writes its inputs (GGUF_VECDOT_INPUTS), bench/ggml-vecdot.c
 # (built here with gcc) dlopens the backend and runs its
@@ -29,7 +31,7 @@ command -v gcc >/dev/null || { echo "gcc missing" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -O2 -Wall -o "$tmp/ggml-vecdot" "$root/bench/ggml-vecdot.c" -ldl
-(cd "$root" && GGUF_VECDOT_INPUTS=$tmp go test ./engine -run '^TestKQuantAgainstHaswell$' -count=1 >/dev/null)
+(cd "$root" && GGUF_VECDOT_INPUTS=$tmp go test ./kernels -run '^TestKQuantAgainstHaswell$' -count=1 >/dev/null)
 
 run() {
   if [ -n "$loader" ]; then
@@ -39,7 +41,7 @@ run() {
   fi
 }
 
-out=$root/engine/testdata/llamacpp/vecdot-haswell.txt
+out=$root/kernels/testdata/llamacpp/vecdot-haswell.txt
 {
   echo "# ggml_vec_dot_<type>_<q8_K|q8_0> of $(basename "$backend") on TestKQuantAgainstHaswell's rows"
   echo "# (1024 values, 64 rows per type); written by bench/ggml-vecdot.sh. TYPE row float32-bits"
@@ -48,6 +50,24 @@ out=$root/engine/testdata/llamacpp/vecdot-haswell.txt
     IFS=: read -r typ sym bytes blocks <<<"$spec"
     run "$tmp/ggml-vecdot" "$backend" "ggml_vec_dot_${sym}" 1024 $((blocks * bytes)) "$tmp/$typ.w" "$tmp/$typ.a" |
       awk -v t="$typ" '{ print t, NR-1, $1 }'
+  done
+} >"$out"
+echo "wrote $out"
+
+mkdir -p "$tmp/ter"
+(cd "$root" && GGUF_VECDOT_INPUTS=$tmp/ter go test ./kernels -run '^TestTQAgainstGGML$' -count=1 >/dev/null)
+out=$root/kernels/testdata/llamacpp/vecdot-ternary.txt
+{
+  echo "# ggml_vec_dot_<type>_q8_K (haswell) and ggml_vec_dot_<type>_q8_K_generic (generic) of $(basename "$backend")"
+  echo "# on TestTQAgainstGGML's rows (1024 values, 64 rows per type); written by bench/ggml-vecdot.sh. TYPE/IMPL row float32-bits"
+  for spec in TQ1_0:tq1_0:54 TQ2_0:tq2_0:66; do
+    IFS=: read -r typ sym bytes <<<"$spec"
+    for impl in generic haswell; do
+      fn=ggml_vec_dot_${sym}_q8_K
+      [ "$impl" = generic ] && fn=${fn}_generic
+      run "$tmp/ggml-vecdot" "$backend" "$fn" 1024 $((4 * bytes)) "$tmp/ter/$typ.w" "$tmp/ter/$typ.a" |
+        awk -v t="$typ/$impl" '{ print t, NR-1, $1 }'
+    done
   done
 } >"$out"
 echo "wrote $out"

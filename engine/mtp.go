@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // mtpBlock is a model's NextN/MTP block (nextn_predict_layers, the block
@@ -112,7 +114,7 @@ func newMTPDraft(s *State, nmax int) (*mtpDraft, error) {
 	// The concatenated input (2 x embd) is the widest product input: the
 	// State sizes its activation buffers from the widest FFN.
 	c.ExpertFF = max(c.ExpertFF, 2*c.Embd)
-	ms, err := NewState(mm, Options{Ctx: s.ctx, Threads: len(s.mt.scratch), Batch: s.batch})
+	ms, err := NewState(mm, Options{Ctx: s.ctx, Threads: s.pool.Threads(), Batch: s.batch})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +147,7 @@ func (d *mtpDraft) h(q int) []float32 {
 func (d *mtpDraft) mirror(p0 int, tokens []int32, x []float32) error {
 	E, nb, c := d.E, len(tokens), d.main.c
 	for i := 0; i < nb; i++ {
-		rmsNorm(d.hn[i*E:(i+1)*E], x[i*E:(i+1)*E], d.main.m.OutputNorm, c.RMSEps)
+		kernels.RMSNorm(d.hn[i*E:(i+1)*E], x[i*E:(i+1)*E], d.main.m.OutputNorm, c.RMSEps)
 	}
 	copy(d.hin[:E], d.h(p0-1))
 	copy(d.hin[E:nb*E], d.hn[:(nb-1)*E])
@@ -162,11 +164,11 @@ func (d *mtpDraft) inject(s *State, tokens []int32) error {
 	E, c, b := d.E, s.c, d.main.m.mtp
 	for i, t := range tokens {
 		e := d.cat[i*2*E : i*2*E+E]
-		if err := dequantizeRow(s.m.Embed.Type, e, s.m.Embed.Row(int(t))); err != nil {
+		if err := kernels.DequantizeRow(s.m.Embed.Type, e, s.m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("mtp embedding: %w", err)
 		}
-		rmsNorm(e, e, b.ENorm, c.RMSEps)
-		rmsNorm(d.cat[i*2*E+E:(i+1)*2*E], d.hin[(d.off+i)*E:(d.off+i+1)*E], b.HNorm, c.RMSEps)
+		kernels.RMSNorm(e, e, b.ENorm, c.RMSEps)
+		kernels.RMSNorm(d.cat[i*2*E+E:(i+1)*2*E], d.hin[(d.off+i)*E:(d.off+i+1)*E], b.HNorm, c.RMSEps)
 	}
 	d.off += len(tokens)
 	s.matmul(b.EHProj, d.cat, s.x, len(tokens))

@@ -186,7 +186,7 @@ func (r *specRun) settle() error {
 // greedy or sampled with a seed: the integer kernels give a batch's rows
 // the bits of one token at a time, and float weights (an F32 router, F32
 // or F16 files) run their rows one at a time during generation
-// (matmulTask.rowExact), the order a single token's pass sums in. The
+// (kernels.Products.SetRowExact), the order a single token's pass sums in. The
 // stats count
 // drafted and accepted tokens and the forward passes of the generation.
 func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32) bool, emit func(id int32) error, o SpecOptions) (st GenStats, err error) {
@@ -216,8 +216,8 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 	}
 	t1 := time.Now()
 	defer func() { st.GenTime = time.Since(t1) }()
-	s.mt.rowExact = true
-	defer func() { s.mt.rowExact = false }()
+	s.mm.SetRowExact(true)
+	defer s.mm.SetRowExact(false)
 	defer func() {
 		if err == nil {
 			err = r.settle()

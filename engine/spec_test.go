@@ -11,6 +11,7 @@ import (
 	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // TestNgramSimpleDraft checks the lookup against cases worked by hand from
@@ -182,7 +183,7 @@ func TestMTPLlamaCpp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := append([]float32(nil), f32s(raw)...)
+		want := append([]float32(nil), kernels.F32s(raw)...)
 		m := openModel(t, crossModel(t, c))
 		got, err := MTPLogits(newState(t, m, Options{Ctx: 512, Threads: 2}), crosscheck.PromptIDs, 17)
 		if err != nil {
