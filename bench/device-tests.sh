@@ -28,9 +28,15 @@ short=-test.short
 [ "${1:-}" = -full ] && short=
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-arm64_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./engine/... ./quant/... ./layout/... ./experts/...)
-armv7_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./quant/... ./engine)
-# What armv7 runs of engine: its kernels (a 32-bit device runs small dense models).
+# The kernels, wherever they live: in engine, or in their own package
+# kernels/ (all of whose tests are kernel tests, run on armv7 too).
+kernels=()
+[ -d kernels ] && kernels=(./kernels/...)
+list() { go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "$@"; }
+arm64_pkgs=$(list ./engine/... ./quant/... ./layout/... ./experts/... "${kernels[@]}")
+armv7_pkgs=$(list ./quant/... ./engine "${kernels[@]}")
+# What armv7 runs of engine: its kernel tests (a 32-bit device runs small
+# dense models) and the bit-equality checks with amd64.
 armv7_engine='^(TestArmSums|TestArmDots|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestKernelSelection|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestPackedKernels|TestVdots|TestPortableBitsEverywhere|TestStories260KGreedy)$'
 mod=$(go list -m)
 build() { # GOARCH GOARM PKG... : test binaries into $T/$GOARCH
