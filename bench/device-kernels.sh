@@ -7,16 +7,19 @@
 # assembly kernel is checked bit for bit against plain Go integer sums
 # (TestArmSums) and its dot against the portable kernel's (TestArmDots);
 # the NEON F32 and F16 dots (one kernel each for both sets) against float64
-# dots within their float32 rounding bound (TestArm64FloatDots), F16 also
-# bit for bit where every order of the sums agrees (TestArm64F16Exact);
+# dots within their float32 rounding bound and against the portable
+# kernels bit for bit (TestArm64FloatDots), F16 with infinities and NaNs
+# too (TestArm64F16Exact);
 # the shared tests check every installed kernel against the references and
 # ggml's own results; the q2lut kernel (NEON TBL under both arm64 CPUs,
 # portable Go on armv7) is checked against its portable Go and, through
 # the runtime's matmul, against the reference Q2_K kernel bit for bit
 # (TestQ2LUTAsm, TestQ2LUTKernelBitExact); the group kernels of the
-# interleaved matrices (SDOT by element under dotprod) against the Go one
-# and the row layout, bit for bit (TestPackedKernels). Each line printed
-# names the variants that ran.
+# interleaved matrices (SDOT by element under dotprod) against the Go one,
+# the row layout and the portable row kernel, bit for bit
+# (TestPackedKernels). Each line printed names the variants that ran.
+# bench/device-tests.sh, which CI runs, runs all of these tests with the
+# packages' whole suites; this is the quick loop for kernel work.
 # Usage: bench/device-kernels.sh   (needs qemu-aarch64-static and qemu-arm-static)
 set -euo pipefail
 cd "$(dirname "$0")/.."

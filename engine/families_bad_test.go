@@ -16,7 +16,7 @@ import (
 // data of its new size; one edit removed is dropped).
 func mutated(t *testing.T, shape string, edit func(md *gguf.Metadata, infos []gguf.TensorInfo) []gguf.TensorInfo) string {
 	t.Helper()
-	src := crosscheck.F32(crosscheck.Shapes[shape])
+	src := crossBytes(t, crosscheck.Case{Shape: shape, Type: "F32"})
 	r, err := gguf.NewReader(bytes.NewReader(src), int64(len(src)))
 	if err != nil {
 		t.Fatal(err)

@@ -91,9 +91,10 @@ var cascadeFlips = map[string]float64{"bailingmoe3-Q4_K_M": 2}
 // and the IQ files take up to a second each to quantize.
 var crossModels sync.Map
 
-// crossModel returns the path of the case's model file in dir, building
-// the file once per test binary.
-func crossModel(t *testing.T, c crosscheck.Case) string {
+// crossBytes returns the case's model file, building it once per test
+// binary (under qemu a generation takes seconds, and TestFamilyBadFiles
+// edits the F32 files some 60 times).
+func crossBytes(t *testing.T, c crosscheck.Case) []byte {
 	t.Helper()
 	b, ok := crossModels.Load(c.Tag())
 	if !ok {
@@ -103,8 +104,15 @@ func crossModel(t *testing.T, c crosscheck.Case) string {
 		}
 		b, _ = crossModels.LoadOrStore(c.Tag(), built)
 	}
+	return b.([]byte)
+}
+
+// crossModel returns the path of the case's model file in a temporary
+// directory (crossBytes).
+func crossModel(t *testing.T, c crosscheck.Case) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), c.Tag()+".gguf")
-	if err := os.WriteFile(path, b.([]byte), 0o644); err != nil {
+	if err := os.WriteFile(path, crossBytes(t, c), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -51,7 +51,7 @@ func q2_0DotSDOT(w, a *byte, nb int) float32
 func dotF32NEON(x, y *float32, n int, acc *[8]float32)
 
 //go:noescape
-func dotF16NEON(x, y *byte, n int) float32
+func dotF16NEON(x, y *byte, n int, acc *[4]float32)
 
 // useNEON selects the assembly F32 dot (any set but "portable").
 var useNEON bool
@@ -78,24 +78,23 @@ func dotF32(n int, w, a []byte) float32 {
 	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }
 
-// dotF16Arm is the F16 dot of both arm64 sets (FCVTL is ARMv8.0): NEON
-// for the multiple of 16 leading elements, the portable dotF16 for the
-// rest. The products of two halves are exact in float32, so only the
-// order of the additions differs from dotF16's (16 lanes, dotF32's order,
-// against its 4): the two agree to float32 rounding only. ggml's NEON
-// F16 dot differs again (without FP16 arithmetic, ARMv8.0 and 8.2: 16
-// float32 lanes too, its tail in float64; with it, 32 half lanes).
+// dotF16Arm is the F16 dot of both arm64 sets (FCVTL is ARMv8.0):
+// dotF16's four sums, bit for bit, over the multiple of 8 leading
+// elements in NEON, then over the rest in Go, and dotF16's final
+// additions. (A kernel with 16 lanes computed other bits than amd64's
+// portable one, and after 177 greedy tokens of stories260K's Q8_0 file,
+// whose ffn_down is F16, another token.) ggml's NEON F16 dot differs
+// again (without FP16 arithmetic, ARMv8.0 and 8.2: 16 float32 lanes, its
+// tail in float64; with it, 32 half lanes).
 func dotF16Arm(n int, w, a []byte) float32 {
-	m := n &^ 15
+	m := n &^ 7
 	if m == 0 {
 		return dotF16(n, w, a)
 	}
 	w, a = w[:2*n], a[:2*n]
-	s := dotF16NEON(&w[0], &a[0], m)
-	if m < n {
-		s += dotF16(n-m, w[2*m:], a[2*m:])
-	}
-	return s
+	var s [4]float32
+	dotF16NEON(&w[0], &a[0], m, &s)
+	return f16Sums(&s, w[2*m:], a[2*m:])
 }
 
 // Scores computes attention scores one key at a time (scoresGo).

@@ -728,81 +728,73 @@ done:
 	VST1 [V16.S4, V17.S4], (R2)
 	RET
 
-// ---- F16: the dot of n halves (n a multiple of 16). FCVTL and FCVTL2
-// widen them to float32, exactly (ARMv8.0 AdvSIMD, so both sets run it);
-// the product of two halves (11-bit significands, exponents -24..15) is
-// exact in float32, so FMLA's fused step rounds only the addition, as an
-// unfused one would. Four FMLA accumulators of four lanes: lane l of
-// accumulator k sums elements i = 4k+l mod 16 in order (dotF32NEON's
-// order), added as dotF32NEON adds them. 32 elements per loop, after a
-// first 16 when n is an odd multiple of 16.
+// ---- F16: dotF16's four sums over n halves (n a positive multiple of
+// 8). FCVTL and FCVTL2 widen them to float32, exactly (ARMv8.0 AdvSIMD,
+// so both sets run it); the product of two halves (11-bit significands,
+// exponents -24..15) is exact in float32, so FMLA's fused step rounds
+// only the addition, as dotF16's unfused one does. One accumulator, V16:
+// lane l sums the products of elements i = l mod 4 in order (dotF16's
+// order, so the bits are the portable kernel's on every architecture;
+// the chain of dependent FMLAs is the price). 32 elements per loop, then
+// 8 at a time.
 
-// One step of 16: halves of x in V(x0), V(x1), of y in V(y0), V(y1) (8
-// each); V8-V15 scratch.
-#define F16_STEP(x0, x1, y0, y1) \
-	FCVTL(8, x0) \
-	FCVTL2(9, x0) \
-	FCVTL(10, x1) \
-	FCVTL2(11, x1) \
-	FCVTL(12, y0) \
-	FCVTL2(13, y0) \
-	FCVTL(14, y1) \
-	FCVTL2(15, y1) \
-	VFMLA V8.S4, V12.S4, V16.S4 \
-	VFMLA V9.S4, V13.S4, V17.S4 \
-	VFMLA V10.S4, V14.S4, V18.S4 \
-	VFMLA V11.S4, V15.S4, V19.S4
-
-// func dotF16NEON(x, y *byte, n int) float32
-TEXT ·dotF16NEON(SB), NOSPLIT, $0-28
+// func dotF16NEON(x, y *byte, n int, acc *[4]float32)
+TEXT ·dotF16NEON(SB), NOSPLIT, $0-32
 	MOVD x+0(FP), R0
 	MOVD y+8(FP), R1
 	MOVD n+16(FP), R3
+	MOVD acc+24(FP), R2
 	VEOR V16.B16, V16.B16, V16.B16
-	VEOR V17.B16, V17.B16, V17.B16
-	VEOR V18.B16, V18.B16, V18.B16
-	VEOR V19.B16, V19.B16, V19.B16
-	TBZ  $4, R3, f16pairs
-	VLD1.P 32(R0), [V0.H8, V1.H8]
-	VLD1.P 32(R1), [V4.H8, V5.H8]
-	F16_STEP(0, 1, 4, 5)
-	SUB  $16, R3
-
-f16pairs:
-	CBZ R3, f16sum
+	CMP  $32, R3
+	BLT  f16eight
 
 f16loop:
-	// two steps, the second's conversions between the first's FMLAs
+	// the conversions of the second half between the first's FMLAs
 	VLD1.P 64(R0), [V0.H8, V1.H8, V2.H8, V3.H8]
 	VLD1.P 64(R1), [V4.H8, V5.H8, V6.H8, V7.H8]
 	FCVTL(8, 0)
-	FCVTL2(9, 0)
-	FCVTL(10, 1)
-	FCVTL2(11, 1)
 	FCVTL(12, 4)
+	FCVTL2(9, 0)
 	FCVTL2(13, 4)
+	FCVTL(10, 1)
 	FCVTL(14, 5)
+	FCVTL2(11, 1)
 	FCVTL2(15, 5)
-	FCVTL(20, 2)
-	FCVTL2(21, 2)
-	FCVTL(22, 3)
-	FCVTL2(23, 3)
 	VFMLA V8.S4, V12.S4, V16.S4
-	VFMLA V9.S4, V13.S4, V17.S4
-	VFMLA V10.S4, V14.S4, V18.S4
-	VFMLA V11.S4, V15.S4, V19.S4
+	FCVTL(20, 2)
 	FCVTL(24, 6)
+	VFMLA V9.S4, V13.S4, V16.S4
+	FCVTL2(21, 2)
 	FCVTL2(25, 6)
+	VFMLA V10.S4, V14.S4, V16.S4
+	FCVTL(22, 3)
 	FCVTL(26, 7)
+	VFMLA V11.S4, V15.S4, V16.S4
+	FCVTL2(23, 3)
 	FCVTL2(27, 7)
 	VFMLA V20.S4, V24.S4, V16.S4
-	VFMLA V21.S4, V25.S4, V17.S4
-	VFMLA V22.S4, V26.S4, V18.S4
-	VFMLA V23.S4, V27.S4, V19.S4
-	SUBS $32, R3
-	BNE  f16loop
+	VFMLA V21.S4, V25.S4, V16.S4
+	VFMLA V22.S4, V26.S4, V16.S4
+	VFMLA V23.S4, V27.S4, V16.S4
+	SUB  $32, R3
+	CMP  $32, R3
+	BGE  f16loop
 
-f16sum:
-	SUM4
-	FMOVS F16, ret+24(FP)
+f16eight:
+	CBZ R3, f16done
+
+f16loop8:
+	VLD1.P 16(R0), [V0.H8]
+	VLD1.P 16(R1), [V4.H8]
+	FCVTL(8, 0)
+	FCVTL(12, 4)
+	FCVTL2(9, 0)
+	FCVTL2(13, 4)
+	VFMLA V8.S4, V12.S4, V16.S4
+	VFMLA V9.S4, V13.S4, V16.S4
+	SUBS $8, R3
+	BNE  f16loop8
+
+f16done:
+	VST1 [V16.S4], (R2)
 	RET

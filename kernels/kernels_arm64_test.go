@@ -25,13 +25,14 @@ func armVariants(t *testing.T) []*armSet {
 // TestArm64FloatDots checks the NEON F32 and F16 dots (every length from 0 to
 // 300, with and without a Go tail, and two long rows) against float64
 // dots: refDotF16 for F16, whose products of two halves are exact in
-// float32; the F32 dot must also give dotF32Go's bits. Their float32 sums are not the references' (16 lanes, then a
-// tree): the error bound of a length-k float32 recursive sum is k*2^-24
-// of the sum of |terms|, and each lane sums n/16 terms plus the 4 steps of
-// the final additions, at most 8 of the Go tail's (15 elements in 4 lanes
-// and its additions) and the references' own rounding, so the tolerance
-// is (n/16+24)*2^-24 * sum|x*y|. The F16 rows take random halves of every
-// finite exponent, subnormals included, under both sets.
+// float32; both must also give the portable kernels' bits (dotF32Go's,
+// dotF16's), as on every architecture. Their float32 sums are not the
+// references' (8 or 4 lanes, then a tree): the error bound of a length-k
+// float32 recursive sum is k*2^-24 of the sum of |terms|, and each lane
+// sums at most n/4 terms plus the final additions and the references' own
+// rounding; the tolerance, (n/16+24)*2^-24 * sum|x*y|, holds for these
+// random rows (their terms' signs cancel). The F16 rows take random
+// halves of every finite exponent, subnormals included, under both sets.
 func TestArm64FloatDots(t *testing.T) {
 	defer SelectKernels("")
 	if err := SelectKernels("neon"); err != nil {
@@ -75,6 +76,10 @@ func TestArm64FloatDots(t *testing.T) {
 			got, want := dot(n, w, a), refDotF16(n, w, a)
 			if d := math.Abs(float64(got) - float64(want)); d > float64(n/16+24)*0x1p-24*mag {
 				t.Errorf("%s n=%d: F16 dot %v, refDotF16 %v (diff %.3g, sum|xy| %.3g)", v.name, n, got, want, d, mag)
+			}
+			// the portable kernel's bits, as on every architecture
+			if g := dotF16(n, w, a); math.Float32bits(got) != math.Float32bits(g) {
+				t.Errorf("%s n=%d: F16 dot %v, dotF16 %v", v.name, n, got, g)
 			}
 		}
 	}

@@ -37,17 +37,26 @@ func dotF32Go(x, y []float32) float32 {
 }
 
 func dotF16(n int, w, a []byte) float32 {
-	w, a = w[:2*n], a[:2*n]
-	var s0, s1, s2, s3 float32
+	var s [4]float32
+	return f16Sums(&s, w[:2*n], a[:2*n])
+}
+
+// f16Sums continues dotF16's four sums s (s[k] sums the products of the
+// elements k mod 4, in order; a tail of fewer than 4 goes to s[0]) over
+// the halves of w and a, and returns their total, (s0+s1)+(s2+s3): the
+// order every architecture's F16 kernel follows.
+func f16Sums(s *[4]float32, w, a []byte) float32 {
+	a = a[:len(w)]
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
 	i := 0
-	for ; i+8 <= 2*n; i += 8 {
+	for ; i+8 <= len(w); i += 8 {
 		ww, aa := w[i:i+8:i+8], a[i:i+8:i+8]
 		s0 += float32(f16tab[uint16(ww[0])|uint16(ww[1])<<8] * f16tab[uint16(aa[0])|uint16(aa[1])<<8])
 		s1 += float32(f16tab[uint16(ww[2])|uint16(ww[3])<<8] * f16tab[uint16(aa[2])|uint16(aa[3])<<8])
 		s2 += float32(f16tab[uint16(ww[4])|uint16(ww[5])<<8] * f16tab[uint16(aa[4])|uint16(aa[5])<<8])
 		s3 += float32(f16tab[uint16(ww[6])|uint16(ww[7])<<8] * f16tab[uint16(aa[6])|uint16(aa[7])<<8])
 	}
-	for ; i < 2*n; i += 2 {
+	for ; i+1 < len(w); i += 2 {
 		s0 += float32(f16tab[le16(w[i:])] * f16tab[le16(a[i:])])
 	}
 	return (s0 + s1) + (s2 + s3)

@@ -32,8 +32,10 @@ import (
 // sum), then acc += float32(isum) * (d_w * d_a), multiply and add rounded
 // separately, blocks in order. The Go version below and every assembly
 // version compute exactly this, so their results agree bit for bit on
-// every architecture. They differ from the row kernels' (which sum 8
-// float lanes per row) in the last bits.
+// every architecture, and are the portable row kernel's; they differ from
+// amd64's AVX2 row kernel's (8 float lanes per row, as ggml's) in the
+// last bits. Every type's group kernels keep to its portable row kernel's
+// sums (TestPackedKernels).
 
 // packRows is the number of rows interleaved in a group.
 const packRows = 8
@@ -191,8 +193,9 @@ func gemvQ8_0Go(g, act, aux []byte, nb int, out *[packRows]float32) {
 //
 // Sums per row and super-block: isum = sum over groups of scale times the
 // group's integer dot, imin = sum of min times the activations' group
-// sum; acc += float32(isum) * (d * d_a) and accm += float32(imin) *
-// (dmin * d_a), each step rounded; the result is acc - accm.
+// sum; acc += float32(isum) * (d * d_a) - float32(imin) * (dmin * d_a),
+// each step rounded: the portable row kernel's sums (q4_KAdd), so that a
+// packed matrix gives its bits on every set that promises them.
 const q4KGroupBytes = 1184
 
 // repackQ4_K interleaves 8 Q4_K rows super-block by super-block.
@@ -231,7 +234,7 @@ func prepQ4_K(aux, act []byte, nb int) {
 
 // gemvQ4_KGo is the Q4_K group kernel in Go.
 func gemvQ4_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
-	var acc, accm [packRows]float32
+	var acc [packRows]float32
 	_, _, _ = g[nb*q4KGroupBytes-1], act[nb*q8_KBytes-1], aux[nb*32-1]
 	for b := 0; b < nb; b++ {
 		gb := g[b*q4KGroupBytes : (b+1)*q4KGroupBytes]
@@ -254,13 +257,11 @@ func gemvQ4_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
 				}
 				isum += lo*int32(gb[32+8*(2*j)+r]) + hi*int32(gb[32+8*(2*j+1)+r])
 			}
-			acc[r] += float32(float32(isum) * float32(f16tab[le16(gb[2*r:])]*da))
-			accm[r] += float32(float32(imin) * float32(f16tab[le16(gb[16+2*r:])]*da))
+			acc[r] += float32(float32(float32(isum)*float32(f16tab[le16(gb[2*r:])]*da)) -
+				float32(float32(imin)*float32(f16tab[le16(gb[16+2*r:])]*da)))
 		}
 	}
-	for r := range out {
-		out[r] = acc[r] - accm[r]
-	}
+	*out = acc
 }
 
 // Q6_K group layout, per super-block index of the 8 rows (1680 bytes, the

@@ -121,9 +121,9 @@ gq4vdone:
 // The Q4_K group kernels (repack.go's Q4_K layout): 8 interleaved rows
 // against one q8_K activation row, a float lane per row, exactly as
 // gemvQ4_KGo. Registers: SI the group's super-block, DI the activation
-// block, BX its aux values (scale, group-sum pairs); Y0 and Y1 the float
-// accumulators of the scaled sums and of the mins, Y12 and Y11 their
-// int32 sums in a super-block, Y15 the 0x0f mask.
+// block, BX its aux values (scale, group-sum pairs); Y0 the float
+// accumulator, Y12 and Y11 the int32 scaled sums and mins' sums of a
+// super-block, Y15 the 0x0f mask.
 
 // Start of a super-block: Y8 = d * d_a and Y10 = dmin * d_a per row, and
 // the mins' sum in Y11 (mins as int16 pairs times the group-sum pairs).
@@ -149,14 +149,15 @@ gq4vdone:
 	VPMADDWD Y3, Y2, Y2 \
 	VPADDD Y2, Y11, Y11
 
-// End of a super-block: both sums into the float accumulators; next.
+// End of a super-block: the scaled sum less the mins' into the float
+// accumulator, each step rounded; next.
 #define GQ4K_END \
 	VCVTDQ2PS Y12, Y12 \
 	VMULPS Y8, Y12, Y12 \
-	VADDPS Y12, Y0, Y0 \
 	VCVTDQ2PS Y11, Y11 \
 	VMULPS Y10, Y11, Y11 \
-	VADDPS Y11, Y1, Y1 \
+	VSUBPS Y11, Y12, Y12 \
+	VADDPS Y12, Y0, Y0 \
 	ADDQ $1184, SI \
 	ADDQ $292, DI \
 	ADDQ $32, BX
@@ -205,7 +206,6 @@ TEXT ·gemvQ4_Kx8AVX2(SB), NOSPLIT, $0-40
 	MOVQ aux+16(FP), BX
 	MOVQ nb+24(FP), CX
 	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -225,7 +225,6 @@ gq4kloop:
 	DECQ CX
 	JNE  gq4kloop
 gq4kdone:
-	VSUBPS Y1, Y0, Y0
 	MOVQ out+32(FP), DX
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
@@ -268,7 +267,6 @@ TEXT ·gemvQ4_Kx8VNNI(SB), NOSPLIT, $0-40
 	MOVQ aux+16(FP), BX
 	MOVQ nb+24(FP), CX
 	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15
@@ -285,7 +283,6 @@ gq4kvloop:
 	DECQ CX
 	JNE  gq4kvloop
 gq4kvdone:
-	VSUBPS Y1, Y0, Y0
 	MOVQ out+32(FP), DX
 	VMOVUPS Y0, (DX)
 	VZEROUPPER
@@ -873,10 +870,6 @@ TEXT ·gemmQ4_Kx8x4VNNI(SB), NOSPLIT, $0-56
 	VXORPS Y24, Y24, Y24
 	VXORPS Y25, Y25, Y25
 	VXORPS Y26, Y26, Y26
-	VXORPS Y1, Y1, Y1
-	VXORPS Y27, Y27, Y27
-	VXORPS Y28, Y28, Y28
-	VXORPS Y29, Y29, Y29
 	MOVL $0x0f0f0f0f, R8
 	VMOVD R8, X15
 	VPBROADCASTD X15, Y15
@@ -903,8 +896,7 @@ gq4kmloop:
 	VCVTDQ2PS Y9, Y9
 	VBROADCASTSS (BX), Y3
 	VMULPS Y3, Y10, Y3
-	VMULPS Y3, Y9, Y9
-	VADDPS Y9, Y1, Y1
+	VMULPS Y3, Y9, Y1
 	VPMOVZXBW 96(SI), Y2
 	VPBROADCASTD 4(R13), Y3
 	VPMADDWD Y3, Y2, Y9
@@ -923,8 +915,7 @@ gq4kmloop:
 	VCVTDQ2PS Y9, Y9
 	VBROADCASTSS (R13), Y3
 	VMULPS Y3, Y10, Y3
-	VMULPS Y3, Y9, Y9
-	VADDPS Y9, Y27, Y27
+	VMULPS Y3, Y9, Y27
 	VPMOVZXBW 96(SI), Y2
 	VPBROADCASTD 4(DX), Y3
 	VPMADDWD Y3, Y2, Y9
@@ -943,8 +934,7 @@ gq4kmloop:
 	VCVTDQ2PS Y9, Y9
 	VBROADCASTSS (DX), Y3
 	VMULPS Y3, Y10, Y3
-	VMULPS Y3, Y9, Y9
-	VADDPS Y9, Y28, Y28
+	VMULPS Y3, Y9, Y28
 	VPMOVZXBW 96(SI), Y2
 	VPBROADCASTD 4(AX), Y3
 	VPMADDWD Y3, Y2, Y9
@@ -963,8 +953,7 @@ gq4kmloop:
 	VCVTDQ2PS Y9, Y9
 	VBROADCASTSS (AX), Y3
 	VMULPS Y3, Y10, Y3
-	VMULPS Y3, Y9, Y9
-	VADDPS Y9, Y29, Y29
+	VMULPS Y3, Y9, Y29
 	VPXORD Y12, Y12, Y12
 	VPXORD Y30, Y30, Y30
 	VPXORD Y31, Y31, Y31
@@ -1461,21 +1450,25 @@ gq4kmloop:
 	VBROADCASTSS (BX), Y3
 	VMULPS Y3, Y8, Y3
 	VMULPS Y3, Y12, Y12
+	VSUBPS Y1, Y12, Y12
 	VADDPS Y12, Y0, Y0
 	VCVTDQ2PS Y30, Y30
 	VBROADCASTSS (R13), Y3
 	VMULPS Y3, Y8, Y3
 	VMULPS Y3, Y30, Y30
+	VSUBPS Y27, Y30, Y30
 	VADDPS Y30, Y24, Y24
 	VCVTDQ2PS Y31, Y31
 	VBROADCASTSS (DX), Y3
 	VMULPS Y3, Y8, Y3
 	VMULPS Y3, Y31, Y31
+	VSUBPS Y28, Y31, Y31
 	VADDPS Y31, Y25, Y25
 	VCVTDQ2PS Y14, Y14
 	VBROADCASTSS (AX), Y3
 	VMULPS Y3, Y8, Y3
 	VMULPS Y3, Y14, Y14
+	VSUBPS Y29, Y14, Y14
 	VADDPS Y14, Y26, Y26
 	ADDQ $1184, SI
 	ADDQ $292, DI
@@ -1490,13 +1483,9 @@ gq4kmloop:
 	JNE  gq4kmloop
 gq4kmdone:
 	MOVQ out+48(FP), R8
-	VSUBPS Y1, Y0, Y0
 	VMOVUPS Y0, 0(R8)
-	VSUBPS Y27, Y24, Y24
 	VMOVUPS Y24, 32(R8)
-	VSUBPS Y28, Y25, Y25
 	VMOVUPS Y25, 64(R8)
-	VSUBPS Y29, Y26, Y26
 	VMOVUPS Y26, 96(R8)
 	VZEROUPPER
 	RET

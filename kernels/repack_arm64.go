@@ -21,9 +21,9 @@ func gemvQ8_0x8SDOT(grp, a, aux *byte, nb int, out *[packRows]float32)
 
 // installPack gives the dotprod set its Q4_0, Q8_0, Q4_K and Q6_K group
 // kernels (SDOT by element) and the neon set its Q4_0 one (SMLAL); neon
-// keeps the row kernels of Q8_0 (which sum alike) and of the K-quants
-// (which do not: their logits differ between the two sets in the last
-// bits, as between amd64's row and group kernels).
+// keeps the row kernels of Q8_0, Q4_K and Q6_K, which sum alike (the
+// group kernels compute the portable row kernels' bits), so both sets
+// give the same logits.
 func installPack(name string) {
 	type groupAsm struct {
 		t        gguf.Type

@@ -151,15 +151,14 @@ q8done:
 // mins, de-interleaved with LD2, times the group sums) in V24/V25, per part
 // j the dots of groups 2j (V16/V17) and 2j+1 (V18/V19) for rows 0-3/4-7,
 // times their scales (MLA) into V22/V23; then the float steps of the Go
-// kernel, each rounded: V28/V29 the scaled sums, V26/V27 the mins.
+// kernel, each rounded: the scaled sum less the mins' (V22/V23 less
+// V24/V25) added to V28/V29.
 TEXT ·gemvQ4_Kx8SDOT(SB), NOSPLIT, $0-40
 	MOVD grp+0(FP), R0
 	MOVD a+8(FP), R1
 	MOVD aux+16(FP), R2
 	MOVD nb+24(FP), R3
 	MOVD out+32(FP), R4
-	VEOR V26.B16, V26.B16, V26.B16
-	VEOR V27.B16, V27.B16, V27.B16
 	VEOR V28.B16, V28.B16, V28.B16
 	VEOR V29.B16, V29.B16, V29.B16
 	VMOVI $15, V31.B16
@@ -583,18 +582,16 @@ q4kloop:
 	FMUL4(23, 23, 3)
 	FMUL4(24, 24, 4)
 	FMUL4(25, 25, 5)
+	FSUB4(22, 22, 24)
+	FSUB4(23, 23, 25)
 	FADD4(28, 28, 22)
 	FADD4(29, 29, 23)
-	FADD4(26, 26, 24)
-	FADD4(27, 27, 25)
 	ADD $1184, R0
 	ADD $292, R1
 	ADD $32, R2
 	SUBS $1, R3
 	BNE q4kloop
 q4kdone:
-	FSUB4(28, 28, 26)
-	FSUB4(29, 29, 27)
 	VST1 [V28.S4, V29.S4], (R4)
 	RET
 

@@ -108,7 +108,7 @@ func q8KBlock(d float32, v []int8) []byte {
 // rowPackedQ4_K computes one row's result of the Q4_K group kernels from
 // the row layout (repack.go's sums).
 func rowPackedQ4_K(row, act []byte, nb int) float32 {
-	var acc, accm float32
+	var acc float32
 	for b := 0; b < nb; b++ {
 		x, y := row[b*q4_KBytes:], act[b*q8_KBytes:]
 		sc, mn := kScales(x[4:16])
@@ -127,10 +127,9 @@ func rowPackedQ4_K(row, act []byte, nb int) float32 {
 			imin += int32(mn[g]) * bs
 		}
 		da := math.Float32frombits(le32(y))
-		acc += float32(float32(isum) * float32(f16tab[le16(x)]*da))
-		accm += float32(float32(imin) * float32(f16tab[le16(x[2:])]*da))
+		acc += float32(float32(float32(isum)*float32(f16tab[le16(x)]*da)) - float32(float32(imin)*float32(f16tab[le16(x[2:])]*da)))
 	}
-	return acc - accm
+	return acc
 }
 
 // rowPackedQ6_K computes one row's result of the Q6_K group kernels from
@@ -156,8 +155,10 @@ func rowPackedQ6_K(row, act []byte, nb int) float32 {
 
 // TestPackedKernels checks each type's group layout and every group kernel
 // (the Go one and each kernel set's) against the row layout computed
-// directly, bit for bit, and against the type's reference row kernel to
-// float rounding, on random blocks with extreme rows and activations.
+// directly and against the type's portable row kernel, bit for bit (so a
+// packed matrix gives the portable kernels' bits wherever a set promises
+// them), and against its reference row kernel to float rounding, on
+// random blocks with extreme rows and activations.
 func TestPackedKernels(t *testing.T) {
 	cases := []struct {
 		t      gguf.Type
@@ -230,6 +231,9 @@ func TestPackedKernels(t *testing.T) {
 						row := w[r*rb : (r+1)*rb]
 						if want := c.row(row, a, nb); math.Float32bits(out[r]) != math.Float32bits(want) {
 							t.Fatalf("%s %s nb %d extreme %v row %d: %g, row layout gives %g", c.t, name, nb, extreme, r, out[r], want)
+						}
+						if want := portableKernels[c.t].dot(nb*c.t.BlockSize(), row, a); math.Float32bits(out[r]) != math.Float32bits(want) {
+							t.Errorf("%s %s nb %d extreme %v row %d: %g, portable row kernel %g", c.t, name, nb, extreme, r, out[r], want)
 						}
 						ref := kernels[c.t].ref(nb*c.t.BlockSize(), row, a)
 						if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
