@@ -58,7 +58,15 @@ func main() {
 	printPrompt := flag.Bool("print-prompt", false, "print the crosscheck prompt text and exit")
 	greedy := flag.Int("greedy", 0, "also print the prompt's greedy continuation of this many tokens")
 	idList := flag.String("ids", "", "space-separated token ids to evaluate (default: the crosscheck prompt)")
+	ctk := flag.String("ctk", "f32", "KV cache type of the keys (f32, f16, q8_0)")
+	ctv := flag.String("ctv", "f32", "KV cache type of the values (f32, f16, q8_0)")
 	flag.Parse()
+	var o engine.Options
+	var err error
+	o.TypeK, err = engine.ParseCacheType(*ctk)
+	check(err)
+	o.TypeV, err = engine.ParseCacheType(*ctv)
+	check(err)
 	ids := crosscheck.PromptIDs
 	if *idList != "" {
 		ids = nil
@@ -84,7 +92,8 @@ func main() {
 		check(err)
 		check(generate(*gen, *words, re))
 	case *model != "":
-		check(compare(*model, ids, *ref, *out, *threads, *greedy))
+		o.Ctx, o.Threads, o.Batch = 512, *threads, len(ids)
+		check(compare(*model, ids, *ref, *out, o, *greedy))
 	default:
 		fmt.Fprintln(os.Stderr, "usage: enginelogits -gen DIR | -m MODEL [-ref F] [-o F] [-t N]")
 		os.Exit(2)
@@ -128,13 +137,13 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 	return os.WriteFile(filepath.Join(dir, "eval.txt"), []byte(crosscheck.Text(words)), 0o644)
 }
 
-func compare(path string, ids []int32, ref, out string, threads, greedy int) error {
+func compare(path string, ids []int32, ref, out string, o engine.Options, greedy int) error {
 	m, err := engine.Open(path)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	s, err := engine.NewState(m, engine.Options{Ctx: 512, Threads: threads, Batch: len(ids)})
+	s, err := engine.NewState(m, o)
 	if err != nil {
 		return err
 	}

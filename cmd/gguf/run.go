@@ -299,7 +299,7 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 // own expert pools.
 func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n int) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 	if mf == nil {
-		mf = &modelFlags{policy: "lru"}
+		mf = &modelFlags{policy: "lru", cacheK: "f16", cacheV: "f16"}
 	}
 	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 		return nil, nil, nil, nil, err
@@ -316,6 +316,10 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	}
 	if hfremote.IsRemote(path) {
 		return fail(usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path))
+	}
+	tk, tv, err := mf.cacheTypes()
+	if err != nil {
+		return fail(err)
 	}
 	g, err := mf.memGuard()
 	if err != nil {
@@ -356,7 +360,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 		m.Close()
 		return fail(err)
 	}
-	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace}
+	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, TypeK: tk, TypeV: tv, Pager: po, Trace: mr.trace}
 	if po == nil {
 		if so.Thrash, err = mf.flash(); err != nil {
 			mr.abort()
@@ -494,7 +498,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		st.Generated, st.GenTime.Round(time.Microsecond), st.GenRate(), f.threads, s.Ctx(), seed)
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); stopped: %s\n",
 		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, s),
-		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
+		humanize.IBytes(uint64(s.CacheBytes())), st.Stop)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()
 }
