@@ -69,6 +69,7 @@ func (f memFit) String() string {
 func fitBeforeOpen(verb, path string, mf *modelFlags, g *memguard.Guard) (memFit, error) {
 	fit := memFit{g: g, budget: -1}
 	if g == nil {
+		warnUnguarded(verb, path, mf)
 		return fit, nil
 	}
 	fit.budget, fit.st = g.Budget()

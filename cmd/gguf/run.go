@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +50,6 @@ type runFlags struct {
 }
 
 // defaultThreads is every core, as llama.cpp's tools default to.
-func defaultThreads() int { return runtime.NumCPU() }
 
 // modelPath returns the model of a run or perplexity command line: its
 // argument or -m, llama.cpp's spelling.
@@ -145,7 +143,7 @@ only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,
 	fl.Float32Var(&f.repeatPenalty, "repeat-penalty", d.RepeatPenalty, "penalty for recent tokens (1: off)")
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
-	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length; also --ctx-size)")
+	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length, at most 4096; also --ctx-size)")
 	fl.StringArrayVarP(&f.reverse, "reverse-prompt", "r", nil, "stop generating when the text reaches PROMPT (repeatable; with --chat, end the answer)")
 	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "never sample an end-of-generation token: generate until -n or a full context")
 	fl.BoolVar(&f.noDisplay, "no-display-prompt", false, "print only the generated text, not the prompt")
@@ -342,6 +340,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	if err != nil {
 		return fail(err)
 	}
+	ctx = contextFor(verb, m, mf, ctx, n)
 	if err := fitPools(verb, fit, mf, m, po, ctx, n); err != nil {
 		m.Close()
 		return fail(err)
@@ -424,6 +423,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	if f.seed < 0 {
 		seed = rand.Uint64()
 	}
+	samplingDefaults(cmd, m.Metadata, &f.repeatPenalty, &f.repeatLastN)
 	so := engine.SamplerOptions{
 		Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP,
 		RepeatPenalty: f.repeatPenalty, RepeatLastN: f.repeatLastN, Seed: seed,
