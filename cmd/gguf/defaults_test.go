@@ -12,7 +12,7 @@ import (
 // all cores elsewhere and on 1-2 core ARM machines.
 func TestThreadsFor(t *testing.T) {
 	for _, c := range []struct {
-		arch         string
+		arch        string
 		cores, want int
 	}{
 		{"arm64", 1, 1}, {"arm64", 2, 2}, {"arm64", 3, 2}, {"arm64", 4, 3}, {"arm64", 8, 7}, {"arm", 4, 3},
