@@ -235,32 +235,3 @@ func TestKVCacheSizes(t *testing.T) {
 		t.Errorf("bf16 accepted")
 	}
 }
-
-// TestDotF16Kernel: the kernel set's F16 dot (F16C assembly on amd64,
-// NEON on arm64) equals the portable dotF16 bit for bit, every length
-// from 0 to 70 and a long one.
-func TestDotF16Kernel(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	for _, n := range append([]int{1000, 4099}, func() []int {
-		var ns []int
-		for n := range 71 {
-			ns = append(ns, n)
-		}
-		return ns
-	}()...) {
-		w, a := make([]float32, n), make([]float32, n)
-		for i := range w {
-			w[i], a[i] = float32(r.NormFloat64()), float32(r.NormFloat64()*10)
-		}
-		wb, ab := make([]byte, 2*n), make([]byte, 2*n)
-		if err := quantizeAct(gguf.TypeF16, wb, w); err != nil {
-			t.Fatal(err)
-		}
-		if err := quantizeAct(gguf.TypeF16, ab, a); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := kernels[gguf.TypeF16].dot(n, wb, ab), dotF16(n, wb, ab); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("n %d (%s kernels): %g, portable %g", n, KernelSet(), got, want)
-		}
-	}
-}
