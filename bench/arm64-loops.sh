@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Static instruction counts of the ARM assembly kernels' loops (arm64 and
-# armv7): each loop's length (from go tool objdump of the engine's test
+# armv7): each loop's length (from go tool objdump of package kernels' test
 # binary: the backward branch's distance) over the weights one iteration
 # handles. The loop bodies are straight-line, so this is what an iteration
 # executes: on arm64 the whole dot (sums, scales, float steps), on armv7
 # the integer sums only (Go scales them). bench/icount.sh counts what the
 # kernels execute in all, against ggml-cpu's.
-# Usage: bench/arm64-loops.sh > engine/testdata/arm64-loops.txt
+# Usage: bench/arm64-loops.sh > kernels/testdata/arm64-loops.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
-GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
-go tool objdump -s 'engine\.(q[0-9]_[0-9K](Sums|Dot)(NEON|SDOT)|dotF32NEON)\.abi0$' "$T/engine-arm64.test" > "$T/arm64.txt"
-go tool objdump -s 'engine\.q[0-9]_[0-9K]SumsNEON$' "$T/engine-armv7.test" > "$T/armv7.txt"
+GOARCH=arm64 go test -c -o "$T/kernels-arm64.test" ./kernels
+GOARCH=arm GOARM=7 go test -c -o "$T/kernels-armv7.test" ./kernels
+go tool objdump -s 'kernels\.(q[0-9]_[0-9K](Sums|Dot)(NEON|SDOT)|dotF32NEON)\.abi0$' "$T/kernels-arm64.test" > "$T/arm64.txt"
+go tool objdump -s 'kernels\.q[0-9]_[0-9K]SumsNEON$' "$T/kernels-armv7.test" > "$T/armv7.txt"
 echo "# arch	kernel	loop	instructions	weights	per-weight   (bench/arm64-loops.sh, $(go env GOVERSION))"
 python3 - "$T/arm64.txt" "$T/armv7.txt" <<'PY'
 import re, sys
@@ -23,7 +23,7 @@ for arch, path in (('arm64', sys.argv[1]), ('armv7', sys.argv[2])):
     fn, cur = {}, None
     for line in open(path):
         if line.startswith('TEXT'):
-            cur = re.search(r'engine\.(\w+)', line).group(1)
+            cur = re.search(r'kernels\.(\w+)', line).group(1)
             fn[cur] = []
         elif cur and line.strip():
             p = [x for x in line.split('\t') if x]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the engine's kernel tests on the devices' architectures under qemu
+# Runs package kernels' tests on the devices' architectures under qemu
 # user emulation: the arm64 test binary with a CPU that has the ARMv8.2 dot
 # product (-cpu max: the neon and dotprod assembly both run) and with one
 # that has not (-cpu cortex-a57: neon only, as on the iPad's A7), then the
@@ -23,9 +23,9 @@ cd "$(dirname "$0")/.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 tests='^(TestArmSums|TestArmDots|TestArm64FloatDots|TestArm64F16Exact|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestPackedKernels|TestVdots|TestICountCoversArm64|TestICountTable)$'
-CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/engine-arm64.test" ./engine
-CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/engine-armv7.test" ./engine
-cd engine   # the tests find ../shared relative to the package
+CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$T/kernels-arm64.test" ./kernels
+CGO_ENABLED=0 GOARCH=arm GOARM=7 go test -c -o "$T/kernels-armv7.test" ./kernels
+cd kernels   # the tests find ../shared relative to the package
 run() {
   local label=$1; shift
   if ! out=$("$@" -test.run "$tests" -test.v 2>&1); then
@@ -34,6 +34,6 @@ run() {
   variants=$(echo "$out" | sed -n 's/.*\(arm\|q2lut\) kernels: \([^(]*[^ (]\).*/\1 \2/p; s/.*\(Q[0-9A-Z_]*\): group kernels \(\[[^]]*\]\).*/\1 groups \2/p' | sort -u | paste -sd';')
   echo "device-kernels: $label: $(echo "$out" | grep -c '^--- PASS') tests pass${variants:+ ($variants)}"
 }
-run "arm64 -cpu max" qemu-aarch64-static -cpu max "$T/engine-arm64.test"
-run "arm64 -cpu cortex-a57" qemu-aarch64-static -cpu cortex-a57 "$T/engine-arm64.test"
-run "armv7" qemu-arm-static "$T/engine-armv7.test"
+run "arm64 -cpu max" qemu-aarch64-static -cpu max "$T/kernels-arm64.test"
+run "arm64 -cpu cortex-a57" qemu-aarch64-static -cpu cortex-a57 "$T/kernels-arm64.test"
+run "armv7" qemu-arm-static "$T/kernels-armv7.test"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the whole test suites of the packages that compute bytes and logits
-# (engine, quant, layout, experts and their subpackages) on the devices'
+# (kernels, engine, quant, layout, experts and their subpackages) on the devices'
 # architectures under qemu user emulation, so a device computes what the
 # amd64 tests prove (issue 24: a chosen subset let arm64 digests and a
 # bailingmoe3 cross-check differ unseen):
 #   arm64 -cpu max          the dotprod kernel set (SDOT, NEON)
 #   arm64 -cpu cortex-a57   the neon set (ARMv8.0, no dot product: the iPad's A7)
-#   armv7 (GOARM=7)         quant's whole suite, and engine's kernel tests (NEON
+#   armv7 (GOARM=7)         quant's and kernels' whole suites (NEON
 #                           Q8_0 assembly, the rest portable Go): each
 #                           assembly kernel bit for bit against plain Go integer
 #                           sums, every installed kernel against the references
@@ -24,10 +24,8 @@ short=-test.short
 [ "${1:-}" = -full ] && short=
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-arm64_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./engine/... ./quant/... ./layout/... ./experts/...)
-armv7_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./quant/... ./engine)
-# What armv7 runs of engine: its kernels (a 32-bit device runs small dense models).
-armv7_engine='^(TestArmSums|TestArmDots|TestKernelsAgainstGGML|TestActivationQuantizers|TestFastKernelsMatchReference|TestDot4|TestScores|TestSelectKernels|TestKernelSelection|TestLowBitKernels|TestQ2LUTAsm|TestQ2LUTKernelBitExact|TestPackedKernels|TestVdots)$'
+arm64_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./kernels/... ./engine/... ./quant/... ./layout/... ./experts/...)
+armv7_pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./quant/... ./kernels)
 mod=$(go list -m)
 build() { # GOARCH GOARM PKG... : test binaries into $T/$GOARCH
   local arch=$1 arm=$2; shift 2
@@ -42,14 +40,12 @@ build arm64 7 $arm64_pkgs
 build arm 7 $armv7_pkgs
 run() { # LABEL ARCH EMULATOR... : every test binary of ARCH, from its package's directory
   local label=$1 arch=$2; shift 2
-  local p dir bin start out sel
+  local p dir bin start out
   for p in $([ "$arch" = arm64 ] && echo "$arm64_pkgs" || echo "$armv7_pkgs"); do
     dir=${p#"$mod"/}
     bin=$T/$arch/$(echo "$dir" | tr / _).test
     start=$(date +%s)
-    sel=()
-    [ "$arch" = arm ] && [ "$dir" = engine ] && sel=(-test.run "$armv7_engine")
-    if ! out=$(cd "$dir" && "$@" "$bin" $short -test.timeout 60m "${sel[@]}" 2>&1); then
+    if ! out=$(cd "$dir" && "$@" "$bin" $short -test.timeout 60m 2>&1); then
       echo "$out" | tail -40
       echo "device-tests: $dir under $label FAILED"
       return 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The engine's K-quant, Q4_0 and Q8_0 dot kernels against ggml-cpu's own, bit for bit:
-# writes engine/testdata/llamacpp/vecdot-haswell.txt, which
-# TestKQuantAgainstHaswell (engine/kernels_haswell_test.go) checks.
+# The kernels' K-quant, Q4_0 and Q8_0 dot kernels against ggml-cpu's own, bit for bit:
+# writes kernels/testdata/llamacpp/vecdot-haswell.txt, which
+# TestKQuantAgainstHaswell (kernels/kernels_haswell_test.go) checks.
 #
 # The test writes its inputs (GGUF_VECDOT_INPUTS), bench/ggml-vecdot.c
 # (built here with gcc) dlopens the backend and runs its
@@ -29,7 +29,7 @@ command -v gcc >/dev/null || { echo "gcc missing" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -O2 -Wall -o "$tmp/ggml-vecdot" "$root/bench/ggml-vecdot.c" -ldl
-(cd "$root" && GGUF_VECDOT_INPUTS=$tmp go test ./engine -run '^TestKQuantAgainstHaswell$' -count=1 >/dev/null)
+(cd "$root" && GGUF_VECDOT_INPUTS=$tmp go test ./kernels -run '^TestKQuantAgainstHaswell$' -count=1 >/dev/null)
 
 run() {
   if [ -n "$loader" ]; then
@@ -39,7 +39,7 @@ run() {
   fi
 }
 
-out=$root/engine/testdata/llamacpp/vecdot-haswell.txt
+out=$root/kernels/testdata/llamacpp/vecdot-haswell.txt
 {
   echo "# ggml_vec_dot_<type>_<q8_K|q8_0> of $(basename "$backend") on TestKQuantAgainstHaswell's rows"
   echo "# (1024 values, 64 rows per type); written by bench/ggml-vecdot.sh. TYPE row float32-bits"

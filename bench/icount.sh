@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Instructions per weight of the engine's arm64 kernels and of ggml-cpu's
+# Instructions per weight of package kernels' arm64 kernels and of ggml-cpu's
 # (llama.cpp's) aarch64 kernels of the same types, counted under qemu user
-# emulation: writes or checks engine/testdata/icount-arm64.txt, which
-# TestICountTable (engine/icount_test.go) checks.
+# emulation: writes or checks kernels/testdata/icount-arm64.txt, which
+# TestICountTable (kernels/icount_test.go) checks.
 #
 # Counting: `qemu-aarch64-static -singlestep -d exec,nochain` logs one
 # "Trace" line per guest instruction executed (-singlestep makes every
@@ -14,9 +14,9 @@
 # elements for every kernel but q2lut's; the per-row costs (call, final
 # reduction) are spread over the 4096 weights of a row.
 #   ours:  BenchmarkKernelSets/<type>/<set> and, for the kernels it has
-#          not (F16, q2lut), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 engine
+#          not (F16, q2lut), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 kernels
 #          test binary with -test.benchtime REPSx; counted: every function
-#          of package engine except the benchmarks' own (their loops), so
+#          of package kernels except the benchmarks' own (their loops), so
 #          the Go side (slicing, any Go tail) is counted with the assembly;
 #          the "asm" column is the assembly functions (*NEON, *SDOT) alone.
 #   q2lut: the Q2_K experts' table-lookup layout, whose kernel multiplies
@@ -54,7 +54,7 @@
 # (gcc-aarch64-linux-gnu) for the harness.
 #
 # Usage: bench/icount.sh [--update]
-#   compares the fresh table with engine/testdata/icount-arm64.txt (exit 1
+#   compares the fresh table with kernels/testdata/icount-arm64.txt (exit 1
 #   if a figure differs by more than the noise below); --update rewrites it.
 # Exit status: 0 same (or updated), 1 differs, 2 tools or ggml missing.
 set -euo pipefail
@@ -64,7 +64,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 groot=${GGML_ARM64_ROOT:-/tmp/sidarm/root}
 n=4096
 reps=100
-q2lutRows=1024 # BenchmarkArm64Kernels' q2lut matrix (icountQ2LUTRows in engine/icount_arm64_test.go)
+q2lutRows=1024 # BenchmarkArm64Kernels' q2lut matrix (icountQ2LUTRows in kernels/icount_arm64_test.go)
 
 for tool in qemu-aarch64-static aarch64-linux-gnu-gcc go; do
 	command -v "$tool" >/dev/null || { echo "icount: $tool missing" >&2; exit 2; }
@@ -88,29 +88,29 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$tmp/engine.test" ./engine)
+(cd "$root" && CGO_ENABLED=0 GOARCH=arm64 go test -c -o "$tmp/kernels.test" ./kernels)
 aarch64-linux-gnu-gcc -O2 -Wall -o "$tmp/icount-ggml" "$root/bench/icount-ggml.c" -ldl
 
-# The engine's code: from its first function to the end of its last (go
+# The kernels' code: from its first function to the end of its last (go
 # tool nm -n sorts by address; the package's code is laid out in one
 # piece), less the benchmark functions and their closures.
 ranges= lo= hi=
 while read -r addr size kind name _; do
 	case $kind in T | t) ;; *) continue ;; esac
 	case $name in
-	github.com/ggufkit/gguf/engine.Benchmark*)
+	github.com/ggufkit/gguf/kernels.Benchmark*)
 		[ -z "$lo" ] || ranges+=$(printf '0x%x..0x%x,' "$lo" $((hi - 1)))
 		lo=
 		;;
-	github.com/ggufkit/gguf/engine.*)
+	github.com/ggufkit/gguf/kernels.*)
 		[ -n "$lo" ] || lo=$((16#$addr))
 		hi=$((16#$addr + size))
 		;;
 	esac
-done < <(go tool nm -n -size "$tmp/engine.test")
+done < <(go tool nm -n -size "$tmp/kernels.test")
 [ -z "$lo" ] || ranges+=$(printf '0x%x..0x%x' "$lo" $((hi - 1)))
-[ -n "$ranges" ] || { echo "icount: engine code not found in the test binary" >&2; exit 1; }
-echo "${ranges%,}" >"$tmp/engine.ranges"
+[ -n "$ranges" ] || { echo "icount: kernels code not found in the test binary" >&2; exit 1; }
+echo "${ranges%,}" >"$tmp/kernels.ranges"
 
 # count FILTER CMD...: instructions the command executes inside FILTER,
 # and how many of them are in an assembly kernel ("total asm").
@@ -125,9 +125,9 @@ count() {
 ours() {
 	local pat r1 r2
 	pat="^$1\$/^$(printf '%s' "$2" | sed 's/[.+]/\\&/g')\$/^$3\$"
-	r1=$(cd "$root/engine" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/engine.ranges")" "$tmp/engine.test" \
+	r1=$(cd "$root/kernels" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/kernels.ranges")" "$tmp/kernels.test" \
 		-test.run '^$' -test.bench "$pat" -test.benchtime "${4}x")
-	r2=$(cd "$root/engine" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/engine.ranges")" "$tmp/engine.test" \
+	r2=$(cd "$root/kernels" && GODEBUG=asyncpreemptoff=1 count "$(cat "$tmp/kernels.ranges")" "$tmp/kernels.test" \
 		-test.run '^$' -test.bench "$pat" -test.benchtime "$((2 * $4))x")
 	set -- $r1 $r2
 	echo "$1 $3 $2 $4"
@@ -161,14 +161,14 @@ out=$tmp/icount-arm64.txt
 	echo "# 2*REPS calls under $(qemu-aarch64-static --version | head -1) -cpu max -singlestep"
 	echo "# -d exec,nochain -dfilter; per weight = (count at 2*REPS - count at REPS) / (rows * N), rows: the weight"
 	echo "# rows REPS calls multiply (ours: the rows column; ggml: one per call, REPS=$reps)."
-	echo "# ours: BenchmarkKernelSets/TYPE/SET or BenchmarkArm64Kernels/KERNEL/SET of the engine's arm64 test binary"
-	echo "#   ($(go env GOVERSION)), every function of package engine but the benchmarks' counted (the assembly and its Go"
+	echo "# ours: BenchmarkKernelSets/TYPE/SET or BenchmarkArm64Kernels/KERNEL/SET of the kernels' arm64 test binary"
+	echo "#   ($(go env GOVERSION)), every function of package kernels but the benchmarks' counted (the assembly and its Go"
 	echo "#   wrapper); asm: the assembly functions alone."
 	echo "# Q2_K.q2lut: the q2lut group kernel alone, 16 rows per call (the activation row's tables built before);"
 	echo "#   Q2_K.q2lut+tables: one token through a $q2lutRows-row q2lut matrix per call (matmulQ2LUT, one thread:"
 	echo "#   the tables built once, then $((q2lutRows / 16)) groups). TBL, ARMv8.0 only: the same code under neon and dotprod."
 	echo "#   Both against ggml's Q2_K kernel (ggml has no such layout)."
-	echo "# TYPE.groups: one call of the set's group kernel (engine/repack.go: 8 rows interleaved at load, SDOT by"
+	echo "# TYPE.groups: one call of the set's group kernel (kernels/repack.go: 8 rows interleaved at load, SDOT by"
 	echo "#   element under dotprod, Q4_0 under neon with SMLAL), against ggml's vec_dot of the type (its own"
 	echo "#   repacked gemv kernels, which llama.cpp uses for Q4_0 on arm64, are not counted)."
 	echo "# ggml: ggml_vec_dot_* of Debian sid libggml0 $(basename "$(ls "$glib"/libggml-base.so.0.*)" | sed 's/libggml-base.so.//') arm64 via bench/icount-ggml.c; neon rows"
@@ -212,7 +212,7 @@ Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 
 EOF
 } >"$out"
 cat "$out"
-ref=$root/engine/testdata/icount-arm64.txt
+ref=$root/kernels/testdata/icount-arm64.txt
 if [ "$update" = 1 ]; then
 	cp "$out" "$ref"
 	echo "wrote $ref"

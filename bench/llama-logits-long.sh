@@ -12,6 +12,10 @@ set -euo pipefail
 update=0
 [ "${1:-}" = --update ] && update=1
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The committed references were made with ggml's haswell backend: compare
+# with the same arithmetic unless told otherwise (LCPP_BACKEND, or
+# GGML_BACKEND_PATH).
+[ -n "${GGML_BACKEND_PATH:-}" ] || LCPP_BACKEND=${LCPP_BACKEND:-haswell}
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
 [ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc" >&2; exit 2; }

@@ -19,9 +19,9 @@
 #                      built against a newer glibc than the system's (default
 #                      $LLAMA_CPP_LIB/ld-linux-x86-64.so.2 where it exists;
 #                      "none" runs directly with LD_LIBRARY_PATH)
-#   GGML_BACKEND_PATH  the ggml CPU backend to load (default
-#                      $LLAMA_CPP_LIB/ggml/backends0/libggml-cpu-haswell.so
-#                      where it exists: Debian builds one per CPU level)
+#   LCPP_BACKEND       the ggml CPU backend to load (default haswell, the
+#                      one the committed references were made with: Debian
+#                      builds one per CPU level); GGML_BACKEND_PATH=FILE too
 #
 # Per model (TAG = shape-TYPE; the F32 files are the sources):
 #   1. llama-quantize --pure SHAPE-F32.gguf TYPE must give the same tensors
@@ -59,6 +59,10 @@ update=0
 [ "${1:-}" = --update ] && { update=1; shift; }
 filter=${1:-.}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The committed references were made with ggml's haswell backend: compare
+# with the same arithmetic unless told otherwise (LCPP_BACKEND, or
+# GGML_BACKEND_PATH).
+[ -n "${GGML_BACKEND_PATH:-}" ] || LCPP_BACKEND=${LCPP_BACKEND:-haswell}
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
 
@@ -80,7 +84,7 @@ prompt=$("$tmp/enginelogits" -print-prompt)
 gold=$root/engine/testdata/llamacpp
 mkdir -p "$gold"
 
-# the weight types engine/repack.go interleaves at Open (as llama.cpp's
+# the weight types kernels/repack.go interleaves at Open (as llama.cpp's
 # CPU_REPACK buffers do): their files are compared repacked on both sides
 repacked=" Q4_0 "
 

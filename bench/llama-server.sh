@@ -17,7 +17,9 @@ llama "$lbin/llama-server" -m "$model" --port 18481 -c 128 -t 1 --metrics --slot
 lpid=$!
 "$bin" serve "$model" --port 18482 -c 128 -t 1 2>/dev/null &
 gpid=$!
-trap 'kill $lpid $gpid 2>/dev/null' EXIT
+# llama is a shell function: $lpid is the subshell running it, and the
+# server is its child, which killing the subshell would leave running.
+trap 'kill $(ps -o pid= --ppid $lpid) $lpid $gpid 2>/dev/null' EXIT
 for p in 18481 18482; do
   for _ in $(seq 100); do curl -sf "localhost:$p/health" >/dev/null && break; sleep 0.1; done
 done
@@ -27,6 +29,8 @@ reqs = [
     ("/completion", {"prompt": "Once upon a time", "n_predict": 5, "temperature": 0, "n_probs": 2}, "content"),
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0, "logprobs": True, "top_logprobs": 2}, "chat"),
     ("/v1/completions", {"prompt": "Once upon", "max_tokens": 3, "temperature": 0}, "text"),
+    ("/completion", {"prompt": ["Once upon", "The dog", [1, 403, 29], ["Once", 403]], "n_predict": 3, "temperature": 0}, "contents"),
+    ("/v1/completions", {"prompt": ["Once upon", "The dog"], "max_tokens": 3, "temperature": 0}, "texts"),
     ("/tokenize", {"content": "Once upon", "with_pieces": True}, None),
     ("/detokenize", {"tokens": [1, 403]}, None),
     ("/apply-template", {"messages": [{"role": "user", "content": "hi"}]}, None),
@@ -55,7 +59,8 @@ def kinds(v, pre=""):
     return out
 def text(v, how):
     return {"content": lambda: v["content"], "chat": lambda: v["choices"][0]["message"]["content"],
-            "text": lambda: v["choices"][0]["text"]}[how]()
+            "text": lambda: v["choices"][0]["text"], "contents": lambda: [(x["index"], x["content"]) for x in v],
+            "texts": lambda: [(c["index"], c["text"]) for c in v["choices"]]}[how]()
 bad = 0
 for path, body, how in reqs:
     (lc, lv), (gc, gv) = call(18481, path, body), call(18482, path, body)

@@ -5,9 +5,12 @@
 #
 # llama.cpp is not part of this repository. $LLAMA_BENCH is the command that
 # runs llama-bench (default: /tmp/lcpp/lrun llama-bench, a Debian sid build
-# extracted under /tmp/lcpp, see README.md "Benchmarks"). llama-bench runs
-# with its defaults (F16 KV cache, flash attention auto, weight repacking
-# on), the configuration its users get.
+# extracted under /tmp/lcpp by bench/lcpp-fetch.sh). llama-bench runs with
+# its defaults (F16 KV cache, flash attention auto, weight repacking on) and
+# ggml's own choice of CPU backend (the best variant for this CPU), the
+# configuration its users get; --backend NAME forces libggml-cpu-NAME.so
+# (e.g. haswell). The CPU model, the backend ggml loaded and the load
+# average are printed with the figures.
 #
 # Prompt: llama-bench's ppN (one batch of N tokens from an empty context)
 # against gguf's prompt tok/s for a text of N tokens (N as gguf counts it
@@ -18,12 +21,18 @@
 # Output: every run, then per model and row the medians and the ratio
 # gguf/llama.cpp.
 #
-# Usage: bench/llamacpp.sh [RUNS] [MODEL.gguf...]
+# Usage: bench/llamacpp.sh [--backend NAME] [RUNS] [MODEL.gguf...]
 #   (default 5 runs; default model ../shared/models/stories260K-f32.gguf)
 set -euo pipefail
+if [ "${1:-}" = --backend ]; then
+	LCPP_BACKEND=$2
+	shift 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lcpp-env.sh
+. "$root/bench/lcpp-env.sh"
 runs=${1:-5}
 shift || true
-root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${GGUF_SHARED:-$root/../shared}
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=("$shared/models/stories260K-f32.gguf")
@@ -35,6 +44,10 @@ read -r -a lbench <<<"${LLAMA_BENCH:-/tmp/lcpp/lrun llama-bench}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go build -o "$tmp/gguf" ./cmd/gguf)
+"${lbench[@]}" -m "${models[0]}" -p 1 -n 0 -r 1 -o csv >/dev/null 2>"$tmp/backend.log" || true
+backend=$(lcpp_backend "$tmp/backend.log")
+echo "cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores; ggml CPU backend: ${backend:-unknown}${GGML_BACKEND_PATH:+ (forced)}"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 text="Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it, but it was too high. Lily asked her mom to help her. Her mom said, \"Let's go to the park and play with the ball.\" They played together all day long."
 gen=128
@@ -77,5 +90,6 @@ for model in "${models[@]}"; do
 		done
 	done
 done
-echo "medians:"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "medians (llama.cpp backend ${backend:-unknown}):"
 printf '%s\n' "${summary[@]}"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // bailingmoe3 is Ling 3's hybrid (Moon-Beam-8B-A1B): most layers mix
@@ -184,13 +185,13 @@ func (ts *tensorSet) tensorFloats(name string, dims ...int) ([]float32, error) {
 	}
 	n := int(t.NumElements())
 	if t.Type == gguf.TypeF32 {
-		return f32s(ts.data[name])[:n], nil
+		return kernels.F32s(ts.data[name])[:n], nil
 	}
 	if t.Type.BlockSize() != 1 {
 		return nil, fmt.Errorf("tensor %q is %s: only float types are supported for it", name, t.Type)
 	}
 	out := make([]float32, n)
-	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
+	if err := kernels.DequantizeRow(t.Type, out, ts.data[name]); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // TestBailingMoE3BatchEqualsSteps evaluates 128 tokens of the crosscheck
@@ -146,7 +147,7 @@ func TestBailingMoE3LongPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := f32s(raw)
+	want := kernels.F32s(raw)
 	m := openModel(t, crossModel(t, crosscheck.Case{Shape: "bailingmoe3", Type: "F32"}))
 	V := m.Config.Vocab
 	if len(want) != 16*V {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // BenchmarkStories260K measures stories260K's prompt (one batch of 64
@@ -22,7 +23,7 @@ func BenchmarkStories260K(b *testing.B) {
 				b.Run(fmt.Sprintf("t%d/%s/%s", threads, c.name, kind), func(b *testing.B) {
 					s := newState(b, m, Options{Ctx: 512, Threads: threads, Batch: 64})
 					if kind == "ref" {
-						withRefKernels(func() { c.fn(b, s) })
+						kernels.WithReference(func() { c.fn(b, s) })
 					} else {
 						c.fn(b, s)
 					}

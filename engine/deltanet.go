@@ -1,6 +1,10 @@
 package engine
 
-import "math"
+import (
+	"math"
+
+	"github.com/ggufkit/gguf/kernels"
+)
 
 // The recurrent pieces of linear-attention layers (Gated DeltaNet, qwen35;
 // the same delta rule with a per-channel decay is Kimi's KDA): a causal
@@ -33,10 +37,10 @@ func convStep(x, w, state []float32, k int) {
 	}
 }
 
-// siluInPlace is ggml_silu, x/(1+expf(-x)): swiglu with u = 1 (exact),
+// siluInPlace is ggml_silu, x/(1+kernels.Expf(-x)): swiglu with u = 1 (exact),
 // whose AVX2 loop computes the same bits as the scalar formula. ones is
 // at least len(x) of 1.
-func siluInPlace(x, ones []float32) { swiglu(x, ones[:len(x)]) }
+func siluInPlace(x, ones []float32) { kernels.Swiglu(x, ones[:len(x)]) }
 
 // l2Norm is ggml_l2_norm over x: x / max(|x|, eps), the sum of squares in
 // float64, the scale in float32.
@@ -45,23 +49,23 @@ func l2Norm(x []float32, eps float32) {
 	for _, v := range x {
 		sum += float64(v * v)
 	}
-	scale := 1 / max(sqrtf(float32(sum)), eps)
+	scale := 1 / max(kernels.Sqrtf(float32(sum)), eps)
 	for i, v := range x {
 		x[i] = v * scale
 	}
 }
 
-// softplus is ggml_softplus: logf(1+expf(x)) in float32, x itself above
+// softplus is ggml_softplus: logf(1+kernels.Expf(x)) in float32, x itself above
 // 20.
 func softplus(x float32) float32 {
 	if x > 20 {
 		return x
 	}
-	return float32(math.Log(float64(1 + expf(x))))
+	return float32(math.Log(float64(1 + kernels.Expf(x))))
 }
 
-// sigmoid is ggml_sigmoid: 1/(1+expf(-x)).
-func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
+// sigmoid is ggml_sigmoid: 1/(1+kernels.Expf(-x)).
+func sigmoid(x float32) float32 { return 1 / (1 + kernels.Expf(-x)) }
 
 // deltaStep advances one head's gated delta rule by one token, as
 // ggml_gated_delta_net does. m is the state, stored transposed as ggml
@@ -78,7 +82,7 @@ func sigmoid(x float32) float32 { return 1 / (1 + expf(-x)) }
 func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float32) {
 	sk := len(k)
 	if len(decay) == 1 {
-		scaleF32(m, decay[0])
+		kernels.ScaleF32(m, decay[0])
 	} else {
 		for j := range v {
 			row := m[j*sk : (j+1)*sk]
@@ -88,62 +92,13 @@ func deltaStep(m, q, k, v, decay []float32, beta, scale float32, out, d []float3
 		}
 	}
 	for j := range v {
-		sum := dotGGML(m[j*sk:(j+1)*sk], k)
+		sum := kernels.DotGGML(m[j*sk:(j+1)*sk], k)
 		d[j] = (v[j] - sum) * beta
 	}
 	for j, dj := range d[:len(v)] {
-		madF32(m[j*sk:(j+1)*sk], k, dj)
+		kernels.MadF32(m[j*sk:(j+1)*sk], k, dj)
 	}
 	for j := range v {
-		out[j] = dotGGML(m[j*sk:(j+1)*sk], q) * scale
+		out[j] = kernels.DotGGML(m[j*sk:(j+1)*sk], q) * scale
 	}
-}
-
-// fmaf is a*b+c rounded once (but where the float64 sum sits within
-// 2^-29 of a float32 rounding boundary: see madF32Go).
-//
-// The float64 product of two float32s is exact, so rounding it apart (the
-// explicit float64, which keeps arm64 from fusing) changes nothing.
-func fmaf(a, b, c float32) float32 { return float32(float64(float64(a)*float64(b)) + float64(c)) }
-
-// madF32Go is ggml_vec_mad_f32 with ggml's fused multiply-add: y[i] +=
-// x[i]*a rounded once. The float32 product is exact in float64, so the
-// float64 sum rounds the exact result (whether or not the compiler fuses
-// it), and rounding that to float32 gives the fused result but where the
-// float64 sum sits within 2^-29 of a float32 rounding boundary.
-func madF32Go(y, x []float32, a float32) {
-	x = x[:len(y)]
-	for i, v := range x {
-		y[i] = fmaf(v, a, y[i])
-	}
-}
-
-// dot32Go is dot32FMA in Go (len(x) a multiple of 32): 32 lanes, lane l
-// accumulating x[i]*y[i] for i%32 == l with one rounding per step (the
-// float32 product is exact in float64, so only the float64 sum rounds
-// before float32 does), reduced in GGML_F32x8_REDUCE's order.
-func dot32Go(x, y []float32) float32 {
-	var acc [32]float32
-	y = y[:len(x)]
-	for i := 0; i+32 <= len(x); i += 32 {
-		for l := range acc {
-			acc[l] = fmaf(x[i+l], y[i+l], acc[l])
-		}
-	}
-	var v [8]float32
-	for l := range v {
-		v[l] = (acc[l] + acc[16+l]) + (acc[8+l] + acc[24+l])
-	}
-	// 128-bit halves, then _mm_hadd_ps twice: (a0+a1) + (a2+a3)
-	a := [4]float32{v[0] + v[4], v[1] + v[5], v[2] + v[6], v[3] + v[7]}
-	return (a[0] + a[1]) + (a[2] + a[3])
-}
-
-// dotTail adds ggml_vec_dot_f32's leftover products to s in float64.
-func dotTail(s float64, x, y []float32) float32 {
-	y = y[:len(x)]
-	for i, v := range x {
-		s += float64(v * y[i])
-	}
-	return float32(s)
 }

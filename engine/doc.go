@@ -25,14 +25,9 @@
 // group limit, renormalization, scale), so the expert pager (paged.go,
 // package pager) has one place to hook.
 //
-// Kernels: every matrix multiplication goes through a per-type dot product
-// of one weight row with one activation row. For the types ggml has integer
-// dot products for, the activation row is first quantized the way ggml-cpu
-// quantizes it (its type's vec_dot_type: Q8_0, Q8_1 or Q8_K) and the dot is
-// computed in integer arithmetic exactly as ggml's vec_dot does it: this is
-// what makes quantized logits agree with llama.cpp to ~1e-6 instead of
-// ~1e-1 (see ../shared/refdata/synthetic/README.txt, section 6). Every such
-// kernel has a plain reference implementation the fast one is tested
-// against. Rare types without such a kernel are dequantized a row at a time
-// and multiplied in float32.
+// Arithmetic is package kernels': every matrix product (Matrix,
+// Products.MatMul, with the dot products per type and CPU feature set),
+// the thread pool and the element-wise ops. engine holds what makes it a
+// model: loading, the families' table, the forward pass, MoE routing and
+// the expert pager's hook, generation, sampling and perplexity.
 package engine

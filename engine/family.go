@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // family is everything that distinguishes one architecture's weights and
@@ -208,9 +210,9 @@ func gemma3(k keys, c *Config) error {
 		return err
 	}
 	if c.Layers == 62 {
-		c.QScale = 1 / sqrtf(float32(c.Embd/c.Heads))
+		c.QScale = 1 / kernels.Sqrtf(float32(c.Embd/c.Heads))
 	} else {
-		c.QScale = 1 / sqrtf(float32(c.HeadDim))
+		c.QScale = 1 / kernels.Sqrtf(float32(c.HeadDim))
 	}
 	return nil
 }

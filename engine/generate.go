@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // Tokenizer is what generation and scoring need from a model's tokenizer;
@@ -231,7 +233,7 @@ func Perplexity(s *State, next TokenSource, o PerplexityOptions) (PerplexityResu
 				if head != nil {
 					var sum float64
 					for _, id := range head {
-						sum += float64(expf(l[id] - mx))
+						sum += float64(kernels.Expf(l[id] - mx))
 					}
 					headLog[i] = math.Log(sum) - logSum
 					share += math.Exp(headLog[i])
@@ -312,7 +314,7 @@ func logSumExp(l []float32) (mx float32, logSum float64) {
 	}
 	var sum float64
 	for _, v := range l {
-		sum += float64(expf(v - mx))
+		sum += float64(kernels.Expf(v - mx))
 	}
 	return mx, math.Log(sum)
 }

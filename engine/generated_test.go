@@ -2,15 +2,14 @@ package engine
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/quant"
 )
 
@@ -68,7 +67,7 @@ func writeGenerated(t testing.TB, dir string, g genSpec) string {
 				x[i] = std * float32(rng.NormFloat64())
 			}
 		}
-		b := bytesOf(x)
+		b := kernels.BytesOf(x)
 		if typ != gguf.TypeF32 {
 			size, _ := typ.RowSize(int64(n))
 			b = make([]byte, size)
@@ -100,23 +99,7 @@ func writeGenerated(t testing.TB, dir string, g genSpec) string {
 	return path
 }
 
-func sqrt32(x float32) float32 { return sqrtf(x) }
-
-// withRefKernels runs fn with every kernel's fast dot replaced by its
-// reference, the baseline the fast kernels are measured and checked against.
-func withRefKernels(fn func()) {
-	saved := map[*kernel]kernel{}
-	for _, k := range append(slices.Collect(maps.Values(kernels)), genericKernel) {
-		saved[k] = *k
-		k.dot, k.dot4 = k.ref, nil
-	}
-	defer func() {
-		for k, v := range saved {
-			*k = v
-		}
-	}()
-	fn()
-}
+func sqrt32(x float32) float32 { return kernels.Sqrtf(x) }
 
 var genTypes = []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ5_K, gguf.TypeF16}
 
@@ -139,7 +122,7 @@ func TestGeneratedModels(t *testing.T) {
 		m := openModel(t, writeGenerated(t, dir, genSpec{embd: 256, ff: 512, layers: 2, heads: 8, kvHeads: 4, typ: typ}))
 		fast := sequenceLogits(t, newState(t, m, Options{Ctx: 64, Threads: 2, Batch: 24}), seq, len(seq))
 		var ref []float32
-		withRefKernels(func() { ref = sequenceLogits(t, newState(t, m, Options{Ctx: 64, Threads: 1, Batch: 1}), seq, len(seq)) })
+		kernels.WithReference(func() { ref = sequenceLogits(t, newState(t, m, Options{Ctx: 64, Threads: 1, Batch: 1}), seq, len(seq)) })
 		d, at := maxDiff(fast, ref)
 		t.Logf("%s: max |fast - ref| %.3g", typ, d)
 		tol := 1e-3
@@ -191,7 +174,7 @@ func BenchmarkGenerated(b *testing.B) {
 					b.Run(fmt.Sprintf("%s/t%d/%s/%s", typ, threads, name, kind), func(b *testing.B) {
 						s := newState(b, m, Options{Ctx: 512, Threads: threads, Batch: 64})
 						if kind == "ref" {
-							withRefKernels(func() { fn(b, s) })
+							kernels.WithReference(func() { fn(b, s) })
 						} else {
 							fn(b, s)
 						}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // KDAConfig is the geometry of Kimi delta attention layers (bailingmoe3).
@@ -120,25 +122,25 @@ func (l *kdaLayer) mix(s *State, st, scratch []float32, nb int) {
 		gi := g[i*d : (i+1)*d]
 		for c := range gi {
 			x := (gi[c] + l.DTBias[c]) * l.A[c/hd]
-			gi[c] = kc.GateLowerBound * (1 / (1 + expf(-x)))
+			gi[c] = kc.GateLowerBound * (1 / (1 + kernels.Expf(-x)))
 		}
 	}
 	s.matmul(l.Beta, s.xb, beta, nb)
 	for i, x := range beta {
-		beta[i] = 1 / (1 + expf(-x))
+		beta[i] = 1 / (1 + kernels.Expf(-x))
 	}
 	t := &l.task
 	t.q, t.k, t.v, t.g, t.beta, t.out, t.state, t.nb = q, k, v, g, beta, out, state, nb
-	t.delta = scratch[:s.pool.n*hd]
-	s.pool.run(t, H, 1, nb*H*hd*hd >= 16<<10)
+	t.delta = scratch[:s.pool.Threads()*hd]
+	s.pool.Run(t, H, 1, nb*H*hd*hd >= 16<<10)
 	s.matmul(l.GA, s.xb, og, nb)
 	for i := 0; i < nb; i++ {
 		for h := 0; h < H; h++ {
 			o := out[i*d+h*hd : i*d+(h+1)*hd]
-			rmsNorm(o, o, l.Norm, l.eps)
+			kernels.RMSNorm(o, o, l.Norm, l.eps)
 			gate := og[i*d+h*hd : i*d+(h+1)*hd]
 			for j := range o {
-				o[j] *= 1 / (1 + expf(-gate[j]))
+				o[j] *= 1 / (1 + kernels.Expf(-gate[j]))
 			}
 		}
 	}
@@ -162,7 +164,7 @@ func causalConvSiLU(x, w, state, win []float32, d, K, nb int) {
 			for t, wt := range wc {
 				sum += float32(win[i+t] * wt)
 			}
-			x[i*d+c] = sum / (1 + expf(-sum))
+			x[i*d+c] = sum / (1 + kernels.Expf(-sum))
 		}
 		copy(state[c*(K-1):(c+1)*(K-1)], win[nb:nb+K-1])
 	}
@@ -178,8 +180,8 @@ func gdnL2Norm(x []float32, eps float32) {
 		sum += float64(v * v)
 	}
 	n := float32(len(x))
-	scale := 1 / sqrtf(float32(sum/float64(len(x)))+eps/n)
-	s := 1 / sqrtf(n)
+	scale := 1 / kernels.Sqrtf(float32(sum/float64(len(x)))+eps/n)
+	s := 1 / kernels.Sqrtf(n)
 	for i := range x {
 		x[i] = (x[i] * scale) * s
 	}
@@ -194,10 +196,10 @@ type kdaTask struct {
 	nb                    int
 }
 
-func (t *kdaTask) run(lo, hi, w int) {
+func (t *kdaTask) Run(lo, hi, w int) {
 	kc := t.l.cfg
 	H, hd, d := kc.Heads, kc.HeadDim, t.l.d
-	scale := 1 / sqrtf(float32(hd))
+	scale := 1 / kernels.Sqrtf(float32(hd))
 	delta := t.delta[w*hd : (w+1)*hd]
 	for h := lo; h < hi; h++ {
 		// M[j][i] = S[key i][value j]: row j is contiguous over the keys
@@ -207,7 +209,7 @@ func (t *kdaTask) run(lo, hi, w int) {
 			q, k, v, g := t.q[o:o+hd], t.k[o:o+hd], t.v[o:o+hd], t.g[o:o+hd]
 			b := t.beta[i*H+h]
 			for c, x := range g {
-				delta[c] = expf(x)
+				delta[c] = kernels.Expf(x)
 			}
 			for j := 0; j < hd; j++ {
 				row := M[j*hd : (j+1)*hd]
@@ -216,7 +218,7 @@ func (t *kdaTask) run(lo, hi, w int) {
 				}
 			}
 			for j := 0; j < hd; j++ {
-				sum := dotF32(hd, bytesOf(M[j*hd:(j+1)*hd]), bytesOf(k))
+				sum := kernels.DotF32(hd, kernels.BytesOf(M[j*hd:(j+1)*hd]), kernels.BytesOf(k))
 				delta[j] = (v[j] - sum) * b
 			}
 			for j := 0; j < hd; j++ {
@@ -227,7 +229,7 @@ func (t *kdaTask) run(lo, hi, w int) {
 			}
 			out := t.out[o : o+hd]
 			for j := range out {
-				out[j] = dotF32(hd, bytesOf(M[j*hd:(j+1)*hd]), bytesOf(q)) * scale
+				out[j] = kernels.DotF32(hd, kernels.BytesOf(M[j*hd:(j+1)*hd]), kernels.BytesOf(q)) * scale
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/quant"
 )
 
@@ -94,7 +95,7 @@ func newKVCache(tk, tv gguf.Type, slots, ctx, kvd, hd int) (*kvCache, error) {
 				x.name, CacheTypeName(x.t), x.t.BlockSize(), hd)
 		}
 	}
-	c := &kvCache{tk: tk, tv: tv, kvd: kvd, ctx: ctx, kRow: actRowBytes(tk, kvd), vRow: actRowBytes(tv, kvd)}
+	c := &kvCache{tk: tk, tv: tv, kvd: kvd, ctx: ctx, kRow: kernels.ActRowBytes(tk, kvd), vRow: kernels.ActRowBytes(tv, kvd)}
 	if hd > 0 && hd%64 == 0 {
 		if tk != gguf.TypeF32 && tk != gguf.TypeF16 {
 			c.rotK = hd & -hd // the largest power of two dividing hd
@@ -115,10 +116,10 @@ func newKVCache(tk, tv gguf.Type, slots, ctx, kvd, hd int) (*kvCache, error) {
 	}
 	c.k, c.v = alignedBytes(kb), alignedBytes(vb)
 	if tk == gguf.TypeF32 {
-		c.kf = f32s(c.k)
+		c.kf = kernels.F32s(c.k)
 	}
 	if tv == gguf.TypeF32 {
-		c.vf = f32s(c.v)
+		c.vf = kernels.F32s(c.v)
 	}
 	return c, nil
 }
@@ -129,7 +130,7 @@ const maxKVBytes = 16 << 30
 
 // alignedBytes allocates n bytes 4-byte aligned.
 func alignedBytes(n int64) []byte {
-	return bytesOf(make([]float32, (n+3)/4))[:n]
+	return kernels.BytesOf(make([]float32, (n+3)/4))[:n]
 }
 
 // bytes is the cache's size.
@@ -138,7 +139,7 @@ func (c *kvCache) bytes() int64 { return int64(len(c.k)) + int64(len(c.v)) }
 // put stores the keys and values of position pos of a slot.
 func (c *kvCache) put(slot, pos int, k, v []float32) {
 	off := (slot*c.ctx + pos) * c.kRow
-	_ = quantizeAct(c.tk, c.k[off:off+c.kRow], k)
+	_ = kernels.QuantizeAct(c.tk, c.k[off:off+c.kRow], k)
 	switch c.tv {
 	case gguf.TypeF32:
 		for d, x := range v {
@@ -150,7 +151,7 @@ func (c *kvCache) put(slot, pos int, k, v []float32) {
 		}
 	default:
 		off := (slot*c.ctx + pos) * c.vRow
-		_ = quantizeAct(c.tv, c.v[off:off+c.vRow], v)
+		_ = kernels.QuantizeAct(c.tv, c.v[off:off+c.vRow], v)
 	}
 }
 
@@ -190,7 +191,7 @@ type attnScratch struct {
 func newAttnScratch(ctx, hd int) attnScratch {
 	return attnScratch{
 		sc: make([]float32, ctx),
-		qa: make([]byte, max(actRowBytes(gguf.TypeF16, hd), actRowBytes(gguf.TypeQ8_0, hd))),
+		qa: make([]byte, max(kernels.ActRowBytes(gguf.TypeF16, hd), kernels.ActRowBytes(gguf.TypeQ8_0, hd))),
 		pa: make([]byte, 2*ctx),
 	}
 }
@@ -199,13 +200,13 @@ func newAttnScratch(ctx, hd int) attnScratch {
 // offset in a key row) for every t in sc and returns their maximum.
 func (c *kvCache) scores(q []float32, slot, from, kvo int, scale float32, sc []float32, qa []byte) float32 {
 	if c.tk == gguf.TypeF32 {
-		return scores(q, c.kf[(slot*c.ctx+from)*c.kvd+kvo:], c.kvd, scale, sc)
+		return kernels.Scores(q, c.kf[(slot*c.ctx+from)*c.kvd+kvo:], c.kvd, scale, sc)
 	}
 	hd := len(q)
-	qa = qa[:actRowBytes(c.tk, hd)]
-	_ = quantizeAct(c.tk, qa, q)
-	dot := kernels[c.tk].dot
-	off := (slot*c.ctx+from)*c.kRow + actRowBytes(c.tk, kvo)
+	qa = qa[:kernels.ActRowBytes(c.tk, hd)]
+	_ = kernels.QuantizeAct(c.tk, qa, q)
+	dot := kernels.RowDot(c.tk)
+	off := (slot*c.ctx+from)*c.kRow + kernels.ActRowBytes(c.tk, kvo)
 	mx := negInf
 	for t := range sc {
 		v := dot(hd, c.k[off:off+len(qa)], qa) * scale
@@ -221,36 +222,22 @@ func (c *kvCache) scores(q []float32, slot, from, kvo int, scale float32, sc []f
 func (c *kvCache) values(p []float32, slot, from, kvo int, out []float32, pa []byte) {
 	switch c.tv {
 	case gguf.TypeF32:
-		vdots(p, c.vf[(slot*c.kvd+kvo)*c.ctx+from:], c.ctx, out)
+		kernels.Vdots(p, c.vf[(slot*c.kvd+kvo)*c.ctx+from:], c.ctx, out)
 	case gguf.TypeF16:
 		n := len(p)
 		pa = pa[:2*n]
-		_ = quantizeAct(gguf.TypeF16, pa, p)
-		dot := kernels[gguf.TypeF16].dot
+		_ = kernels.QuantizeAct(gguf.TypeF16, pa, p)
+		dot := kernels.RowDot(gguf.TypeF16)
 		for d := range out {
 			o := 2 * ((slot*c.kvd+kvo+d)*c.ctx + from)
 			out[d] = dot(n, c.v[o:o+2*n], pa)
 		}
 	default:
 		clear(out)
-		off := (slot*c.ctx+from)*c.vRow + actRowBytes(c.tv, kvo)
+		off := (slot*c.ctx+from)*c.vRow + kernels.ActRowBytes(c.tv, kvo)
 		for _, w := range p {
-			madQ8_0(out, c.v[off:off+actRowBytes(c.tv, len(out))], w)
+			kernels.MadQ8_0(out, c.v[off:off+kernels.ActRowBytes(c.tv, len(out))], w)
 			off += c.vRow
-		}
-	}
-}
-
-// madQ8_0 adds w times the dequantized Q8_0 row x to out, each value
-// dequantized (d*q) then weighted, as ggml's flash attention does with
-// v_to_float and ggml_vec_mad_f32.
-func madQ8_0(out []float32, x []byte, w float32) {
-	for b := 0; b < len(out); b += 32 {
-		blk := x[b/32*q8_0Bytes : (b/32+1)*q8_0Bytes]
-		d := f16tab[le16(blk)]
-		o := out[b : b+32 : b+32]
-		for j, q := range blk[2:34] {
-			o[j] = float32(w*float32(d*float32(int8(q)))) + o[j]
 		}
 	}
 }

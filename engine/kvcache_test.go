@@ -12,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // TestLlamaCppKVTypes checks the f16 and q8_0 caches against llama.cpp run
@@ -66,7 +67,7 @@ func TestLlamaCppKVTypes(t *testing.T) {
 			if tv == gguf.TypeF16 {
 				tol = 1e-2
 			}
-			checkCross(t, got, f32s(raw), tol, 0, 0)
+			checkCross(t, got, kernels.F32s(raw), tol, 0, 0)
 			if testing.Short() {
 				return
 			}
@@ -185,7 +186,7 @@ func TestKVCacheTypes(t *testing.T) {
 				t.Errorf("%s keys: score %d: %g, want %g", tc.tk, i, sc[i], want[i])
 			}
 		}
-		softmaxMax(sc, mx)
+		kernels.SoftmaxMax(sc, mx)
 		out := make([]float32, hd)
 		c.values(sc, 1, from, kvo, out, ws.pa)
 		for d := range out {

@@ -35,7 +35,7 @@ func TestPrunedHeadEmbeddingLazy(t *testing.T) {
 	}
 	defer pm.Close()
 	page := uintptr(os.Getpagesize())
-	emb := m.Embed.data
+	emb := m.Embed.Data()
 	first := uintptr(unsafe.Pointer(&emb[0])) / page
 	last := (uintptr(unsafe.Pointer(&emb[0])) + uintptr(len(emb)) - 1) / page
 	var rows []uintptr

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // crossTolerance is the largest |ours - llama.cpp| a logit may show for a
@@ -125,7 +126,7 @@ func crossRun(t *testing.T, c crosscheck.Case, open func(string) *Model) (got, w
 	if len(raw) != 4*len(got) {
 		t.Fatalf("reference has %d bytes, want %d", len(raw), 4*len(got))
 	}
-	want = append([]float32(nil), f32s(raw)...)
+	want = append([]float32(nil), kernels.F32s(raw)...)
 	return got, want
 }
 
@@ -174,13 +175,13 @@ func TestLlamaCppCrossCheck(t *testing.T) {
 				return
 			}
 			// The packed Q8_0 kernels sum as the portable ones do.
-			rowOrder := !useAVX2 || (c.WeightType() == gguf.TypeQ8_0 && kernels[gguf.TypeQ8_0].pack != nil)
+			rowOrder := !kernels.AVX2Order() || (c.WeightType() == gguf.TypeQ8_0 && kernels.Packs(gguf.TypeQ8_0))
 			if from, ok := portableFlips[c.Tag()]; ok && rowOrder {
 				n := len(crosscheck.PromptIDs)
 				checkCross(t, got, want, crossTolerance(c), n-from, 0.25)
 				return
 			}
-			if _, ok := genericKernels[c.WeightType()]; ok {
+			if kernels.Generic(c.WeightType()) {
 				checkCross(t, got, want, crossTolerance(c), genericFlips, 0.05)
 				return
 			}

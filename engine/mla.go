@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ggufkit/gguf/kernels"
+
 // MLAConfig is the geometry of multi-head latent attention layers
 // (bailingmoe3).
 type MLAConfig struct {
@@ -102,7 +104,7 @@ func (l *mlaLayer) mix(s *State, cache, scratch []float32, nb int) {
 		s.matmul(l.QA, s.xb, qa, nb)
 		for i := 0; i < nb; i++ {
 			x := qa[i*m.QLoraRank : (i+1)*m.QLoraRank]
-			rmsNorm(x, x, l.QANorm, l.eps)
+			kernels.RMSNorm(x, x, l.QANorm, l.eps)
 		}
 		s.matmul(l.QB, qa, q, nb)
 	} else {
@@ -111,11 +113,11 @@ func (l *mlaLayer) mix(s *State, cache, scratch []float32, nb int) {
 	s.matmul(l.KVA, s.xb, kv, nb)
 	cs := s.rope[:rd]
 	for i := 0; i < nb; i++ {
-		ropeCache(cs, s.pos+i, rd, l.ropeBase, l.ropeScale, nil)
-		rope(q[i*H*hd+nope:(i+1)*H*hd], H, hd, cs)
+		kernels.RopeCache(cs, s.pos+i, rd, l.ropeBase, l.ropeScale, nil)
+		kernels.Rope(q[i*H*hd+nope:(i+1)*H*hd], H, hd, cs)
 		x := kv[i*row : (i+1)*row]
-		rope(x[kvr:], 1, rd, cs)
-		rmsNorm(x[:kvr], x[:kvr], l.KVANorm, l.eps)
+		kernels.Rope(x[kvr:], 1, rd, cs)
+		kernels.RMSNorm(x[:kvr], x[:kvr], l.KVANorm, l.eps)
 		copy(cache[(s.pos+i)*row:(s.pos+i+1)*row], x)
 		// the absorbed query's pe part
 		for h := 0; h < H; h++ {
@@ -133,8 +135,8 @@ func (l *mlaLayer) mix(s *State, cache, scratch []float32, nb int) {
 	}
 	t := &l.task
 	t.s, t.cache, t.qf, t.lat, t.pos0 = s, cache, qf, lat, s.pos
-	t.scores = scratch[:s.pool.n*s.ctx]
-	s.pool.run(t, nb*H, 1, (s.pos+nb)*nb*H*row >= 32<<10)
+	t.scores = scratch[:s.pool.Threads()*s.ctx]
+	s.pool.Run(t, nb*H, 1, (s.pos+nb)*nb*H*row >= 32<<10)
 	for h := 0; h < H; h++ {
 		for i := 0; i < nb; i++ {
 			copy(gin[i*kvr:(i+1)*kvr], lat[(i*H+h)*kvr:(i*H+h+1)*kvr])
@@ -147,7 +149,7 @@ func (l *mlaLayer) mix(s *State, cache, scratch []float32, nb int) {
 	s.matmul(l.Gate, s.xb, gate, nb)
 	for i := 0; i < nb; i++ {
 		for h := 0; h < H; h++ {
-			g := 1 / (1 + expf(-gate[i*H+h]))
+			g := 1 / (1 + kernels.Expf(-gate[i*H+h]))
 			o := ov[(i*H+h)*vd : (i*H+h+1)*vd]
 			for j := range o {
 				o[j] *= g
@@ -167,17 +169,17 @@ type mlaTask struct {
 	pos0           int
 }
 
-func (t *mlaTask) run(lo, hi, w int) {
+func (t *mlaTask) Run(lo, hi, w int) {
 	m := t.l.cfg
 	H, kvr := m.Heads, m.KVLoraRank
 	row := kvr + m.RopeDims
-	scale := 1 / sqrtf(float32(m.HeadDim))
+	scale := 1 / kernels.Sqrtf(float32(m.HeadDim))
 	for item := lo; item < hi; item++ {
 		i, h := item/H, item%H
 		n := t.pos0 + i + 1
 		sc := t.scores[w*t.s.ctx : w*t.s.ctx+n]
-		mx := scores(t.qf[(i*H+h)*row:(i*H+h+1)*row], t.cache, row, scale, sc)
-		softmaxMax(sc, mx)
+		mx := kernels.Scores(t.qf[(i*H+h)*row:(i*H+h+1)*row], t.cache, row, scale, sc)
+		kernels.SoftmaxMax(sc, mx)
 		out := t.lat[(i*H+h)*kvr : (i*H+h+1)*kvr]
 		clear(out)
 		for p, a := range sc {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -11,35 +12,14 @@ import (
 	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/osmem"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/split"
 )
 
-// Matrix is a weight matrix used in place: Rows rows of Cols elements of
-// Type, each RowBytes long.
-type Matrix struct {
-	Name     string
-	Type     gguf.Type
-	Cols     int
-	Rows     int
-	RowBytes int
-	data     []byte
-	k        *kernel
-	// pk, when set, holds rows [0, 8*pk.groups) in the group layout of
-	// k.pack (their bytes in data may be released or overwritten).
-	pk *packed
-}
-
-// Row returns the bytes of row i.
-func (m *Matrix) Row(i int) []byte { return m.data[i*m.RowBytes : (i+1)*m.RowBytes] }
-
-// slice returns rows [lo, hi) as a matrix (one expert of a 3-D tensor).
-func (m *Matrix) slice(lo, hi int) *Matrix {
-	s := *m
-	s.Rows = hi - lo
-	s.data = m.data[lo*m.RowBytes : hi*m.RowBytes]
-	return &s
-}
+// Matrix is a weight matrix used in place, with the kernel that multiplies
+// it (package kernels).
+type Matrix = kernels.Matrix
 
 // FFN is a SiLU-gated feed-forward network: down(silu(gate x) * up x),
 // each product with its optional bias.
@@ -307,7 +287,7 @@ func (m *Model) addFile(path string, ts *tensorSet) (*gguf.Reader, error) {
 		if off%4 != 0 {
 			// Only files with general.alignment < 4 get here; float32
 			// weights must be aligned to be used in place on every CPU.
-			b = alignedCopy(b)
+			b = osmem.AlignedCopy(b)
 		}
 		ts.data[t.Name] = b
 	}
@@ -360,7 +340,7 @@ func (c *cacheFile) tensor(t *gguf.TensorInfo) ([]byte, error) {
 	}
 	b := c.data[off:end:end]
 	if off%4 != 0 {
-		b = alignedCopy(b)
+		b = osmem.AlignedCopy(b)
 	}
 	return b, nil
 }
@@ -381,13 +361,6 @@ func (c *cacheFile) locate(t *gguf.TensorInfo) (int64, error) {
 		return 0, fmt.Errorf("tensor %q is past the end of the cache", t.Name)
 	}
 	return off, nil
-}
-
-// alignedCopy copies b into an 8-byte aligned buffer.
-func alignedCopy(b []byte) []byte {
-	c := osmem.AlignedBytes(len(b))
-	copy(c, b)
-	return c
 }
 
 // get returns tensor name after checking its shape against dims (a
@@ -413,11 +386,11 @@ func (ts *tensorSet) get(name string, optional bool, dims ...int) (*gguf.TensorI
 
 // newMatrix wraps the bytes of t as rows x cols, with its kernel.
 func (ts *tensorSet) newMatrix(t *gguf.TensorInfo, cols, rows int) (*Matrix, error) {
-	k, err := kernelFor(t.Type, cols)
+	w, err := kernels.NewMatrix(t.Name, t.Type, cols, rows, int(t.RowBytes()), ts.data[t.Name])
 	if err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
-	return &Matrix{Name: t.Name, Type: t.Type, Cols: cols, Rows: rows, RowBytes: int(t.RowBytes()), data: ts.data[t.Name], k: k}, nil
+	return w, nil
 }
 
 // matrix returns the 2-D tensor name with ne = [cols, rows] (rows < 0: any).
@@ -440,16 +413,17 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 	}
 	if _, ok := ts.data[t.Name]; !ok {
 		// paged: matrices without bytes, which the pager's slots supply
-		k, err := kernelFor(t.Type, cols)
+		w, err := ts.newMatrix(t, cols, rows)
 		if err != nil {
-			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+			return nil, err
 		}
 		if _, ok := ts.layouts[name]; ok {
-			k = q2lutKernel
+			w.UseQ2LUT()
 		}
 		out := make([]*Matrix, n)
 		for e := range out {
-			out[e] = &Matrix{Name: t.Name, Type: t.Type, Cols: cols, Rows: rows, RowBytes: int(t.RowBytes()), k: k}
+			c := *w
+			out[e] = &c
 		}
 		return out, nil
 	}
@@ -458,11 +432,11 @@ func (ts *tensorSet) experts(name string, cols, rows, n int) ([]*Matrix, error) 
 		return nil, err
 	}
 	if _, ok := ts.layouts[name]; ok {
-		all.k = q2lutKernel
+		all.UseQ2LUT()
 	}
 	out := make([]*Matrix, n)
 	for e := range out {
-		out[e] = all.slice(e*rows, (e+1)*rows)
+		out[e] = all.Slice(e*rows, (e+1)*rows)
 	}
 	return out, nil
 }
@@ -485,10 +459,10 @@ func (ts *tensorSet) floats(name string, optional bool, dims ...int) ([]float32,
 		n *= d
 	}
 	if t.Type == gguf.TypeF32 {
-		return f32s(ts.data[name])[:n], nil
+		return kernels.F32s(ts.data[name])[:n], nil
 	}
 	out := make([]float32, n)
-	if err := dequantizeRow(t.Type, out, ts.data[name]); err != nil {
+	if err := kernels.DequantizeRow(t.Type, out, ts.data[name]); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	return out, nil
@@ -572,7 +546,7 @@ func (m *Model) loadHeadIDs(ts *tensorSet, vocab int) error {
 	raw := ts.data[t.Name]
 	ids := make([]int32, m.Output.Rows)
 	for i := range ids {
-		ids[i] = int32(le32(raw[4*i:]))
+		ids[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
 		if ids[i] < 0 || int(ids[i]) >= vocab || (i > 0 && ids[i] <= ids[i-1]) {
 			return fmt.Errorf("output_ids.weight[%d] = %d: ids must be ascending and below the vocabulary size %d", i, ids[i], vocab)
 		}
@@ -621,7 +595,7 @@ func (m *Model) loadAttention(ts *tensorSet, c *Config, l *Layer, p string) erro
 			return ld.err
 		}
 		q, kv := c.QDim(), c.KVDim()
-		l.Q, l.K, l.V = qkv.slice(0, q), qkv.slice(q, q+kv), qkv.slice(q+kv, q+2*kv)
+		l.Q, l.K, l.V = qkv.Slice(0, q), qkv.Slice(q, q+kv), qkv.Slice(q+kv, q+2*kv)
 	} else {
 		mat(&l.Q, "attn_q.weight", c.Embd, qRows)
 		mat(&l.K, "attn_k.weight", c.Embd, c.KVDim())
@@ -779,7 +753,7 @@ func (m *Model) KVCacheBytes(ctx int) int64 {
 func (m *Model) KVCacheBytesOf(ctx int, tk, tv gguf.Type) int64 {
 	c := &m.Config
 	var n int64
-	row := int64(actRowBytes(tk, c.KVDim()) + actRowBytes(tv, c.KVDim()))
+	row := int64(kernels.ActRowBytes(tk, c.KVDim()) + kernels.ActRowBytes(tv, c.KVDim()))
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		if L.attends() {

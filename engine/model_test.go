@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // readF32 reads a raw little-endian float32 reference file.
 func readF32(t testing.TB, rel ...string) []float32 {
-	b := readShared(t, rel...)
+	b := shared.Read(t, rel...)
 	out := make([]float32, len(b)/4)
-	copy(out, f32s(b))
+	copy(out, kernels.F32s(b))
 	return out
 }
 

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/ggufkit/gguf/engine/pager"
+import (
+	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/kernels"
+)
 
 // moeBuffers holds what a MoE FFN needs per batch.
 type moeBuffers struct {
@@ -146,7 +149,7 @@ func (s *State) expertUp(gate, up *Matrix, n int) {
 	s.matmul(gate, mb.in, s.hb, n)
 	s.matmul(up, mb.in, s.hb2, n)
 	for j := 0; j < n; j++ {
-		swiglu(s.hb[j*F:(j+1)*F], s.hb2[j*F:(j+1)*F])
+		kernels.Swiglu(s.hb[j*F:(j+1)*F], s.hb2[j*F:(j+1)*F])
 	}
 }
 

@@ -313,7 +313,7 @@ func (p *statePager) matrix(l, s, part int) (*Matrix, error) {
 		return nil, err
 	}
 	m := &pl.mat[s][part]
-	m.data = b
+	m.SetData(b)
 	return m, nil
 }
 
@@ -385,6 +385,42 @@ func (s *State) ShrinkPager(slots int) int {
 			}
 		}
 		pl.buf, pl.mat = buf, mat
+	}
+	p.slots = slots
+	return slots
+}
+
+// GrowPager adds slots to the State's expert pools, up to slots per
+// layer (at most the layer's experts), when memory is back after
+// ShrinkPager, and returns the slots per layer it now has. The new
+// slots' buffers are allocated now, so evaluating still allocates
+// nothing; they fill as experts miss. Like ShrinkPager it is for
+// between evaluations, never during one.
+func (s *State) GrowPager(slots int) int {
+	p := s.pg
+	if p == nil {
+		return 0
+	}
+	slots = min(slots, s.c.Experts)
+	if slots <= p.slots {
+		return p.slots
+	}
+	L := s.m.Layers
+	for l, pl := range p.layers {
+		if pl == nil {
+			continue
+		}
+		pl.pool.Grow(slots)
+		for range slots - len(pl.buf) {
+			var b [3]*pager.Buffer
+			var m [3]Matrix
+			for i, ms := range [][]*Matrix{L[l].GateExps, L[l].UpExps, L[l].DownExps} {
+				b[i] = pager.NewBuffer(int(pl.each[i]), p.o.Direct)
+				m[i] = *ms[0]
+				p.bytes += pl.each[i]
+			}
+			pl.buf, pl.mat = append(pl.buf, b), append(pl.mat, m)
+		}
 	}
 	p.slots = slots
 	return slots

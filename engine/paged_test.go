@@ -408,11 +408,11 @@ func TestPagerAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestPagerShrink: pools cut while decoding (as the memory guard does)
-// hold fewer bytes, never fewer slots than a token's working set, and the
-// run goes on computing the unpaged run's bits, with prefetches queued
-// into the slots it dropped.
-func TestPagerShrink(t *testing.T) {
+// resizedPagerRun returns a generated MoE, opened paged, a State of it
+// with pools of pool slots, tokens to run and the unpaged run's logits of
+// them: TestPagerShrink and TestPagerGrow resize the pools as they run.
+func resizedPagerRun(t *testing.T, pool int) (moegen.Spec, *Model, *State, []int32, []float32) {
+	t.Helper()
 	g := moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K)
 	path := writeMoE(t, t.TempDir(), g)
 	toks := moeTokens(32)
@@ -421,12 +421,21 @@ func TestPagerShrink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: 12, Prefetch: 4, Readers: 2}})
+	t.Cleanup(func() { m.Close() })
+	s, err := NewState(m, Options{Ctx: 256, Pager: &PagerOptions{Pool: pool, Prefetch: 4, Readers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return g, m, s, toks, want
+}
+
+// TestPagerShrink: pools cut while decoding (as the memory guard does)
+// hold fewer bytes, never fewer slots than a token's working set, and the
+// run goes on computing the unpaged run's bits, with prefetches queued
+// into the slots it dropped.
+func TestPagerShrink(t *testing.T) {
+	g, m, s, toks, want := resizedPagerRun(t, 12)
 	var got []float32
 	keep := func(_ int, l []float32) { got = append(got, l...) }
 	before := s.PagerStats()
@@ -454,5 +463,39 @@ func TestPagerShrink(t *testing.T) {
 	after := s.PagerStats()
 	if after.Slots != g.ExpertsUsed || after.PoolBytes != int64(g.ExpertsUsed)*m.ExpertSlotBytes() {
 		t.Fatalf("after shrinking: %d slots, %d bytes", after.Slots, after.PoolBytes)
+	}
+}
+
+// TestPagerGrow: pools shrunk to a token's working set and grown back
+// (as the memory guard does when memory returns) hold the bytes of their
+// slots, at most the layer's experts, and the run goes on computing the
+// unpaged run's bits, the new slots filling as experts miss.
+func TestPagerGrow(t *testing.T) {
+	g, m, s, toks, want := resizedPagerRun(t, 8)
+	var got []float32
+	keep := func(_ int, l []float32) { got = append(got, l...) }
+	for i, tok := range toks {
+		switch i {
+		case 8:
+			s.ShrinkPager(1)
+		case 16:
+			if n := s.GrowPager(12); n != 12 {
+				t.Fatalf("GrowPager(12) = %d", n)
+			}
+		case 24:
+			if n := s.GrowPager(100); n != g.Experts {
+				t.Fatalf("GrowPager(100) = %d, not the %d experts", n, g.Experts)
+			}
+		}
+		if err := s.Eval([]int32{tok}, 0, keep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !sameBits(got, want) {
+		t.Fatal("logits differ from the unpaged run after the pools shrank and grew")
+	}
+	st := s.PagerStats()
+	if st.Slots != g.Experts || st.PoolBytes != int64(g.Experts)*m.ExpertSlotBytes() || st.Misses == 0 {
+		t.Fatalf("after growing: %d slots, %d bytes, %d misses", st.Slots, st.PoolBytes, st.Misses)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // portableDigests are the SHA-256 of the bailingmoe3 crosscheck files'
@@ -27,13 +28,13 @@ var portableDigests = map[string]string{
 // The files are opened without the group layout: Q4_K's group kernels sum
 // in another order than its row kernels (TestPackedModel).
 func TestPortableBitsEverywhere(t *testing.T) {
-	t.Cleanup(func() { _ = SelectKernels("") })
-	sets := slices.DeleteFunc(KernelSets(), func(s string) bool { return s == "avx2" || s == "vnni" })
+	t.Cleanup(func() { _ = kernels.SelectKernels("") })
+	sets := slices.DeleteFunc(kernels.KernelSets(), func(s string) bool { return s == "avx2" || s == "vnni" })
 	for _, typ := range []string{"F32", "Q8_0", "Q4_K_M"} {
 		c := crosscheck.Case{Shape: "bailingmoe3", Type: typ}
 		path := crossModel(t, c)
 		for _, set := range sets {
-			if err := SelectKernels(set); err != nil {
+			if err := kernels.SelectKernels(set); err != nil {
 				t.Fatal(err)
 			}
 			m, err := OpenWith(path, OpenOptions{NoRepack: true})
@@ -43,7 +44,7 @@ func TestPortableBitsEverywhere(t *testing.T) {
 			t.Cleanup(func() { m.Close() })
 			ids := crosscheck.PromptIDs
 			s := newState(t, m, Options{Ctx: 512, Threads: 2, Batch: len(ids)})
-			got := fmt.Sprintf("%x", sha256.Sum256(bytesOf(sequenceLogits(t, s, ids, len(ids)))))
+			got := fmt.Sprintf("%x", sha256.Sum256(kernels.BytesOf(sequenceLogits(t, s, ids, len(ids)))))
 			if want := portableDigests[c.Tag()]; got != want {
 				t.Errorf("%s with the %s kernels: logits digest %s, amd64's portable %s", c.Tag(), set, got, want)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/opstest"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/quant"
@@ -60,7 +61,7 @@ func writeModel(t testing.TB, dir, name string, b []byte) string {
 // between matrices absorbs some last-bit differences, so the row-level bit
 // test is TestQ2LUTKernelBitExact.
 func TestQ2LUTModel(t *testing.T) {
-	defer SelectKernels("")
+	defer kernels.SelectKernels("")
 	shapes := []crosscheck.Shape{crosscheck.Shapes["moe"],
 		{Name: "moe", Model: fixture.Model{Name: "q2lut-tail", Layers: 2, Embd: 256, FF: 264, Heads: 8, KVHeads: 4,
 			Vocab: 512, Experts: 4, ExpertsUsed: 2, Seed: 121}}}
@@ -74,9 +75,9 @@ func TestQ2LUTModel(t *testing.T) {
 		for _, l := range ml.Layers {
 			for _, es := range [][]*Matrix{l.GateExps, l.UpExps, l.DownExps} {
 				for _, e := range es {
-					if e.k == q2lutKernel {
-						groups += e.Rows / q2lutRows
-						tails += e.Rows % q2lutRows
+					if e.IsQ2LUT() {
+						groups += e.Rows / layout.GroupRows
+						tails += e.Rows % layout.GroupRows
 					}
 				}
 			}
@@ -84,8 +85,8 @@ func TestQ2LUTModel(t *testing.T) {
 		if groups == 0 {
 			t.Fatalf("%s: no expert runs the q2lut kernel", sh.Model.Name)
 		}
-		for _, set := range KernelSets() {
-			if err := SelectKernels(set); err != nil {
+		for _, set := range kernels.KernelSets() {
+			if err := kernels.SelectKernels(set); err != nil {
 				t.Fatal(err)
 			}
 			want, wantLogits := greedyRun(t, newState(t, mq, Options{Ctx: 64}), crosscheck.PromptIDs, steps)

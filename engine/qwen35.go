@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ggufkit/gguf/kernels"
+)
 
 // SSMConfig holds the sizes of a hybrid model's linear-attention (Gated
 // DeltaNet) layers, read from the ssm.* keys as llama_model_qwen35 reads
@@ -243,7 +247,7 @@ func (d *DeltaNetLayer) mix(s *State, st, scratch []float32, nb int) {
 	for i := range ones {
 		ones[i] = 1
 	}
-	threads := len(s.mt.scratch)
+	threads := s.pool.Threads()
 	if len(t.work) < threads {
 		t.work = make([][]float32, threads)
 	}
@@ -265,15 +269,15 @@ func (d *DeltaNetLayer) mix(s *State, st, scratch []float32, nb int) {
 		for h := range hv {
 			t.beta[i*hv+h] = sigmoid(t.beta[i*hv+h])
 			g := softplus(t.decay[i*hv+h]+d.DT[h]) * d.A[h]
-			t.decay[i*hv+h] = expf(g)
+			t.decay[i*hv+h] = kernels.Expf(g)
 		}
 	}
 	t.nb = nb
-	s.pool.run(t, hv, 1, nb*hv*hd*hd >= 32<<10)
+	s.pool.Run(t, hv, 1, nb*hv*hd*hd >= 32<<10)
 	for i := 0; i < nb; i++ {
 		o := t.out[i*vd : (i+1)*vd]
-		rmsNormChunks(o, d.Norm, d.eps)
-		swiglu(t.z[i*vd:(i+1)*vd], o)
+		kernels.RMSNormChunks(o, d.Norm, d.eps)
+		kernels.Swiglu(t.z[i*vd:(i+1)*vd], o)
 	}
 	s.matmul(d.Out, t.z, s.xb2, nb)
 }
@@ -287,10 +291,10 @@ type deltaTask struct {
 	nb                       int
 }
 
-func (t *deltaTask) run(lo, hi, w int) {
+func (t *deltaTask) Run(lo, hi, w int) {
 	sc := t.d.ssm
 	cd, vd, hv, hd, kd := sc.convDim(), sc.valueDim(), sc.VHeads, sc.HeadDim, sc.keyDim()
-	scale := 1 / sqrtf(float32(hd))
+	scale := 1 / kernels.Sqrtf(float32(hd))
 	for h := lo; h < hi; h++ {
 		m := t.st[h*hd*hd : (h+1)*hd*hd]
 		kh := (h % sc.KHeads) * hd

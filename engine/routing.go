@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ggufkit/gguf/kernels"
+)
 
 // Gating is how router logits become expert probabilities; the values
 // are llama.cpp's llama_expert_gating_func_type (the expert_gating_func key).
@@ -77,10 +81,10 @@ func (r *Routing) route(logits, bias []float32, sel []int, w []float32, sc *rout
 	switch r.Gating {
 	case GatingSigmoid:
 		for i, v := range logits {
-			logits[i] = 1 / (1 + expf(-v))
+			logits[i] = 1 / (1 + kernels.Expf(-v))
 		}
 	default:
-		softmaxInPlace(logits)
+		kernels.Softmax(logits)
 	}
 	score := sc.score[:len(logits)]
 	copy(score, logits)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // Options configures a State.
@@ -57,7 +58,7 @@ func tokenBufferBytes(m *Model) int {
 	if c.fam.attnGate {
 		floats += 2 * c.QDim()
 	}
-	return 4*floats + actRowBytes(gguf.TypeF32, maxCols)
+	return 4*floats + kernels.ActRowBytes(gguf.TypeF32, maxCols)
 }
 
 // State is one inference context: a KV cache (attention layers), the
@@ -83,11 +84,6 @@ type State struct {
 	dt deltaTask
 
 	x, xb, xb2, q, k, v, ao, hb, hb2 []float32
-	act                              []byte
-	actf                             []float32 // act back in float32 (generic kernels)
-	aux                              []byte    // per-block values of act for packed matrices
-	lut                              []byte    // q2lut tables of some activation rows
-	lutSrc                           []byte    // the Q8_K rows lut was built from
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -103,9 +99,8 @@ type State struct {
 	mix        [][]float32
 	mixScratch []float32
 
-	pool *pool
-	mt   matmulTask
-	qt   quantTask
+	pool *kernels.Pool
+	mm   *kernels.Products
 	at   attnTask
 }
 
@@ -158,31 +153,10 @@ func NewState(m *Model, o Options) (*State, error) {
 	if m.OutputIDs != nil {
 		s.head = make([]float32, s.logitRows*m.Output.Rows)
 	}
-	actBytes := 0
-	for _, t := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ8_1, gguf.TypeQ8_K} {
-		if maxCols%t.BlockSize() == 0 {
-			actBytes = max(actBytes, actRowBytes(t, maxCols))
-		}
-	}
-	s.act = make([]byte, b*actBytes)
-	s.actf = make([]float32, b*maxCols)
-	s.pool = newPool(o.Threads)
-	s.mt.scratch = make([][]float32, o.Threads)
-	s.mt.quad = make([][4]float32, o.Threads)
-	s.mt.oct = make([][packRows]float32, o.Threads)
-	s.mt.oct4 = make([][4 * packRows]float32, o.Threads)
-	auxRow := 0
-	for t, k := range packKernels {
-		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
-	}
-	s.aux = make([]byte, b*auxRow)
-	if n := m.q2lutCols(); n > 0 {
-		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(n)))
-		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
-	}
+	s.pool = kernels.NewPool(o.Threads)
+	s.mm = kernels.NewProducts(s.pool, b, maxCols, m.q2lutCols())
 	s.at.scratch = make([]attnScratch, o.Threads)
 	for w := 0; w < o.Threads; w++ {
-		s.mt.scratch[w] = make([]float32, maxCols)
 		s.at.scratch[w] = newAttnScratch(o.Ctx, c.HeadDim)
 	}
 	if c.Experts > 0 {
@@ -195,19 +169,19 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.trace = o.Trace
 	switch {
 	case o.Thrash != nil && m.paged != nil:
-		s.pool.close()
+		s.pool.Close()
 		return nil, fmt.Errorf("the thrash model is for models that are not paged: a paged model's flash is PagerOptions.Flash")
 	case o.Thrash != nil:
 		s.thrash = o.Thrash
 	case m.paged != nil:
 		pg, err := newStatePager(m, c, o.Pager)
 		if err != nil {
-			s.pool.close()
+			s.pool.Close()
 			return nil, err
 		}
 		s.pg = pg
 	case o.Pager != nil:
-		s.pool.close()
+		s.pool.Close()
 		return nil, fmt.Errorf("an expert pager needs a model opened with its experts paged (OpenOptions.PageExperts)")
 	}
 	return s, nil
@@ -215,7 +189,7 @@ func NewState(m *Model, o Options) (*State, error) {
 
 // Close stops the worker goroutines and the pager's readers.
 func (s *State) Close() {
-	s.pool.close()
+	s.pool.Close()
 	s.pg.close()
 }
 
@@ -224,6 +198,11 @@ func (s *State) Pos() int { return s.pos }
 
 // Ctx returns the KV cache size in positions.
 func (s *State) Ctx() int { return s.ctx }
+
+// Batch returns how many prompt tokens Eval runs through the model
+// together: a caller that evaluates a long prompt in pieces of this size
+// (to stop between them) gets the same batches as one Eval.
+func (s *State) Batch() int { return s.batch }
 
 // Reset empties the KV cache and zeroes the recurrent state.
 func (s *State) Reset() {
@@ -250,151 +229,13 @@ func (s *State) RecurrentBytes() int64 {
 func (s *State) Model() *Model { return s.m }
 
 // matmul computes out[j] = W in[j] for nb rows of in (stride W.Cols) into
-// out (stride W.Rows), quantizing the activations to the kernel's type
-// first, as ggml-cpu's mul_mat does.
+// out (stride W.Rows) with the kernels (Products.MatMul), after the thrash
+// model, if any, has read the weights.
 func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 	if s.thrash != nil {
 		s.thrash.Read(w.Rows * w.RowBytes)
 	}
-	k := w.k
-	stride := actRowBytes(k.act, w.Cols)
-	q := &s.qt
-	q.k, q.in, q.act, q.cols, q.stride, q.pk = k.act, in, s.act, w.Cols, stride, nil
-	if w.pk != nil {
-		q.pk = w.packKernelOf()
-		q.aux, q.auxStride = s.aux, w.Cols/k.act.BlockSize()*q.pk.auxBytes
-		s.mt.pk, s.mt.aux, s.mt.auxStride = q.pk, s.aux, q.auxStride
-	}
-	// A prompt's rows are quantized in parallel: done by one thread, they
-	// were a sixth of a 2-thread prompt's time. Ranges of grain rows keep
-	// the threads' stores in separate cache lines.
-	s.pool.run(q, nb, 64/stride+1, nb >= 8 && w.Cols*nb >= 16<<10)
-	act := s.act
-	if k.group != nil {
-		s.matmulQ2LUT(w, act, stride, out, nb)
-		return
-	}
-	if k.generic && k.act != gguf.TypeF32 {
-		// The dequantized weight row is multiplied in float32: give it the
-		// rounded activations as float32 too.
-		for j := 0; j < nb; j++ {
-			_ = dequantizeRow(k.act, s.actf[j*w.Cols:(j+1)*w.Cols], s.act[j*stride:(j+1)*stride])
-		}
-		act, stride = bytesOf(s.actf[:nb*w.Cols]), w.Cols*4
-	}
-	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
-	// Threads pay off from ~256 KB of weights per product; below that the
-	// hand-off costs more than the work (stories260K's 64x64 matrices).
-	// Each row r writes out[j*Rows+r] for every token j: ranges of 16 rows
-	// keep the two threads' stores in separate 64-byte cache lines.
-	s.pool.run(&s.mt, w.Rows, 16, w.Rows*w.RowBytes*nb >= 256<<10)
-}
-
-// quantTask quantizes activation rows to a kernel's type and, for a packed
-// matrix, writes their aux values.
-type quantTask struct {
-	k         gguf.Type
-	in        []float32
-	act       []byte
-	cols      int
-	stride    int
-	pk        *packKernel
-	aux       []byte
-	auxStride int
-}
-
-func (q *quantTask) run(lo, hi, _ int) {
-	for j := lo; j < hi; j++ {
-		a := q.act[j*q.stride : (j+1)*q.stride]
-		// Errors are impossible here: kernelFor checked the type and size.
-		_ = quantizeAct(q.k, a, q.in[j*q.cols:(j+1)*q.cols])
-		if q.pk != nil {
-			q.pk.prep(q.aux[j*q.auxStride:(j+1)*q.auxStride], a, q.cols/q.k.BlockSize())
-		}
-	}
-}
-
-type matmulTask struct {
-	w       *Matrix
-	act     []byte
-	stride  int
-	out     []float32
-	nb      int
-	scratch [][]float32
-	// quad holds each worker's four dot4 results: a local array would
-	// escape through the function value and cost an allocation per row.
-	quad [][4]float32
-	// tab holds the q2lut tables of each activation row (tabStride bytes
-	// apart).
-	tab       []byte
-	tabStride int
-	// pk runs a packed matrix's groups, with the activation rows' aux
-	// values (auxStride bytes apart).
-	pk        *packKernel
-	aux       []byte
-	auxStride int
-	oct       [][packRows]float32
-	oct4      [][4 * packRows]float32
-}
-
-func (t *matmulTask) run(lo, hi, wk int) {
-	w, k := t.w, t.w.k
-	if k.group != nil {
-		t.runGroups(lo, hi)
-		return
-	}
-	n := w.Cols
-	if w.pk != nil && lo < w.pk.groups*packRows {
-		// ranges start at multiples of the grain (16): whole groups
-		end := min(hi, w.pk.groups*packRows)
-		t.runPacked(lo/packRows, end/packRows, wk)
-		lo = end
-	}
-	for r := lo; r < hi; r++ {
-		row := w.Row(r)
-		if k.generic {
-			f := t.scratch[wk][:n]
-			_ = dequantizeRow(w.Type, f, row)
-			row = bytesOf(f)
-		}
-		j := 0
-		if k.dot4 != nil && t.nb >= 4 {
-			o := &t.quad[wk]
-			for ; j+4 <= t.nb; j += 4 {
-				k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
-				for c, v := range o {
-					t.out[(j+c)*w.Rows+r] = v
-				}
-			}
-		}
-		for ; j < t.nb; j++ {
-			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
-		}
-	}
-}
-
-// runPacked computes groups [g0, g1) of a packed matrix for every
-// activation row, a group's weights staying in cache across the rows.
-func (t *matmulTask) runPacked(g0, g1, wk int) {
-	w, pk := t.w, t.pk
-	nblk := w.Cols / w.k.act.BlockSize()
-	o, o4 := &t.oct[wk], &t.oct4[wk]
-	for g := g0; g < g1; g++ {
-		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
-		j := 0
-		if pk.gemm4 != nil {
-			for ; j+4 <= t.nb; j += 4 {
-				pk.gemm4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o4)
-				for i := 0; i < 4; i++ {
-					copy(t.out[(j+i)*w.Rows+g*packRows:(j+i)*w.Rows+(g+1)*packRows], o4[i*packRows:(i+1)*packRows])
-				}
-			}
-		}
-		for ; j < t.nb; j++ {
-			pk.gemv(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
-			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+(g+1)*packRows], o[:])
-		}
-	}
+	s.mm.MatMul(w, in, out, nb)
 }
 
 // attnTask computes attention for nb tokens x heads.
@@ -405,11 +246,11 @@ type attnTask struct {
 	scratch []attnScratch
 }
 
-func (t *attnTask) run(lo, hi, w int) {
+func (t *attnTask) Run(lo, hi, w int) {
 	s, c := t.s, t.s.c
 	hd := c.HeadDim
 	group := c.Heads / c.KVHeads
-	scale := 1 / sqrtf(float32(hd))
+	scale := 1 / kernels.Sqrtf(float32(hd))
 	if c.QScale != 0 {
 		scale = 1 // q is scaled already
 	}
@@ -428,7 +269,7 @@ func (t *attnTask) run(lo, hi, w int) {
 		kvo := (h / group) * hd
 		sc := ws.sc[:p+1-from]
 		mx := s.kv.scores(q, slot, from, kvo, scale, sc, ws.qa)
-		softmaxMax(sc, mx)
+		kernels.SoftmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		s.kv.values(sc, slot, from, kvo, out, ws.pa)
 	}
@@ -474,11 +315,11 @@ func (s *State) forward(tokens []int32) error {
 		if s.thrash != nil {
 			s.thrash.Read(m.Embed.RowBytes)
 		}
-		if err := dequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
+		if err := kernels.DequantizeRow(m.Embed.Type, x, m.Embed.Row(int(t))); err != nil {
 			return fmt.Errorf("token_embd: %w", err)
 		}
 		if c.fam.embedScale {
-			sc := sqrtf(float32(E))
+			sc := kernels.Sqrtf(float32(E))
 			for j := range x {
 				x[j] *= sc
 			}
@@ -490,7 +331,7 @@ func (s *State) forward(tokens []int32) error {
 	for l := range m.Layers {
 		L := &m.Layers[l]
 		for i := 0; i < nb; i++ {
-			rmsNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
+			kernels.RMSNorm(s.xb[i*E:(i+1)*E], s.x[i*E:(i+1)*E], L.AttnNorm, c.RMSEps)
 		}
 		if L.Mixer != nil {
 			L.Mixer.mix(s, s.mix[l], s.mixScratch, nb)
@@ -499,15 +340,15 @@ func (s *State) forward(tokens []int32) error {
 		}
 		for i := 0; i < nb; i++ {
 			o := s.xb2[i*E : (i+1)*E]
-			addBias(o, L.BO)
+			kernels.AddBias(o, L.BO)
 			if L.PostAttnNorm != nil {
-				rmsNorm(o, o, L.PostAttnNorm, c.RMSEps)
+				kernels.RMSNorm(o, o, L.PostAttnNorm, c.RMSEps)
 			}
 			x := s.x[i*E : (i+1)*E]
 			for j := range x {
 				x[j] += o[j]
 			}
-			rmsNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
+			kernels.RMSNorm(s.xb[i*E:(i+1)*E], x, L.FFNNorm, c.RMSEps)
 		}
 		if c.moeLayer(l) {
 			if err := s.moeFFN(l, L, nb); err != nil {
@@ -519,7 +360,7 @@ func (s *State) forward(tokens []int32) error {
 		if L.PostFFNNorm != nil {
 			for i := 0; i < nb; i++ {
 				o := s.xb2[i*E : (i+1)*E]
-				rmsNorm(o, o, L.PostFFNNorm, c.RMSEps)
+				kernels.RMSNorm(o, o, L.PostFFNNorm, c.RMSEps)
 			}
 		}
 		for i := 0; i < nb*E; i++ {
@@ -552,24 +393,24 @@ func (s *State) attention(L *Layer, l, nb int) {
 		q := s.q[i*qd : (i+1)*qd]
 		k := s.k[i*kvd : (i+1)*kvd]
 		v := s.v[i*kvd : (i+1)*kvd]
-		addBias(q, L.BQ)
-		addBias(k, L.BK)
-		addBias(v, L.BV)
+		kernels.AddBias(q, L.BQ)
+		kernels.AddBias(k, L.BK)
+		kernels.AddBias(v, L.BV)
 		if L.QNorm != nil {
-			rmsNormChunks(q, L.QNorm, c.RMSEps)
-			rmsNormChunks(k, L.KNorm, c.RMSEps)
+			kernels.RMSNormChunks(q, L.QNorm, c.RMSEps)
+			kernels.RMSNormChunks(k, L.KNorm, c.RMSEps)
 		}
 		if c.localLayer(l) {
-			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
+			kernels.RopeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBaseLocal, 1, m.RopeFactors)
 		} else {
-			ropeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
+			kernels.RopeCache(s.rope, s.pos+i, c.RopeDims, c.RopeBase, c.RopeFreqScale, m.RopeFactors)
 		}
 		if c.fam.ropeNeox {
-			ropeNeox(q, c.Heads, c.HeadDim, s.rope)
-			ropeNeox(k, c.KVHeads, c.HeadDim, s.rope)
+			kernels.RopeNeox(q, c.Heads, c.HeadDim, s.rope)
+			kernels.RopeNeox(k, c.KVHeads, c.HeadDim, s.rope)
 		} else {
-			rope(q, c.Heads, c.HeadDim, s.rope)
-			rope(k, c.KVHeads, c.HeadDim, s.rope)
+			kernels.Rope(q, c.Heads, c.HeadDim, s.rope)
+			kernels.Rope(k, c.KVHeads, c.HeadDim, s.rope)
 		}
 		if c.QScale != 0 {
 			for j := range q {
@@ -583,7 +424,7 @@ func (s *State) attention(L *Layer, l, nb int) {
 	}
 	s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
 	// An item writes HeadDim floats of ao: keep threads a cache line apart.
-	s.pool.run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+	s.pool.Run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
 	s.kv.rotate(s.ao[:nb*qd], s.kv.rotV)
 	if c.fam.attnGate {
 		for i := 0; i < nb; i++ {
@@ -605,17 +446,17 @@ func (s *State) ffn(f *FFN, ff int, out []float32, nb int) {
 	s.matmul(f.Up, s.xb, s.hb2, nb)
 	for i := 0; i < nb; i++ {
 		g, u := s.hb[i*ff:(i+1)*ff], s.hb2[i*ff:(i+1)*ff]
-		addBias(g, f.BGate)
-		addBias(u, f.BUp)
+		kernels.AddBias(g, f.BGate)
+		kernels.AddBias(u, f.BUp)
 		if s.c.fam.gelu {
-			geglu(g, u)
+			kernels.Geglu(g, u)
 		} else {
-			swiglu(g, u)
+			kernels.Swiglu(g, u)
 		}
 	}
 	s.matmul(f.Down, s.hb, out, nb)
 	for i := 0; i < nb; i++ {
-		addBias(out[i*s.c.Embd:(i+1)*s.c.Embd], f.BDown)
+		kernels.AddBias(out[i*s.c.Embd:(i+1)*s.c.Embd], f.BDown)
 	}
 }
 
@@ -627,7 +468,7 @@ func (s *State) outputs(start, nb, first int, fn func(i int, logits []float32)) 
 	for g := first; g < nb; g += s.logitRows {
 		n := min(s.logitRows, nb-g)
 		for i := 0; i < n; i++ {
-			rmsNorm(s.xb[i*E:(i+1)*E], s.x[(g+i)*E:(g+i+1)*E], m.OutputNorm, c.RMSEps)
+			kernels.RMSNorm(s.xb[i*E:(i+1)*E], s.x[(g+i)*E:(g+i+1)*E], m.OutputNorm, c.RMSEps)
 		}
 		if m.OutputIDs == nil {
 			s.matmul(m.Output, s.xb, s.logits, n)

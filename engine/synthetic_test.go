@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/kernels"
 )
 
 // synPrompt is the synthetic models' prompt: "Once upon a time, there was"
@@ -71,7 +72,7 @@ func TestSyntheticLogits(t *testing.T) {
 			s := newState(t, m, Options{Ctx: 512, Threads: 2})
 			got := sequenceLogits(t, s, synPrompt, len(synPrompt))
 			tight := c.tight
-			if useAVX2 {
+			if kernels.AVX2Order() {
 				tight = c.asmTight
 			}
 			want := readF32(t, "refdata", "synthetic", "logits", c.ref+".prompt.f32")

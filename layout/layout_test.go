@@ -15,6 +15,7 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
 	"github.com/ggufkit/gguf/internal/shared"
+	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/layout"
 	"github.com/ggufkit/gguf/quant"
 )
@@ -139,52 +140,68 @@ func vecdot(t *testing.T) [8]float32 {
 	return [8]float32{}
 }
 
-// TestDotQ2LUTAgainstGGML: ggml's own 8 Q2_K rows (refdata, quantized by
+// TestQ2LUTAgainstGGML: ggml's own 8 Q2_K rows (refdata, quantized by
 // ggml) tiled to a 16-row expert (a full group) plus a 9-row one (8 rows in
-// no group: the Q2_K tail path), dotted with ggml's Q8_K activation, give
-// ggml-cpu's vec_dot results.
-func TestDotQ2LUTAgainstGGML(t *testing.T) {
-	w8, err := os.ReadFile(shared.Path(t, "refdata", "quant", "q2_K.ref.q"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	act, err := os.ReadFile(shared.Path(t, "refdata", "quant", "act.q8_K.cpu.q"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// no group: the Q2_K tail path), repacked, multiplied through package
+// kernels (the runtime's kernels, every set this CPU runs) with ggml's
+// input row (which kernels quantizes to ggml's Q8_K activation,
+// kernels.TestActivationQuantizers), give ggml-cpu's vec_dot results, and
+// exactly the bits of the same product of the Q2_K original: the layout
+// stores the same numbers, and the same kernels read both.
+func TestQ2LUTAgainstGGML(t *testing.T) {
+	defer kernels.SelectKernels("")
+	w8 := shared.Read(t, "refdata", "quant", "q2_K.ref.q")
 	want := vecdot(t)
-	raw, err := os.ReadFile(shared.Path(t, "refdata", "quant", "input.f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := shared.Read(t, "refdata", "quant", "input.f32")
 	input := make([]float32, len(raw)/4)
 	for i := range input {
 		input[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
-	for _, rows := range []int64{16, 9} {
-		src := make([]byte, 0, rows*84)
-		for r := int64(0); r < rows; r++ {
-			src = append(src, w8[(r%8)*84:(r%8+1)*84]...)
-		}
-		packed := make([]byte, len(src))
-		if err := layout.PackQ2LUT(packed, src, 256, rows); err != nil {
+	product := func(typ string, data []byte, rows int, q2lut bool) []float32 {
+		w, err := kernels.NewMatrix(typ, gguf.TypeQ2_K, 256, rows, 84, data)
+		if err != nil {
 			t.Fatal(err)
 		}
+		cols := 0
+		if q2lut {
+			w.UseQ2LUT()
+			cols = 256
+		}
+		pool := kernels.NewPool(1)
+		defer pool.Close()
 		out := make([]float32, rows)
-		if err := layout.DotQ2LUT(out, packed, 256, rows, act); err != nil {
+		kernels.NewProducts(pool, 1, 256, cols).MatMul(w, input[:256], out, 1)
+		return out
+	}
+	for _, set := range kernels.KernelSets() {
+		if err := kernels.SelectKernels(set); err != nil {
 			t.Fatal(err)
 		}
-		for r := range out {
-			// ggml's AVX-512 kernel sums in another order than its generic
-			// C, which DotQ2LUT reproduces bit for bit (engine's
-			// TestDotQ2LUTBitExact); the tolerance is float32 rounding
-			// relative to the sum of |terms|.
-			mag := 1e-3
-			for i := 0; i < 256; i++ {
-				mag += math.Abs(float64(input[(r%8)*256+i] * input[i]))
+		for _, rows := range []int{16, 9} {
+			src := make([]byte, 0, rows*84)
+			for r := 0; r < rows; r++ {
+				src = append(src, w8[(r%8)*84:(r%8+1)*84]...)
 			}
-			if d := math.Abs(float64(out[r]) - float64(want[r%8])); d > mag*2e-6 {
-				t.Errorf("%d rows, row %d: %.9g, ggml %.9g", rows, r, out[r], want[r%8])
+			packed := make([]byte, len(src))
+			if err := layout.PackQ2LUT(packed, src, 256, int64(rows)); err != nil {
+				t.Fatal(err)
+			}
+			out := product("q2lut", packed, rows, true)
+			orig := product("q2_K", src, rows, false)
+			for r := range out {
+				if math.Float32bits(out[r]) != math.Float32bits(orig[r]) {
+					t.Errorf("set %s, %d rows, row %d: q2lut %.9g, its Q2_K original %.9g", set, rows, r, out[r], orig[r])
+				}
+				// ggml's AVX-512 kernel sums in another order than its
+				// generic C and the kernel sets; the tolerance is float32
+				// rounding relative to the sum of |terms|.
+				mag := 1e-3
+				for i := 0; i < 256; i++ {
+					mag += math.Abs(float64(input[(r%8)*256+i] * input[i]))
+				}
+				if d := math.Abs(float64(out[r]) - float64(want[r%8])); d > mag*2e-6 {
+					t.Errorf("set %s, %d rows, row %d: %.9g, ggml %.9g", set, rows, r, out[r], want[r%8])
+				}
 			}
 		}
 	}

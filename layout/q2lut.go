@@ -1,11 +1,7 @@
 package layout
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
-
-	"github.com/ggufkit/gguf/quant"
 )
 
 // Q2_K block: scales[16] (low nibble scale, high nibble min), qs[64]
@@ -34,8 +30,7 @@ func q2kCode(b []byte, c int) uint8 {
 //	             the pair codes of columns 4k,4k+1 (low nibble) and
 //	             4k+2,4k+3 (high nibble); a pair code is q(c) | q(c+1)<<2
 //
-// The files use n = 16 only; a smaller n serves the reference dot product
-// of a Q2_K tail row.
+// The files use n = 16 only (GroupRows).
 func packGroup(g []byte, blks [][]byte) {
 	n := len(blks)
 	for r, b := range blks {
@@ -145,88 +140,4 @@ func PackQ2LUT(dst, src []byte, ne0, rowsPerExpert int64) error {
 // UnpackQ2LUT restores the Q2_K rows PackQ2LUT repacked, byte for byte.
 func UnpackQ2LUT(dst, src []byte, ne0, rowsPerExpert int64) error {
 	return convertQ2LUT(dst, src, ne0, rowsPerExpert, false)
-}
-
-// DotQ2LUT is the reference matrix-vector product of one q2lut expert (rows
-// rows of ne0 weights, as PackQ2LUT wrote it) with one Q8_K activation row:
-// out[r] is what ggml's Q2_K x Q8_K vec_dot gives for row r, bit for bit.
-// It works as a table-lookup kernel does: per pair of activations a 16-entry
-// table of q0*a0 + q1*a1 (int16 here: with Q8_K's int8 activations an entry
-// reaches 3*127*2), looked up with each row's pair code; the integer sums are
-// exact, so only ggml's final float steps per 256 columns need to match.
-func DotQ2LUT(out []float32, w []byte, ne0, rows int64, act []byte) error {
-	rb, _, err := q2lutShape(int64(len(w)), ne0, rows)
-	if err != nil {
-		return err
-	}
-	nb := ne0 / 256
-	if int64(len(act)) != nb*q8kBytes || int64(len(out)) != rows {
-		return fmt.Errorf("q2lut dot: %d activation bytes, %d outputs, want %d and %d", len(act), len(out), nb*q8kBytes, rows)
-	}
-	clear(out)
-	var tail [q2kBytes]byte // a Q2_K tail row as a 1-row group
-	for r0 := int64(0); r0 < rows; r0 += GroupRows {
-		n := min(GroupRows, rows-r0)
-		for b := int64(0); b < nb; b++ {
-			y := act[b*q8kBytes:]
-			for r := int64(0); r < n; r++ {
-				var s blockSums
-				if n == GroupRows {
-					off := r0*rb + b*GroupRows*q2kBytes
-					s = groupDot(w[off:off+GroupRows*q2kBytes], GroupRows, int(r), y)
-				} else {
-					packGroup(tail[:], [][]byte{w[(r0+r)*rb+b*q2kBytes:][:q2kBytes]})
-					s = groupDot(tail[:], 1, 0, y)
-				}
-				out[r0+r] = addBlock(out[r0+r], s)
-			}
-		}
-	}
-	return nil
-}
-
-// blockSums are one row's exact integer sums over 256 columns and the
-// scales that turn them into ggml's float result.
-type blockSums struct {
-	isum, summs int32
-	d, dmin, yd float32
-}
-
-// addBlock adds one block's term to acc as ggml's generic kernel does,
-// sumf += dall*isum - dmin*summs, each product rounded to float32 (no
-// fused multiply-add, so every architecture gives the same bits).
-func addBlock(acc float32, s blockSums) float32 {
-	dall := float32(s.yd * s.d)
-	dmin := float32(s.yd * s.dmin)
-	t := float32(dall*float32(s.isum)) - float32(dmin*float32(s.summs))
-	return acc + t
-}
-
-// groupDot computes row r of an n-row group against one Q8_K block y by
-// table lookup: for each 4 columns one code byte of the row indexes two
-// 16-entry tables.
-func groupDot(g []byte, n, r int, y []byte) blockSums {
-	yd := math.Float32frombits(binary.LittleEndian.Uint32(y))
-	q8 := y[4 : 4+256]
-	var sub [16]int32 // per 16-column sub-block: sum of q*a
-	var tab [2][16]int16
-	for k := 0; k < 64; k++ {
-		c := 4 * k
-		for h := 0; h < 2; h++ {
-			a0, a1 := int16(int8(q8[c+2*h])), int16(int8(q8[c+2*h+1]))
-			for code := 0; code < 16; code++ {
-				tab[h][code] = int16(code&3)*a0 + int16(code>>2)*a1
-			}
-		}
-		v := g[20*n+k*n+r]
-		sub[c/16] += int32(tab[0][v&15]) + int32(tab[1][v>>4])
-	}
-	s := blockSums{yd: yd, d: quant.FP16ToFP32(binary.LittleEndian.Uint16(g[2*r:])),
-		dmin: quant.FP16ToFP32(binary.LittleEndian.Uint16(g[2*n+2*r:]))}
-	for j := 0; j < 16; j++ {
-		sc := g[4*n+j*n+r]
-		s.isum += int32(sc&15) * sub[j]
-		s.summs += int32(int16(binary.LittleEndian.Uint16(y[260+2*j:]))) * int32(sc>>4)
-	}
-	return s
 }

@@ -69,6 +69,20 @@ type Report struct {
 	Layouts                           *Layouts
 }
 
+// HeadLine describes the head a build cut, for its log ("" when it cut
+// none, r nil included): "head pruned to N rows from SOURCE (...)".
+func (r *Report) HeadLine() string {
+	if r == nil || r.Head == nil {
+		return ""
+	}
+	h, verb := r.Head, "pruned"
+	if r.Recut {
+		verb = "re-cut"
+	}
+	return fmt.Sprintf("head %s to %d rows from %s (%d ranked, %d specials, %d padding)",
+		verb, len(h.IDs), r.HeadSource, h.Ranked, h.Specials, h.Padding)
+}
+
 // Plan builds the plan of opts over the main input in.
 func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 	p := plan.Identity(in)

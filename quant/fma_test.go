@@ -45,7 +45,7 @@ func TestNoFusedMultiplyAddOnArm64(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go test for arm64: %v\n%.2000s", err, out)
 	}
-	for _, fn := range []string{"quant.FP32ToFP16", "engine.dotF32Go"} {
+	for _, fn := range []string{"quant.FP32ToFP16", "kernels.dotF32Go"} {
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(fn) + ` STEXT`).Match(out) {
 			t.Fatalf("go test -gcflags=-S printed no listing of %s (%d bytes): the check would pass vacuously", fn, len(out))
 		}

@@ -166,22 +166,75 @@ func (s *Server) newJob(req *request, ids []int32) (*job, error) {
 	return j, nil
 }
 
-// promptIDs reads /completion's prompt: a string, token ids, or a list
-// of one of those (llama-server takes several prompts; this server one).
-func (s *Server) promptIDs(raw json.RawMessage) ([]int32, error) {
+// prompts reads a completion request's prompt as llama-server does: a
+// string, a list of token ids, or a list mixing strings and ids is one
+// prompt; any other list holds one prompt per element, each a string, a
+// list of ids or a mixed list. A string is tokenized with BOS as the
+// model adds it, ids are taken as they are.
+func (s *Server) prompts(raw json.RawMessage) ([][]int32, error) {
 	var text string
 	if err := json.Unmarshal(raw, &text); err == nil {
-		return s.cfg.Tokenizer.Encode(text, true, true), nil
-	}
-	var ids []int32
-	if err := json.Unmarshal(raw, &ids); err == nil {
-		return ids, s.checkIDs(ids)
+		return [][]int32{s.cfg.Tokenizer.Encode(text, true, true)}, nil
 	}
 	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err == nil && len(list) == 1 {
-		return s.promptIDs(list[0])
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, badRequest("'prompt' must be a string, a list of token ids, or a list of prompts")
 	}
-	return nil, badRequest("'prompt' must be a string, a list of token ids, or a list of one of those")
+	if len(list) == 0 {
+		return nil, badRequest("'prompt' must not be empty")
+	}
+	if ids, ok, err := s.mixedPrompt(list); ok || err != nil {
+		return [][]int32{ids}, err
+	}
+	out := make([][]int32, len(list))
+	for i, e := range list {
+		if err := json.Unmarshal(e, &text); err == nil {
+			out[i] = s.cfg.Tokenizer.Encode(text, true, true)
+			continue
+		}
+		var parts []json.RawMessage
+		if json.Unmarshal(e, &parts) != nil {
+			return nil, errPromptElement
+		}
+		ids, ok, err := s.mixedPrompt(parts)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errPromptElement
+		}
+		out[i] = ids
+	}
+	return out, nil
+}
+
+// errPromptElement refuses a list of prompts with an element that is none.
+var errPromptElement = badRequest("'prompt' elements must be a string, a list of token ids, or a list of mixed strings and token ids")
+
+// mixedPrompt reads a list of token ids, or of strings and token ids,
+// as one prompt, as llama-server's tokenize_mixed does: the strings
+// tokenized (BOS only for a string first in the list), the ids taken as
+// they are. ok is false for any other list: one with an element neither
+// a string nor an integer, or strings only (a list of prompts).
+func (s *Server) mixedPrompt(list []json.RawMessage) (ids []int32, ok bool, err error) {
+	anyID := len(list) == 0
+	for i, e := range list {
+		var text string
+		var id int32
+		switch {
+		case json.Unmarshal(e, &text) == nil:
+			ids = append(ids, s.cfg.Tokenizer.Encode(text, i == 0, true)...)
+		case json.Unmarshal(e, &id) == nil:
+			ids = append(ids, id)
+			anyID = true
+		default:
+			return nil, false, nil
+		}
+	}
+	if !anyID {
+		return nil, false, nil
+	}
+	return ids, true, s.checkIDs(ids)
 }
 
 // checkIDs refuses token ids outside the vocabulary.
@@ -199,8 +252,9 @@ func (s *Server) checkIDs(ids []int32) error {
 // not fit the context with room for the answer, the oldest turns (after
 // any system message) are dropped, a user message with the answer that
 // followed it, as smolchat did, until it fits or only the last message
-// is left. dropped counts the messages left out.
-func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids []int32, dropped int, err error) {
+// is left. dropped counts the messages left out; think, for a template
+// with a thinking switch, splits the reply's thinking from its answer.
+func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids []int32, dropped int, think *thinking, err error) {
 	ctx := s.ctxLen()
 	room := ctx / 4
 	if n >= 0 {
@@ -210,7 +264,7 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 	for {
 		text, err := s.cfg.Template.Render(msgs, r)
 		if err != nil {
-			return nil, 0, badRequest("chat template %s: %v", s.cfg.Template, err)
+			return nil, 0, nil, badRequest("chat template %s: %v", s.cfg.Template, err)
 		}
 		ids = s.cfg.Tokenizer.Encode(text, true, true)
 		first := 0
@@ -218,7 +272,10 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 			first++
 		}
 		if len(ids)+room <= ctx || first >= len(msgs)-1 {
-			return ids, dropped, nil
+			if s.cfg.Template.HasReasoning() {
+				think = newThinking(promptOpensThinking(text))
+			}
+			return ids, dropped, think, nil
 		}
 		k := first + 1
 		for k < len(msgs)-1 && msgs[k].Role != "user" {
@@ -227,21 +284,6 @@ func (s *Server) chatPrompt(msgs []chat.Message, r chat.Reasoning, n int) (ids [
 		msgs = append(msgs[:first:first], msgs[k:]...)
 		dropped += k - first
 	}
-}
-
-// splitThinking separates a reply's thinking block (<think>...</think>)
-// from its answer, as llama-server's reasoning_format deepseek does, for
-// templates with a thinking switch.
-func (s *Server) splitThinking(reply string) (content, reasoning string) {
-	if !s.cfg.Template.HasReasoning() {
-		return reply, ""
-	}
-	i := strings.LastIndex(reply, "</think>")
-	if i < 0 {
-		return reply, ""
-	}
-	reasoning = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(reply[:i]), "<think>"))
-	return s.cfg.Template.Answer(reply), reasoning
 }
 
 // decodeChat reads a request that carries messages, answering the client
@@ -272,7 +314,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, asAPIError(err))
 		return
 	}
-	ids, dropped, err := s.chatPrompt(msgs, req.reasoning(s.cfg.Reasoning), n)
+	ids, dropped, think, err := s.chatPrompt(msgs, req.reasoning(s.cfg.Reasoning), n)
 	if err != nil {
 		writeError(w, asAPIError(err))
 		return
@@ -298,7 +340,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 			s.respond(w, nil, err)
 			return
 		}
-		content, reasoning := s.splitThinking(r.text)
+		content := r.text
+		var reasoning string
+		if think != nil {
+			reasoning, content = think.split(r.text)
+		}
 		msg := map[string]any{"role": "assistant", "content": content}
 		if reasoning != "" {
 			msg["reasoning_content"] = reasoning
@@ -334,14 +380,27 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 				return err
 			}
 		}
-		if c.text == "" && len(c.probs) == 0 {
+		reasoning, content := "", c.text
+		if think != nil {
+			reasoning, content = think.Add(c.text)
+		}
+		d := thinkDelta(reasoning, content)
+		if d == nil && len(c.probs) == 0 {
 			return nil
 		}
-		return ev.data(chunkOf(map[string]any{"content": c.text}, nil, &c))
+		if d == nil {
+			d = map[string]any{"content": ""}
+		}
+		return ev.data(chunkOf(d, nil, &c))
 	})
 	if err != nil {
 		ev.fail(err)
 		return
+	}
+	if think != nil {
+		if d := thinkDelta(think.Flush()); d != nil && ev.data(chunkOf(d, nil, nil)) != nil {
+			return
+		}
 	}
 	last := chunkOf(map[string]any{}, r.finishReason(), nil)
 	last["timings"] = timings(r)
@@ -363,6 +422,23 @@ func (s *Server) chatCompletions(w http.ResponseWriter, hr *http.Request) {
 	ev.done()
 }
 
+// thinkDelta is a streamed chat delta of thinking and answer text, as
+// llama-server sends them (reasoning_content, content), or nil when both
+// are empty.
+func thinkDelta(reasoning, content string) map[string]any {
+	d := map[string]any{}
+	if reasoning != "" {
+		d["reasoning_content"] = reasoning
+	}
+	if content != "" {
+		d["content"] = content
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
 func probsOrEmpty(p []tokenInfo) []tokenInfo {
 	if p == nil {
 		return []tokenInfo{}
@@ -370,99 +446,118 @@ func probsOrEmpty(p []tokenInfo) []tokenInfo {
 	return p
 }
 
-// promptJob reads a completion request (the body, its prompt, the job it
-// asks for), answering the client with the error when one of them fails:
-// the prologue /completion and /v1/completions share.
-func (s *Server) promptJob(w http.ResponseWriter, hr *http.Request, req *request) ([]int32, *job, bool) {
+// promptJobs reads a completion request (the body, its prompts, the job
+// each asks for), answering the client with the error when one of them
+// fails: the prologue /completion and /v1/completions share. Every prompt
+// is checked before any is generated.
+func (s *Server) promptJobs(w http.ResponseWriter, hr *http.Request, req *request) ([]*job, bool) {
 	if err := decode(w, hr, req); err != nil {
 		writeError(w, asAPIError(err))
-		return nil, nil, false
+		return nil, false
 	}
 	if len(req.Prompt) == 0 {
 		writeError(w, badRequest("'prompt' is required"))
-		return nil, nil, false
+		return nil, false
 	}
-	ids, err := s.promptIDs(req.Prompt)
+	all, err := s.prompts(req.Prompt)
 	if err != nil {
 		writeError(w, asAPIError(err))
-		return nil, nil, false
+		return nil, false
 	}
-	j, err := s.newJob(req, ids)
-	if err != nil {
-		writeError(w, asAPIError(err))
-		return nil, nil, false
+	jobs := make([]*job, len(all))
+	for i, ids := range all {
+		err := s.checkPrompt(ids)
+		if err == nil {
+			jobs[i], err = s.newJob(req, ids)
+		}
+		if err != nil {
+			writeError(w, asAPIError(err))
+			return nil, false
+		}
 	}
-	return ids, j, true
+	return jobs, true
 }
 
-// oaiCompletions serves POST /v1/completions.
+// oaiCompletions serves POST /v1/completions: a choice per prompt (its
+// index the prompt's), one usage over them all.
 func (s *Server) oaiCompletions(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	ids, j, ok := s.promptJob(w, hr, &req)
+	jobs, ok := s.promptJobs(w, hr, &req)
 	if !ok {
 		return
 	}
 	_, wantProbs, _ := req.nProbs()
 	id, created := newID("cmpl-"), time.Now().Unix()
-	choiceOf := func(text string, probs []tokenInfo, finish any) map[string]any {
+	choiceOf := func(i int, text string, probs []tokenInfo, finish any) map[string]any {
 		var lp any
 		if wantProbs {
 			lp = map[string]any{"content": probsOrEmpty(probs)}
 		}
-		return map[string]any{"text": text, "index": 0, "logprobs": lp, "finish_reason": finish}
+		return map[string]any{"text": text, "index": i, "logprobs": lp, "finish_reason": finish}
 	}
-	base := func(choice map[string]any) map[string]any {
-		return map[string]any{"choices": []any{choice}, "created": created, "model": s.cfg.Name,
+	base := func(choices ...any) map[string]any {
+		return map[string]any{"choices": choices, "created": created, "model": s.cfg.Name,
 			"system_fingerprint": s.cfg.Build, "object": "text_completion", "id": id}
 	}
 	if !req.Stream {
-		r, err := s.run(hr.Context(), j, nil)
+		rs, err := s.runAll(hr.Context(), jobs, nil, nil)
 		if err != nil {
 			s.respond(w, nil, err)
 			return
 		}
-		v := base(choiceOf(r.text, r.probs, r.finishReason()))
-		v["usage"] = usage(r, len(ids))
-		v["timings"] = timings(r)
+		v := base()
+		choices := make([]any, len(rs))
+		for i, r := range rs {
+			choices[i] = choiceOf(i, r.text, r.probs, r.finishReason())
+		}
+		v["choices"] = choices
+		t, promptTokens := total(rs)
+		v["usage"] = usage(t, promptTokens)
+		v["timings"] = timings(t)
 		s.respond(w, v, nil)
 		return
 	}
+	// Streamed, each prompt's chunks come in turn, its last with its
+	// finish_reason, usage and timings, as llama-server sends them.
 	ev := newEvents(w, s.cfg.Timeout)
-	r, err := s.run(hr.Context(), j, func(c chunk) error {
+	_, err := s.runAll(hr.Context(), jobs, func(i int, c chunk) error {
 		if c.text == "" && len(c.probs) == 0 {
 			return nil
 		}
-		return ev.data(base(choiceOf(c.text, c.probs, nil)))
+		return ev.data(base(choiceOf(i, c.text, c.probs, nil)))
+	}, func(i int, r *result) error {
+		last := base(choiceOf(i, "", nil, r.finishReason()))
+		last["usage"] = usage(r, len(jobs[i].ids))
+		last["timings"] = timings(r)
+		return ev.data(last)
 	})
 	if err != nil {
 		ev.fail(err)
 		return
 	}
-	last := base(choiceOf("", nil, r.finishReason()))
-	last["usage"] = usage(r, len(ids))
-	last["timings"] = timings(r)
-	if ev.data(last) == nil {
-		ev.done()
-	}
+	ev.done()
 }
 
-// completion serves llama.cpp's POST /completion.
+// completion serves llama.cpp's POST /completion: for a list of prompts,
+// a list of results (each with its prompt's index), streamed one prompt
+// after the other.
 func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
 	var req request
-	ids, j, ok := s.promptJob(w, hr, &req)
+	jobs, ok := s.promptJobs(w, hr, &req)
 	if !ok {
 		return
 	}
-	final := func(r *result) map[string]any {
+	final := func(i int, r *result) map[string]any {
+		j := jobs[i]
 		content := r.text
 		if req.Stream {
 			content = ""
 		}
-		v := map[string]any{"index": 0, "content": content, "tokens": []int32{}, "id_slot": r.slot, "stop": true,
-			"model": s.cfg.Name, "tokens_predicted": r.stats.Generated, "tokens_evaluated": len(ids),
-			"generation_settings": s.settings(&req, j, req.Stream), "prompt": s.detok(ids),
+		v := map[string]any{"index": i, "content": content, "tokens": []int32{}, "id_slot": r.slot, "stop": true,
+			"model": s.cfg.Name, "tokens_predicted": r.stats.Generated, "tokens_evaluated": len(j.ids),
+			"generation_settings": s.settings(&req, j, req.Stream), "prompt": s.detok(j.ids),
 			"has_new_line": strings.Contains(r.text, "\n"), "truncated": false, "stop_type": r.stopType,
-			"stopping_word": r.stoppingWord, "tokens_cached": len(ids) + r.stats.Generated - 1, "timings": timings(r)}
+			"stopping_word": r.stoppingWord, "tokens_cached": len(j.ids) + r.stats.Generated - 1, "timings": timings(r)}
 		if j.nProbs > 0 && !req.Stream {
 			v["completion_probabilities"] = probsOrEmpty(r.probs)
 		}
@@ -472,33 +567,42 @@ func (s *Server) completion(w http.ResponseWriter, hr *http.Request) {
 		return v
 	}
 	if !req.Stream {
-		r, err := s.run(hr.Context(), j, nil)
+		rs, err := s.runAll(hr.Context(), jobs, nil, nil)
 		if err != nil {
 			s.respond(w, nil, err)
 			return
 		}
-		s.respond(w, final(r), nil)
+		if len(rs) == 1 {
+			s.respond(w, final(0, rs[0]), nil)
+			return
+		}
+		out := make([]any, len(rs))
+		for i, r := range rs {
+			out[i] = final(i, r)
+		}
+		s.respond(w, out, nil)
 		return
 	}
 	ev := newEvents(w, s.cfg.Timeout)
 	predicted := 0
-	r, err := s.run(hr.Context(), j, func(c chunk) error {
+	_, err := s.runAll(hr.Context(), jobs, func(i int, c chunk) error {
 		predicted += len(c.tokens)
 		if c.text == "" && len(c.tokens) == 0 {
 			return nil
 		}
-		v := map[string]any{"index": 0, "content": c.text, "tokens": c.tokens, "stop": false, "id_slot": -1,
-			"tokens_predicted": predicted, "tokens_evaluated": len(ids)}
-		if j.nProbs > 0 {
+		v := map[string]any{"index": i, "content": c.text, "tokens": c.tokens, "stop": false, "id_slot": -1,
+			"tokens_predicted": predicted, "tokens_evaluated": len(jobs[i].ids)}
+		if jobs[i].nProbs > 0 {
 			v["completion_probabilities"] = c.probs
 		}
 		return ev.data(v)
+	}, func(i int, r *result) error {
+		predicted = 0
+		return ev.data(final(i, r))
 	})
 	if err != nil {
 		ev.fail(err)
-		return
 	}
-	ev.data(final(r))
 }
 
 // detok returns the text of ids with special tokens spelled out, as
@@ -590,7 +694,13 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 			busy++
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "slots_idle": len(s.slots) - busy, "slots_processing": busy})
+	v := map[string]any{"status": "ok", "slots_idle": len(s.slots) - busy, "slots_processing": busy}
+	if p := s.mem.pool.Load(); p > 0 {
+		// A paged model's pools: smaller than at start while the guard
+		// holds them shrunk.
+		v["expert_pool_slots"], v["expert_pool_slots_max"] = p, s.mem.max
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // models serves GET /v1/models: OpenAI's list of one model, with

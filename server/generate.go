@@ -78,12 +78,8 @@ var errStopWord = errors.New("stop word")
 // it comes (emit may be nil). The request's context ending (the client
 // went away) stops it before the next token is evaluated.
 func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*result, error) {
-	if len(j.ids) == 0 {
-		return nil, badRequest("the prompt is empty")
-	}
-	if ctxLen := s.ctxLen(); len(j.ids) >= ctxLen {
-		return nil, &apiError{Code: 400, Type: "exceed_context_size_error", NPromptTokens: len(j.ids), NCtx: ctxLen,
-			Message: fmt.Sprintf("the request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(j.ids), ctxLen)}
+	if err := s.checkPrompt(j.ids); err != nil {
+		return nil, err
 	}
 	if s.cfg.Guard != nil {
 		if st := s.checkMemory(); st.Low() {
@@ -96,7 +92,7 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		return nil, err
 	}
 	defer s.release(sl)
-	s.shrinkSlot(sl)
+	s.resizeSlot(sl)
 	s.met.processing.Add(1)
 	defer s.met.processing.Add(-1)
 	sl.task.Store(s.nextID.Add(1))
@@ -137,14 +133,21 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		out = chunk{}
 		return err
 	}
-	st, err := engine.GenerateLogits(sl.s, sm, j.ids[common:], j.n, isEOG, func(id int32, logits []float32) error {
+	pre, preTime, err := s.prefill(ctx, sl, sm, j.ids[common:])
+	if err != nil {
+		r.stats = engine.GenStats{PromptTokens: pre, PromptTime: preTime}
+		s.met.add(r.stats)
+		sl.cached = slices.Clone(j.ids[:sl.s.Pos()])
+		return r, err
+	}
+	st, err := engine.GenerateLogits(sl.s, sm, j.ids[common+pre:], j.n, isEOG, func(id int32, logits []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if err := s.memoryStop(); err != nil {
 			return err
 		}
-		s.shrinkSlot(sl)
+		s.resizeSlot(sl)
 		r.tokens = append(r.tokens, id)
 		out.tokens = append(out.tokens, id)
 		if j.nProbs > 0 {
@@ -165,6 +168,8 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		}
 		return send(text)
 	}, j.nProbs > 0)
+	st.PromptTokens += pre
+	st.PromptTime += preTime
 	r.stats = st
 	s.met.add(st)
 	sl.cached = slices.Concat(j.ids, r.tokens)[:sl.s.Pos()]
@@ -194,6 +199,91 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 	s.cfg.Logf("slot %d: prompt %d tokens (%d cached) in %s, generated %d in %s, stop: %s", sl.id, st.PromptTokens,
 		common, st.PromptTime.Round(time.Microsecond), st.Generated, st.GenTime.Round(time.Microsecond), r.stopType)
 	return r, nil
+}
+
+// checkPrompt refuses a prompt that is empty or leaves no room in the
+// context for a token.
+func (s *Server) checkPrompt(ids []int32) error {
+	if len(ids) == 0 {
+		return badRequest("the prompt is empty")
+	}
+	if ctxLen := s.ctxLen(); len(ids) >= ctxLen {
+		return &apiError{Code: 400, Type: "exceed_context_size_error", NPromptTokens: len(ids), NCtx: ctxLen,
+			Message: fmt.Sprintf("the request (%d tokens) exceeds the available context size (%d tokens), try increasing it", len(ids), ctxLen)}
+	}
+	return nil
+}
+
+// runAll runs jobs one after the other (each takes a slot as a request
+// would, so a list of prompts does not hold one while others wait),
+// calling emit with the job's index and each chunk and done with its
+// result (either may be nil), and returns the results; the first error
+// ends it.
+func (s *Server) runAll(ctx context.Context, jobs []*job, emit func(i int, c chunk) error, done func(i int, r *result) error) ([]*result, error) {
+	out := make([]*result, len(jobs))
+	for i, j := range jobs {
+		var each func(chunk) error
+		if emit != nil {
+			each = func(c chunk) error { return emit(i, c) }
+		}
+		r, err := s.run(ctx, j, each)
+		if err != nil {
+			return out, err
+		}
+		out[i] = r
+		if done != nil {
+			if err := done(i, r); err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// total sums results' counts, for the usage and timings of a request of
+// several prompts.
+func total(rs []*result) (t *result, promptTokens int) {
+	t = &result{}
+	for _, r := range rs {
+		t.stats.PromptTokens += r.stats.PromptTokens
+		t.stats.PromptTime += r.stats.PromptTime
+		t.stats.Generated += r.stats.Generated
+		t.stats.GenTime += r.stats.GenTime
+		t.cacheN += r.cacheN
+		promptTokens += r.cacheN + r.stats.PromptTokens
+	}
+	return t, promptTokens
+}
+
+// prefill evaluates the whole batches of prompt that leave at least one
+// token for GenerateLogits, one batch at a time, and returns how many it
+// evaluated and how long that took. Between batches it stops when ctx
+// ends (a client that left during a long prompt frees the slot at the
+// next batch boundary: one Eval of the prompt would run to its end) or
+// memory is short with nothing left to shrink, and resizes the slot's
+// pools when the guard asks. Its batches are the ones Eval would make of
+// the whole prompt, so the logits are the same.
+func (s *Server) prefill(ctx context.Context, sl *slot, sm *engine.Sampler, prompt []int32) (int, time.Duration, error) {
+	b := sl.s.Batch()
+	whole := (len(prompt) - 1) / b * b
+	t0 := time.Now()
+	for at := 0; at < whole; at += b {
+		if err := ctx.Err(); err != nil {
+			return at, time.Since(t0), err
+		}
+		if err := s.memoryStop(); err != nil {
+			return at, time.Since(t0), err
+		}
+		s.resizeSlot(sl)
+		if err := sl.s.Eval(prompt[at:at+b], b, nil); err != nil {
+			sl.s.Reset() // an engine error leaves the state unknown: start over next time
+			return at, time.Since(t0), err
+		}
+		for _, id := range prompt[at : at+b] {
+			sm.Accept(id)
+		}
+	}
+	return whole, time.Since(t0), ctx.Err()
 }
 
 // ctxLen is the context of every slot.

@@ -17,9 +17,18 @@ type memState struct {
 	last    atomic.Pointer[memguard.Status]
 	pool    atomic.Int64 // the slots' pools' size per layer (0: not paged)
 	stop    atomic.Bool  // low with nothing left to shrink: running generations stop
+	max     int64        // the pools' size at start: what they grow back to
 	refused atomic.Int64 // requests refused for memory
 	shrinks atomic.Int64
+	grows   atomic.Int64
 }
+
+// growMargin is the hysteresis of the pools' growth, as a share of the
+// reserve: pools grow back only while what is available stays above the
+// reserve by the new slots' bytes and this much more, so that growing
+// does not bring memory straight back below the reserve (and the pools
+// do not shrink and grow in turn).
+const growMargin = 2
 
 // errMemory is the 503 of a request refused, or a generation stopped,
 // because memory is below the guard's reserve.
@@ -37,6 +46,7 @@ func (s *Server) checkMemory() memguard.Status {
 	s.mem.last.Store(&st)
 	if !st.Low() {
 		s.mem.stop.Store(false)
+		s.growPools(st)
 		return st
 	}
 	cur := int(s.mem.pool.Load())
@@ -58,12 +68,40 @@ func (s *Server) checkMemory() memguard.Status {
 	return st
 }
 
-// shrinkSlot brings a slot's pools down to the guard's size; the slot's
-// own goroutine calls it, between tokens.
-func (s *Server) shrinkSlot(sl *slot) {
-	if to := int(s.mem.pool.Load()); to < sl.pool {
+// growPools grows the pools back towards their size at start when what
+// is available is above the reserve by the new slots' bytes and the
+// margin (1/growMargin of the reserve): free slots at once, busy ones
+// between tokens.
+func (s *Server) growPools(st memguard.Status) {
+	s.mu.Lock() // one growth at a time: requests and the watcher check memory
+	defer s.mu.Unlock()
+	cur, top := int(s.mem.pool.Load()), int(s.mem.max)
+	per := s.cfg.Model.ExpertSlotBytes() * int64(len(s.slots))
+	if cur == 0 || cur >= top || st.MemTotal == 0 || per <= 0 {
+		return
+	}
+	room := st.Available() - st.Reserve - st.Reserve/growMargin
+	if room < per {
+		return
+	}
+	to := min(top, cur+int(room/per))
+	s.mem.pool.Store(int64(to))
+	s.mem.grows.Add(1)
+	for _, sl := range s.free {
+		sl.pool = sl.s.GrowPager(to)
+	}
+	s.cfg.Logf("%s: expert pools grown from %d to %d slots per layer", st, cur, to)
+}
+
+// resizeSlot brings a slot's pools to the guard's size; the slot's own
+// goroutine calls it, between tokens.
+func (s *Server) resizeSlot(sl *slot) {
+	switch to := int(s.mem.pool.Load()); {
+	case to < sl.pool:
 		sl.pool = sl.s.ShrinkPager(to)
 		memguard.Release()
+	case to > sl.pool:
+		sl.pool = sl.s.GrowPager(to)
 	}
 }
 
@@ -113,6 +151,7 @@ func (s *Server) memoryMetrics(put func(name, kind, help string, v float64)) {
 	put("gguf:memory_low", "gauge", "1 while the available memory is below the reserve: new generations get 503", low)
 	put("gguf:memory_refused_total", "counter", "Requests refused with 503 because memory was low", float64(s.mem.refused.Load()))
 	put("gguf:memory_pool_shrinks_total", "counter", "Times the guard shrank the expert pools", float64(s.mem.shrinks.Load()))
+	put("gguf:memory_pool_grows_total", "counter", "Times the guard grew the expert pools back", float64(s.mem.grows.Load()))
 	if p := s.mem.pool.Load(); p > 0 {
 		put("gguf:pager_pool_slots", "gauge", "Slots per layer of each expert pool", float64(p))
 	}

@@ -144,6 +144,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if p := cfg.Slots[0].PagerStats(); p != nil {
 		s.mem.pool.Store(int64(p.Slots))
+		s.mem.max = int64(p.Slots)
 		for _, sl := range s.slots {
 			sl.pool = p.Slots
 		}

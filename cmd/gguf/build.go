@@ -1,21 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/dustin/go-humanize"
-	"github.com/dustin/go-humanize/english"
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/headprune"
-	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/sink"
@@ -254,14 +249,8 @@ func buildFrom(cmd *cobra.Command, spec string, of *opFlags, bf buildFlags, chec
 // writePlan executes p into the output named by bf (or prints it with
 // --dry-run), then prints a one-line summary on stderr.
 func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags) error {
-	if rep != nil && rep.Head != nil {
-		h := rep.Head
-		verb := "pruned"
-		if rep.Recut {
-			verb = "re-cut"
-		}
-		fmt.Fprintf(stderr, "gguf: head %s to %d rows from %s (%d ranked, %d specials, %d padding)\n",
-			verb, len(h.IDs), rep.HeadSource, h.Ranked, h.Specials, h.Padding)
+	if line := rep.HeadLine(); line != "" {
+		fmt.Fprintf(stderr, "gguf: %s\n", line)
 	}
 	if bf.dryRun {
 		printLayoutSummary(stderr, rep)
@@ -269,7 +258,7 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 			printQuantPlan(stdout, rep.Quant)
 			fmt.Fprintln(stdout)
 		}
-		return printPlan(stdout, p)
+		return p.WriteTable(stdout)
 	}
 	if rep != nil && rep.Quant != nil && bf.out != "" {
 		printQuantSummary(stderr, rep.Quant)
@@ -304,82 +293,5 @@ func writePlan(cmd *cobra.Command, p *plan.Plan, rep *ops.Report, bf buildFlags)
 	}
 	printLayoutSummary(stderr, rep)
 	printWrote(out.Name(), res.Written, p, res.Read, time.Since(start))
-	return nil
-}
-
-// printWrote prints the summary line that ends a build. Its rate is that of
-// the input read, the speed the model was processed at (a quantized output
-// is a fraction of its input); of the output when nothing was read.
-func printWrote(files string, written int64, p *plan.Plan, readBy map[string]int64, d time.Duration) {
-	var read int64
-	for _, n := range readBy {
-		read += n
-	}
-	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s in %s (%s)\n",
-		outputName(files), humanize.Bytes(uint64(written)), written, describeCounts(p),
-		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(cmp.Or(read, written), d))
-}
-
-// outputName names an output in a summary: stdout is not a file called "-".
-func outputName(name string) string {
-	if name == "-" {
-		return "stdout"
-	}
-	return name
-}
-
-// describeCounts counts the output tensors and says how they are produced:
-// "3 tensors (2 copied, 1 cut)".
-func describeCounts(p *plan.Plan) string {
-	counts := map[string]int{}
-	var order []string
-	for _, t := range p.Tensors {
-		k := producerKind(t.Src)
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
-	}
-	s := ""
-	for i, k := range order {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%d %s", counts[k], k)
-	}
-	n := english.Plural(len(p.Tensors), "tensor", "")
-	if s == "" {
-		return n
-	}
-	return n + " (" + s + ")"
-}
-
-func producerKind(pr plan.Producer) string {
-	switch pr.(type) {
-	case *plan.Copy:
-		return "copied"
-	case *plan.Rows:
-		return "cut"
-	case *plan.Bytes:
-		return "added"
-	}
-	return "converted"
-}
-
-// printPlan prints the tensor table and byte totals a build would write.
-func printPlan(w io.Writer, p *plan.Plan) error {
-	layout, err := p.Layout()
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tname\ttype\tshape\toffset\tbytes\tsource")
-	for i, t := range layout.Tensors {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%d\t%s\n", i, safetext.Name(t.Name), t.Type, t.Shape(), t.Offset, t.Size(), safetext.Escape(p.Tensors[i].Src.Describe()))
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\n%s, %s; header %d bytes, data %d bytes, file %s (%d bytes)\n",
-		english.Plural(layout.Metadata.Len(), "key", ""), describeCounts(p), layout.HeaderSize, layout.DataSize,
-		humanize.Bytes(uint64(layout.FileSize())), layout.FileSize())
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -169,4 +170,25 @@ func rate(bytes int64, d time.Duration) string {
 		return "-"
 	}
 	return humanize.Bytes(uint64(float64(bytes)/d.Seconds())) + "/s"
+}
+
+// printWrote prints the summary line that ends a build. Its rate is that of
+// the input read, the speed the model was processed at (a quantized output
+// is a fraction of its input); of the output when nothing was read.
+func printWrote(files string, written int64, p *plan.Plan, readBy map[string]int64, d time.Duration) {
+	var read int64
+	for _, n := range readBy {
+		read += n
+	}
+	fmt.Fprintf(stderr, "gguf: wrote %s: %s (%d bytes), %s, read %s in %s (%s)\n",
+		outputName(files), humanize.Bytes(uint64(written)), written, p.DescribeCounts(),
+		humanize.Bytes(uint64(read)), d.Round(time.Millisecond), rate(cmp.Or(read, written), d))
+}
+
+// outputName names an output in a summary: stdout is not a file called "-".
+func outputName(name string) string {
+	if name == "-" {
+		return "stdout"
+	}
+	return name
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -264,4 +265,11 @@ func addLlamaCPUFlags(cmd *cobra.Command) {
 	} {
 		fl.SetAnnotation(name, ignoredAnnotation, []string{why})
 	}
+}
+
+// printJSON prints v as indented JSON on stdout (the --json reports).
+func printJSON(v any) error {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -74,27 +71,6 @@ each tensor's sha256. The same recipe gives the same bytes on every machine.`,
 	return cmd
 }
 
-// planReport is `recipe plan --json`.
-type planReport struct {
-	Recipe         string         `json:"recipe"`
-	Name           string         `json:"name"`
-	Inputs         []inputReport  `json:"inputs"`
-	Tensors        []planTensor   `json:"tensors"`
-	HeaderBytes    int64          `json:"header_bytes"`
-	FileBytes      int64          `json:"file_bytes"`
-	Costs          []recipes.Cost `json:"costs"`
-	ExpectedSHA256 string         `json:"expected_sha256"`
-}
-
-type planTensor struct {
-	Name   string   `json:"name"`
-	Type   string   `json:"type"`
-	Shape  []uint64 `json:"shape"`
-	Offset uint64   `json:"offset"`
-	Bytes  int64    `json:"bytes"`
-	Source string   `json:"source"`
-}
-
 func newRecipePlanCmd() *cobra.Command {
 	var rf recipeFlags
 	var asJSON bool
@@ -123,27 +99,22 @@ func newRecipePlanCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printPlanJSON(args[0], res, b, costs)
+				rep, err := res.PlanReport(args[0], b, costs)
+				if err != nil {
+					return err
+				}
+				return printJSON(rep)
 			}
-			// The recipe and the Hub's answers are untrusted text: escaped
-			// as info escapes a model's names, so a name cannot retitle the
-			// terminal, clear it or fake a row of the tables below.
-			fmt.Fprintf(stdout, "recipe %s: %s\n\n", safetext.Name(r.Name), safetext.Escape(r.Description))
-			printInputs(stdout, res)
-			fmt.Fprintln(stdout)
-			if b.Report.Head != nil {
-				h := b.Report.Head
-				fmt.Fprintf(stdout, "head: %d rows (%d ranked, %d specials, %d padding)\n\n", len(h.IDs), h.Ranked, h.Specials, h.Padding)
-			}
+			res.WriteSummary(stdout, b)
 			if b.Report.Quant != nil {
 				printQuantPlan(stdout, b.Report.Quant)
 				fmt.Fprintln(stdout)
 			}
-			if err := printPlan(stdout, b.Plan); err != nil {
+			if err := b.Plan.WriteTable(stdout); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout)
-			printCosts(stdout, costs)
+			recipes.WriteCosts(stdout, costs)
 			if r.Output.SHA256 == "" {
 				fmt.Fprintln(stdout, "output: not pinned (no sha256): 'gguf recipe lock' pins it")
 			} else {
@@ -155,116 +126,6 @@ func newRecipePlanCmd() *cobra.Command {
 	rf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON on stdout")
 	return cmd
-}
-
-// printPlanJSON prints `recipe plan --json`.
-func printPlanJSON(path string, res *recipes.Resolved, b *recipes.Planned, costs []recipes.Cost) error {
-	layout, err := b.Plan.Layout()
-	if err != nil {
-		return err
-	}
-	r := res.Recipe
-	rep := planReport{Recipe: path, Name: r.Name, HeaderBytes: layout.HeaderSize, FileBytes: layout.FileSize(),
-		Costs: costs, ExpectedSHA256: r.Output.SHA256, Tensors: []planTensor{}}
-	rep.Inputs = inputReports(res, nil)
-	for i, t := range layout.Tensors {
-		rep.Tensors = append(rep.Tensors, planTensor{Name: t.Name, Type: t.Type.String(), Shape: t.Dims,
-			Offset: t.Offset, Bytes: t.Size(), Source: b.Plan.Tensors[i].Src.Describe()})
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-// inputReports describes the opened inputs, with the tensor bytes a run
-// read from each (nil: none yet).
-func inputReports(res *recipes.Resolved, read map[string]int64) []inputReport {
-	var out []inputReport
-	for _, name := range res.Recipe.InputNames() {
-		o := res.Inputs[name]
-		out = append(out, inputReport{Name: name, Source: o.Input.Source, Commit: o.Commit, SHA256: o.SHA256,
-			Size: o.Size, Checked: o.Checked, ReadBytes: read[name] + o.Spent.Bytes})
-	}
-	return out
-}
-
-// printInputs lists the inputs as resolved.
-func printInputs(w io.Writer, res *recipes.Resolved) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "input\tsource\tcommit\tsha256\tsize\tpin")
-	for _, name := range res.Recipe.InputNames() {
-		o := res.Inputs[name]
-		commit := o.Commit
-		if commit == "" {
-			commit = "-"
-		}
-		sum := o.SHA256
-		if sum == "" {
-			sum = "-"
-		}
-		pin := "pinned"
-		switch {
-		case o.Input.SHA256 == "":
-			pin = "unpinned"
-		case o.SHA256 == "":
-			pin = "pinned, " + o.Checked
-		default:
-			pin += ", " + o.Checked
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", safetext.Name(name), safetext.Escape(o.Input.Source),
-			safetext.Name(commit), safetext.Name(sum), o.Size, pin)
-	}
-	tw.Flush()
-}
-
-// printCosts prints, per input, what opening it cost and what the build
-// will fetch, and the totals.
-func printCosts(w io.Writer, costs []recipes.Cost) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "input\topened: requests\tbytes\tbuild reads\tto fetch: requests\tbytes")
-	var sr, sb, nb, fr, fb int64
-	for _, c := range costs {
-		req := "-"
-		if c.Counted {
-			req = fmt.Sprint(c.Requests)
-			fr += int64(c.Requests)
-			fb += c.Bytes
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%d\n", safetext.Name(c.Name), c.SpentRequests, c.SpentBytes, c.Needed, req, c.Bytes)
-		sr, sb, nb = sr+c.SpentRequests, sb+c.SpentBytes, nb+c.Needed
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nopened: %d requests, %s; the build reads %s of tensor data; remote fetch to come: %d requests, %s (%d bytes)\n",
-		sr, humanize.Bytes(uint64(sb)), humanize.Bytes(uint64(nb)), fr, humanize.Bytes(uint64(fb)), fb)
-}
-
-// runReport is `recipe run --json`.
-type runReport struct {
-	Recipe          string        `json:"recipe"`
-	Name            string        `json:"name"`
-	Output          string        `json:"output"`
-	Written         bool          `json:"written"`
-	SHA256          string        `json:"sha256"`
-	Size            int64         `json:"size"`
-	ExpectedSHA256  string        `json:"expected_sha256"`
-	Match           bool          `json:"match"`
-	FirstDiffTensor string        `json:"first_differing_tensor,omitempty"`
-	Error           string        `json:"error,omitempty"`
-	Tensors         int           `json:"tensors"`
-	Inputs          []inputReport `json:"inputs"`
-	Requests        int64         `json:"requests"`
-	BytesReceived   int64         `json:"bytes_received"`
-	Seconds         float64       `json:"seconds"`
-}
-
-type inputReport struct {
-	Name      string `json:"name"`
-	Source    string `json:"source"`
-	Commit    string `json:"commit,omitempty"`
-	SHA256    string `json:"sha256"`
-	Size      int64  `json:"size"`
-	Checked   string `json:"checked"`
-	ReadBytes int64  `json:"read_bytes"`
 }
 
 func newRecipeRunCmd() *cobra.Command {
@@ -301,29 +162,12 @@ does not replace an existing file unless --force.`,
 				return usageError("-o - and --json would both write stdout: give -o FILE")
 			}
 			start := time.Now()
-			rep := runReport{Recipe: args[0], Name: r.Name, Output: out, ExpectedSHA256: r.Output.SHA256}
-			rr, err := runRecipe(cmd, r, rf, out, quiet, opts)
-			if rr != nil {
-				rep.SHA256, rep.Size, rep.Tensors = rr.Sums.SHA256, rr.Sums.Size, len(rr.Sums.Tensors)
-			}
-			var m *recipes.Mismatch
-			if errors.As(err, &m) {
-				rep.FirstDiffTensor = m.Tensor
-			}
-			if err != nil {
-				rep.Error = err.Error()
-			}
-			rep.Written = err == nil
-			rep.Match = err == nil && r.Output.SHA256 != ""
+			rr, inputs, err := runRecipe(cmd, r, rf, out, quiet, opts)
+			rep := r.RunReport(args[0], out, rr, inputs, err)
 			total := remoteTotal.Snapshot()
 			rep.Requests, rep.BytesReceived, rep.Seconds = total.Requests, total.Bytes, time.Since(start).Seconds()
-			if rr != nil {
-				rep.Inputs = rr.inputs
-			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(rep); jerr != nil {
+				if jerr := printJSON(rep); jerr != nil {
 					return jerr
 				}
 			}
@@ -348,18 +192,13 @@ does not replace an existing file unless --force.`,
 	return cmd
 }
 
-// recipeRun is a run's result with its inputs for the report.
-type recipeRun struct {
-	*recipes.RunResult
-	inputs []inputReport
-}
-
 // runRecipe opens the pinned inputs and runs the recipe into out with one
-// progress bar over the whole output (bytes, tensors, ETA).
-func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string, quiet bool, opts recipes.RunOptions) (*recipeRun, error) {
+// progress bar over the whole output (bytes, tensors, ETA), returning the
+// inputs as the report lists them.
+func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string, quiet bool, opts recipes.RunOptions) (*recipes.RunResult, []recipes.InputReport, error) {
 	res, err := recipes.Open(cmd.Context(), r, rf.options(true))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer res.Close()
 	if f := progressTerminal(quiet); f != nil {
@@ -380,13 +219,13 @@ func runRecipe(cmd *cobra.Command, r *recipes.Recipe, rf recipeFlags, out string
 	}
 	rr, err := res.Run(cmd.Context(), out, opts)
 	if rr == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &recipeRun{RunResult: rr, inputs: inputReports(res, rr.Read)}, err
+	return rr, res.InputReports(rr.Read), err
 }
 
 func newRecipeVerifyCmd() *cobra.Command {
-	cmd := &cobra.Command{
+	return &cobra.Command{
 		Use:     "verify RECIPE FILE",
 		Short:   "Check an existing file against a recipe's output, tensor by tensor (exit 1 on a difference)",
 		Example: `  gguf recipe verify recipes/smollm2-360m-q4k.yaml /sdcard/smollm2.gguf`,
@@ -408,7 +247,6 @@ func newRecipeVerifyCmd() *cobra.Command {
 			return nil
 		},
 	}
-	return cmd
 }
 
 func newRecipeLockCmd() *cobra.Command {

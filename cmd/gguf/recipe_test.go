@@ -10,6 +10,7 @@ import (
 
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/recipes"
 )
 
 // TestRecipeCLI: plan, lock, run, verify on the SmolLM2 seed recipe against
@@ -38,7 +39,7 @@ func TestRecipeCLI(t *testing.T) {
 			t.Errorf("plan output lacks %q:\n%s", want, plan.stdout)
 		}
 	}
-	var pj planReport
+	var pj recipes.PlanReport
 	if err := json.Unmarshal(mustRun(t, nil, append([]string{"recipe", "plan", recipe, "--json"}, hubFlag...)...).stdout, &pj); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestRecipeCLI(t *testing.T) {
 		t.Fatalf("lock did not pin the commit:\n%s", locked)
 	}
 	r := mustRun(t, nil, append([]string{"recipe", "run", recipe, "-o", out, "--json"}, hubFlag...)...)
-	var rep runReport
+	var rep recipes.RunReport
 	if err := json.Unmarshal(r.stdout, &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -2,26 +2,20 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
-	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/internal/osmem"
-	"github.com/ggufkit/gguf/internal/safetext"
-	"github.com/ggufkit/gguf/vocabselect"
+	"github.com/ggufkit/gguf/internal/prompttext"
 )
 
 func init() { rootCmd.AddCommand(newRunCmd()) }
@@ -47,22 +41,6 @@ type runFlags struct {
 	escape        bool // -e
 	raw           bool
 	mf            modelFlags
-}
-
-// defaultThreads is every core, as llama.cpp's tools default to.
-
-// modelPath returns the model of a run or perplexity command line: its
-// argument or -m, llama.cpp's spelling.
-func modelPath(args []string, m string) (string, error) {
-	switch {
-	case len(args) == 1 && m != "":
-		return "", usageError("give MODEL or -m MODEL, not both")
-	case len(args) == 1:
-		return args[0], nil
-	case m == "":
-		return "", usageError("missing MODEL (or -m MODEL)")
-	}
-	return m, nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -183,37 +161,6 @@ func promptSource(cmd *cobra.Command, f runFlags) (io.ReadCloser, error) {
 	return io.NopCloser(stdin), nil
 }
 
-// isTerminal reports whether v (stdin, stdout) is a terminal.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// generatedOutput returns where run writes text for a person: w, or, when
-// escape is set (w is a terminal and --raw is not given), w behind a
-// writer that escapes what a terminal would act on.
-func generatedOutput(w io.Writer, escape bool) io.Writer {
-	if escape {
-		return safetext.NewTerminalWriter(w)
-	}
-	return w
-}
-
-// maxPromptBytes is the most text a context of ctx tokens can hold: each
-// token stands for at most its longest piece's bytes (4 at least, an
-// unknown character); with -e an escape (\xNN) is 4 bytes of one.
-func maxPromptBytes(tok *vocabselect.Tokenizer, ctx int, escapes bool) int64 {
-	longest := 4
-	for id := range tok.NumTokens() {
-		longest = max(longest, len(tok.TokenToPiece(int32(id), true)))
-	}
-	n := int64(ctx) * int64(longest)
-	if escapes {
-		n *= 4
-	}
-	return n
-}
-
 // readPrompt reads a prompt from r, at most limit bytes: past that it
 // cannot fit the context, and reading it all could take more memory than
 // the machine has.
@@ -226,161 +173,6 @@ func readPrompt(r io.Reader, name string, limit int64, ctx int) (string, error) 
 		return "", usageError("-f %s: the prompt is more than %d bytes, more than a context of %d tokens can hold (raise --ctx or shorten the prompt)", name, limit, ctx)
 	}
 	return string(b), nil
-}
-
-// processEscapes replaces the escapes llama.cpp's -e processes
-// (string_process_escapes): \n, \r, \t, \', \", \\ and \xNN; any other
-// backslash stays as it is.
-func processEscapes(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch c := s[i]; c {
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case '\'', '"', '\\':
-			b.WriteByte(c)
-		case 'x':
-			if v, err := strconv.ParseUint(s[i+1:min(i+3, len(s))], 16, 8); err == nil && i+3 <= len(s) {
-				b.WriteByte(byte(v))
-				i += 2
-				break
-			}
-			b.WriteString(`\x`)
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// kernelsFlag adds --kernels to cmd: the engine's dot-product kernels,
-// installed before the command runs (engine.SelectKernels; the
-// GGUF_KERNELS environment variable does the same for any command).
-func kernelsFlag(cmd *cobra.Command) {
-	var name string
-	cmd.Flags().StringVar(&name, "kernels", "auto", "dot-product kernels: auto (the CPU's best), portable (Go), avx2 or vnni (amd64), neon or dotprod (arm64)")
-	cmd.PreRunE = func(*cobra.Command, []string) error {
-		if err := engine.SelectKernels(name); err != nil {
-			return usageError("--kernels: %v", err)
-		}
-		return nil
-	}
-}
-
-// loadModel opens a model, its tokenizer and an inference state with the
-// model flags mf (nil: the defaults); verb names the command in the
-// message for a model that is not a local file. The moeRun holds the
-// pager's trace: close it when done.
-func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, *moeRun, error) {
-	m, tok, ss, mr, err := loadModelSlots(verb, path, mf, ctx, threads, batch, 1)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return m, tok, ss[0], mr, nil
-}
-
-// loadModelSlots is loadModel with n inference states on the one model
-// (serve's --parallel): each has its own KV cache and, when paging, its
-// own expert pools.
-func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n int) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
-	if mf == nil {
-		mf = &modelFlags{policy: "lru", cacheK: "f16", cacheV: "f16"}
-	}
-	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
-		return nil, nil, nil, nil, err
-	}
-	if threads < 1 {
-		return fail(usageError("--threads must be at least 1"))
-	}
-	if ctx < 0 {
-		return fail(usageError("--ctx must not be negative"))
-	}
-	// The runtime memory-maps the weights, and pages experts from them.
-	if path == "-" {
-		return fail(usageError("-: %s needs a local file, not stdin: save the model to a file first", verb))
-	}
-	if hfremote.IsRemote(path) {
-		return fail(usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path))
-	}
-	tk, tv, err := mf.cacheTypes()
-	if err != nil {
-		return fail(err)
-	}
-	g, err := mf.memGuard()
-	if err != nil {
-		return fail(err)
-	}
-	oo, err := mf.openOptions()
-	if err != nil {
-		return fail(err)
-	}
-	fit, err := fitBeforeOpen(verb, path, mf, g)
-	if err != nil {
-		return fail(err)
-	}
-	oo.PageExperts = mf.paged()
-	po, err := mf.pagerOptions()
-	if err != nil {
-		return fail(err)
-	}
-	m, err := engine.OpenWith(path, oo)
-	if err != nil {
-		return fail(err)
-	}
-	ctx = contextFor(verb, m, mf, ctx, n)
-	if err := fitPools(verb, fit, mf, m, po, ctx, n); err != nil {
-		m.Close()
-		return fail(err)
-	}
-	tok, err := vocabselect.NewTokenizer(m.Metadata)
-	if err != nil {
-		m.Close()
-		return fail(fmt.Errorf("%s: tokenizer: %w", path, err))
-	}
-	if tok.NumTokens() != m.Config.Vocab {
-		m.Close()
-		return fail(fmt.Errorf("%s: the tokenizer has %d tokens, token_embd %d rows", path, tok.NumTokens(), m.Config.Vocab))
-	}
-	mr := &moeRun{f: mf, guard: g}
-	if err := mr.openTrace(path, m.Config.Experts); err != nil {
-		m.Close()
-		return fail(err)
-	}
-	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, TypeK: tk, TypeV: tv, Pager: po, Trace: mr.trace}
-	if po == nil {
-		if so.Thrash, err = mf.flash(); err != nil {
-			mr.abort()
-			m.Close()
-			return fail(err)
-		}
-	}
-	var ss []*engine.State
-	for range n {
-		s, err := engine.NewState(m, so)
-		if err != nil {
-			for _, s := range ss {
-				s.Close()
-			}
-			mr.abort()
-			m.Close()
-			return fail(err)
-		}
-		ss = append(ss, s)
-	}
-	return m, tok, ss, mr, nil
 }
 
 // errReversePrompt ends a generation whose text reached a -r prompt.
@@ -409,14 +201,14 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		if name == "" {
 			name = "-"
 		}
-		if f.prompt, err = readPrompt(src, name, maxPromptBytes(tok, s.Ctx(), f.escape), s.Ctx()); err != nil {
+		if f.prompt, err = readPrompt(src, name, prompttext.MaxBytes(tok, s.Ctx(), f.escape), s.Ctx()); err != nil {
 			return err
 		}
 	}
 	if f.escape {
-		f.prompt, f.chat.system = processEscapes(f.prompt), processEscapes(f.chat.system)
+		f.prompt, f.chat.system = prompttext.ProcessEscapes(f.prompt), prompttext.ProcessEscapes(f.chat.system)
 		for i, r := range f.reverse {
-			f.reverse[i] = processEscapes(r)
+			f.reverse[i] = prompttext.ProcessEscapes(r)
 		}
 	}
 	seed := uint64(f.seed)
@@ -469,7 +261,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	}
 	out.Flush()
 	mr.startDecode()
-	rp := newReverseWatch(f.reverse)
+	rp := prompttext.NewReverseWatch(f.reverse)
 	st, err := engine.Generate(s, sm, prompt, f.n, tok.IsEOG, func(id int32) error {
 		piece := tok.TokenToPiece(id, false)
 		if _, err := out.Write(piece); err != nil {
@@ -478,7 +270,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		if err := out.Flush(); err != nil {
 			return err
 		}
-		if rp.add(piece) {
+		if rp.Add(piece) {
 			return errReversePrompt
 		}
 		return mw.check()
@@ -501,49 +293,4 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		humanize.IBytes(uint64(s.CacheBytes())), st.Stop)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()
-}
-
-// reverseWatch finds the -r prompts in generated text as it comes,
-// keeping only the end of it that a prompt could still complete.
-type reverseWatch struct {
-	prompts []string
-	keep    int
-	tail    []byte
-}
-
-func newReverseWatch(prompts []string) *reverseWatch {
-	w := &reverseWatch{prompts: prompts}
-	for _, p := range prompts {
-		w.keep = max(w.keep, len(p))
-	}
-	return w
-}
-
-// add appends a piece of text and reports whether a prompt ends within it.
-func (w *reverseWatch) add(piece []byte) bool {
-	if w.keep == 0 {
-		return false
-	}
-	w.tail = append(w.tail, piece...)
-	// A prompt found here ends in the new piece: one found before would
-	// have stopped the generation then.
-	for _, p := range w.prompts {
-		if p != "" && bytes.Contains(w.tail, []byte(p)) {
-			return true
-		}
-	}
-	if n := len(w.tail) - (w.keep - 1); n > 0 {
-		w.tail = w.tail[:copy(w.tail, w.tail[n:])]
-	}
-	return false
-}
-
-// weightsLine describes the weights' memory: all of them, or for a paged
-// model the resident part and the pools.
-func weightsLine(m *engine.Model, s *engine.State) string {
-	if st := s.PagerStats(); st != nil {
-		return fmt.Sprintf("weights %s resident of %s, expert pools %s", humanize.IBytes(uint64(m.ResidentBytes)),
-			humanize.IBytes(uint64(m.WeightBytes)), humanize.IBytes(uint64(st.PoolBytes)))
-	}
-	return "weights " + humanize.IBytes(uint64(m.WeightBytes))
 }

@@ -335,3 +335,16 @@ func (p *Pool) Shrink(n int) []int {
 	p.slot, p.last, p.pref = slot, last, pref
 	return slices.Clone(keep)
 }
+
+// Grow adds empty slots to the pool, up to n (never more than the
+// layer's experts; a pool of n or more is left as it is), when memory is
+// back after a Shrink. The experts it holds stay in their slots; the new
+// slots fill as the next calls miss. Call it between calls, never during
+// one.
+func (p *Pool) Grow(n int) {
+	for len(p.slot) < min(n, len(p.where)) {
+		p.slot = append(p.slot, -1)
+		p.last = append(p.last, 0)
+		p.pref = append(p.pref, false)
+	}
+}

@@ -15,6 +15,13 @@ func AlignedBytes(n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:n]
 }
 
+// AlignedCopy copies b into AlignedBytes.
+func AlignedCopy(b []byte) []byte {
+	c := AlignedBytes(len(b))
+	copy(c, b)
+	return c
+}
+
 // ReadAll reads the first size bytes of f into AlignedBytes, the fallback
 // where a file cannot be mapped. The returned release function does
 // nothing (the garbage collector frees the bytes); it is there so callers

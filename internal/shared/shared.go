@@ -42,6 +42,17 @@ func Path(tb testing.TB, rel ...string) string {
 	return p
 }
 
+// Read returns the bytes of a file under the shared folder, failing the
+// test when it cannot be read.
+func Read(tb testing.TB, rel ...string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, rel...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
 // Glob returns the shared files matching pattern (relative to the shared
 // folder), failing the test when none match.
 func Glob(tb testing.TB, pattern string) []string {

@@ -1,7 +1,0 @@
-//go:build !(amd64 || arm64 || arm) || purego
-
-package engine
-
-// kernelSetNames is the table of kernel sets without assembly (see
-// TestKernelSelection): the portable one.
-var kernelSetNames = map[string]map[string]string{"portable": portableKernelNames}

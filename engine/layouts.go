@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/ggufkit/gguf/experts"
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/osmem"
+	"github.com/ggufkit/gguf/layout"
+)
+
+// The repacked layouts a model runs: q2lut expert tensors (package layout)
+// checked at load, and dense matrices copied at Open into the group
+// layouts of the kernel set in use (kernels.Matrix.Pack).
+
+// q2lutLayouts checks the layouts recorded in md against the tensors of ts
+// and returns the q2lut ones by original name. The runtime runs q2lut
+// expert tensors and nothing else; every tensor named like a layout must
+// be listed, and every listed one must be there.
+func q2lutLayouts(md *gguf.Metadata, ts *tensorSet) (map[string]layout.Entry, error) {
+	es, err := layout.Entries(md)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]layout.Entry{}
+	for _, e := range es {
+		t, ok := ts.info[e.Name]
+		switch {
+		case e.Kind != layout.Q2LUT:
+			return nil, fmt.Errorf("tensor %q is in layout %s, which the runtime does not run (restore it with gguf layout --ternary none)", e.Name, e.Kind)
+		case !ok:
+			return nil, fmt.Errorf("metadata %s lists tensor %q, which the file does not have", layout.KeyTensors, e.Name)
+		case !experts.IsExpert(e.Original()):
+			return nil, fmt.Errorf("tensor %q: layout q2lut is for expert tensors, %q is none", e.Name, e.Original())
+		}
+		if _, dup := ts.info[e.Original()]; dup {
+			return nil, fmt.Errorf("tensor %q is there both in layout q2lut and as itself", e.Original())
+		}
+		if _, err := layout.Original(*t, e); err != nil {
+			return nil, err
+		}
+		out[e.Original()] = e
+	}
+	for name := range ts.info {
+		for _, k := range layout.Kinds {
+			if strings.HasSuffix(name, "."+string(k)) && out[strings.TrimSuffix(name, "."+string(k))].Name != name {
+				return nil, fmt.Errorf("tensor %q is named like layout %s but metadata %s does not list it", name, k, layout.KeyTensors)
+			}
+		}
+	}
+	return out, nil
+}
+
+// q2lutExperts returns the tensor holding expert tensor name (ne = [cols,
+// rows, n]) in layout q2lut, after checking that each expert's bytes are
+// whole (layout.Q2LUTExpertBytes), or nil when name is not in the layout.
+func (ts *tensorSet) q2lutExperts(name string, cols, rows, n int) (*gguf.TensorInfo, error) {
+	e, ok := ts.layouts[name]
+	if !ok {
+		return nil, nil
+	}
+	t, err := ts.get(e.Name, false, cols, rows, n)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := layout.Q2LUTExpertBytes(t.Size(), int64(cols), int64(rows)); err != nil {
+		return nil, fmt.Errorf("tensor %q: %w", e.Name, err)
+	}
+	return t, nil
+}
+
+// q2lutCols returns the widest q2lut matrix of m (0: none), for the size
+// of a State's tables.
+func (m *Model) q2lutCols() int {
+	n := 0
+	for i := range m.Layers {
+		for _, es := range [][]*Matrix{m.Layers[i].GateExps, m.Layers[i].UpExps, m.Layers[i].DownExps} {
+			if len(es) > 0 && es[0].IsQ2LUT() {
+				n = max(n, es[0].Cols)
+			}
+		}
+	}
+	return n
+}
+
+// packMatrices copies the dense matrices whose type has a group kernel in
+// the installed set into the group layout (a tied head too: the
+// embedding's row reads then fault its pages back in from the file, one
+// row per token). The row bytes a copy replaces are
+// given back: a mapping's pages are dropped (they fault in from the file
+// if read again), and bytes read into memory are overwritten with the
+// copy, so the weights are held once either way. (A layout larger than
+// the rows, Q4_K's, is therefore made only for mapped files.)
+func (m *Model) packMatrices() error {
+	if m.opts.NoRepack {
+		return nil
+	}
+	var ms []*Matrix
+	for i := range m.Layers {
+		L := &m.Layers[i]
+		ms = append(ms, L.Q, L.K, L.V, L.O, L.FFN.Gate, L.FFN.Up, L.FFN.Down, L.Shared.Gate, L.Shared.Up, L.Shared.Down)
+	}
+	ms = append(ms, m.Output)
+	for _, w := range ms {
+		if w == nil || !w.Packable() {
+			continue
+		}
+		mapped := m.inMap(w.Data())
+		if !mapped {
+			// Rows read into memory are overwritten in place: not those
+			// of a tied head, which the embedding still reads, nor by a
+			// larger layout; holding both would double the matrix.
+			if w != m.Embed && w.PackFitsRows() {
+				w.Pack(true)
+				m.PackedBytes += int64(len(w.PackedData()))
+			}
+			continue
+		}
+		rows := w.Pack(false)
+		m.PackedBytes += int64(len(w.PackedData()))
+		osmem.DropPages(rows, m.opts.Mlock)
+		if m.opts.Mlock {
+			data := w.PackedData()
+			if err := osmem.Lock(data); err != nil {
+				return fmt.Errorf("--mlock of %s's packed copy: %w", w.Name, err)
+			}
+			m.unmap = append(m.unmap, func() error { return osmem.Unlock(data) })
+		}
+	}
+	return nil
+}
+
+// inMap reports whether b lies in one of the model's file mappings.
+func (m *Model) inMap(b []byte) bool {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	for _, mp := range m.maps {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(mp)))
+		if p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(mp)) {
+			return true
+		}
+	}
+	return false
+}

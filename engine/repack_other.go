@@ -1,6 +1,0 @@
-//go:build (!amd64 && !arm64) || purego
-
-package engine
-
-// installPack leaves every set with the Go group kernels.
-func installPack(string) {}

@@ -1,0 +1,11 @@
+//go:build arm && !purego
+
+package kernels
+
+// kernelSetNames is the table of armv7 kernel sets (see
+// TestKernelSelection): neon has NEON Q8_0 and Q4_K sums, q2lut stays
+// portable.
+var kernelSetNames = map[string]map[string]string{
+	"portable": portableKernelNames,
+	"neon":     withKernels(portableKernelNames, map[string]string{"Q8_0": "dotQ8_0Arm", "Q4_K": "dotQ4_KArm"}),
+}

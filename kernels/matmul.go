@@ -1,0 +1,253 @@
+package kernels
+
+import (
+	"github.com/ggufkit/gguf/gguf"
+)
+
+// Matrix is a weight matrix in a layout, used in place: Rows rows of Cols
+// elements of Type, each RowBytes long, with the kernel that multiplies it
+// (chosen for its type, or the q2lut one) and, once packed, its rows in a
+// group layout.
+type Matrix struct {
+	Name     string
+	Type     gguf.Type
+	Cols     int
+	Rows     int
+	RowBytes int
+	data     []byte
+	k        *kernel
+	// pk, when set, holds rows [0, 8*pk.groups) in the group layout of
+	// k.pack (their bytes in data may be released or overwritten).
+	pk *packed
+}
+
+// Row returns the bytes of row i.
+func (m *Matrix) Row(i int) []byte { return m.data[i*m.RowBytes : (i+1)*m.RowBytes] }
+
+// Slice returns rows [lo, hi) as a matrix (one expert of a 3-D tensor).
+func (m *Matrix) Slice(lo, hi int) *Matrix {
+	s := *m
+	s.Rows = hi - lo
+	s.data = m.data[lo*m.RowBytes : hi*m.RowBytes]
+	return &s
+}
+
+// NewMatrix wraps data, rows rows of cols elements of t (rowBytes each),
+// as a matrix with t's kernel, after checking that t can be multiplied in
+// rows of cols elements. data may be nil for a matrix whose bytes come
+// later (SetData: a paged expert's slot).
+func NewMatrix(name string, t gguf.Type, cols, rows, rowBytes int, data []byte) (*Matrix, error) {
+	k, err := kernelFor(t, cols)
+	if err != nil {
+		return nil, err
+	}
+	return &Matrix{Name: name, Type: t, Cols: cols, Rows: rows, RowBytes: rowBytes, data: data, k: k}, nil
+}
+
+// Data returns the matrix's bytes in its row layout.
+func (m *Matrix) Data() []byte { return m.data }
+
+// SetData points the matrix at new bytes of the same layout (a paged
+// expert's slot).
+func (m *Matrix) SetData(b []byte) { m.data = b }
+
+// UseQ2LUT marks the matrix's bytes as Q2_K rows in layout q2lut (package
+// layout): whole groups of 16 rows interleaved, the rest plain Q2_K rows.
+func (m *Matrix) UseQ2LUT() { m.k = q2lutKernel }
+
+// IsQ2LUT reports whether the matrix is in layout q2lut.
+func (m *Matrix) IsQ2LUT() bool { return m.k == q2lutKernel }
+
+// Products multiplies matrices with activation rows on a pool. It holds
+// what a product needs besides the weights - the activation rows
+// quantized to the kernel's type, their per-block values for packed
+// matrices, q2lut tables, each thread's scratch - allocated once so that a
+// product allocates nothing. It is not safe for concurrent use.
+type Products struct {
+	pool   *Pool
+	act    []byte
+	actf   []float32 // act back in float32 (generic kernels)
+	aux    []byte    // per-block values of act for packed matrices
+	lut    []byte    // q2lut tables of some activation rows
+	lutSrc []byte    // the Q8_K rows lut was built from
+	mt     matmulTask
+	qt     quantTask
+}
+
+// NewProducts allocates the buffers for products of up to batch
+// activation rows of at most maxCols elements on pool p, with q2lut
+// tables for rows of up to q2lutCols elements (0: no q2lut matrix).
+func NewProducts(p *Pool, batch, maxCols, q2lutCols int) *Products {
+	s := &Products{pool: p}
+	actBytes := 0
+	for _, t := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ8_1, gguf.TypeQ8_K} {
+		if maxCols%t.BlockSize() == 0 {
+			actBytes = max(actBytes, ActRowBytes(t, maxCols))
+		}
+	}
+	threads := p.Threads()
+	s.act = make([]byte, batch*actBytes)
+	s.actf = make([]float32, batch*maxCols)
+	s.mt.scratch = make([][]float32, threads)
+	s.mt.quad = make([][4]float32, threads)
+	s.mt.oct = make([][packRows]float32, threads)
+	s.mt.oct4 = make([][4 * packRows]float32, threads)
+	auxRow := 0
+	for t, k := range packKernels {
+		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
+	}
+	s.aux = make([]byte, batch*auxRow)
+	if q2lutCols > 0 {
+		s.lut = make([]byte, max(q2lutTableBudget, q2lutTableBytes(q2lutCols)))
+		s.lutSrc = make([]byte, 0, len(s.lut)/q2lutTabBytes*q8_KBytes)
+	}
+	for w := 0; w < threads; w++ {
+		s.mt.scratch[w] = make([]float32, maxCols)
+	}
+	return s
+}
+
+// MatMul computes out[j] = W in[j] for nb rows of in (stride W.Cols) into
+// out (stride W.Rows), quantizing the activations to the kernel's type
+// first, as ggml-cpu's mul_mat does.
+func (s *Products) MatMul(w *Matrix, in []float32, out []float32, nb int) {
+	k := w.k
+	stride := ActRowBytes(k.act, w.Cols)
+	q := &s.qt
+	q.k, q.in, q.act, q.cols, q.stride, q.pk = k.act, in, s.act, w.Cols, stride, nil
+	if w.pk != nil {
+		q.pk = w.packKernelOf()
+		q.aux, q.auxStride = s.aux, w.Cols/k.act.BlockSize()*q.pk.auxBytes
+		s.mt.pk, s.mt.aux, s.mt.auxStride = q.pk, s.aux, q.auxStride
+	}
+	// A prompt's rows are quantized in parallel: done by one thread, they
+	// were a sixth of a 2-thread prompt's time. Ranges of grain rows keep
+	// the threads' stores in separate cache lines.
+	s.pool.Run(q, nb, 64/stride+1, nb >= 8 && w.Cols*nb >= 16<<10)
+	act := s.act
+	if k.group != nil {
+		s.matmulQ2LUT(w, act, stride, out, nb)
+		return
+	}
+	if k.generic && k.act != gguf.TypeF32 {
+		// The dequantized weight row is multiplied in float32: give it the
+		// rounded activations as float32 too.
+		for j := 0; j < nb; j++ {
+			_ = DequantizeRow(k.act, s.actf[j*w.Cols:(j+1)*w.Cols], s.act[j*stride:(j+1)*stride])
+		}
+		act, stride = BytesOf(s.actf[:nb*w.Cols]), w.Cols*4
+	}
+	s.mt.w, s.mt.act, s.mt.stride, s.mt.out, s.mt.nb = w, act, stride, out, nb
+	// Threads pay off from ~256 KB of weights per product; below that the
+	// hand-off costs more than the work (stories260K's 64x64 matrices).
+	// Each row r writes out[j*Rows+r] for every token j: ranges of 16 rows
+	// keep the two threads' stores in separate 64-byte cache lines.
+	s.pool.Run(&s.mt, w.Rows, 16, w.Rows*w.RowBytes*nb >= 256<<10)
+}
+
+// quantTask quantizes activation rows to a kernel's type and, for a packed
+// matrix, writes their aux values.
+type quantTask struct {
+	k         gguf.Type
+	in        []float32
+	act       []byte
+	cols      int
+	stride    int
+	pk        *packKernel
+	aux       []byte
+	auxStride int
+}
+
+func (q *quantTask) Run(lo, hi, _ int) {
+	for j := lo; j < hi; j++ {
+		a := q.act[j*q.stride : (j+1)*q.stride]
+		// Errors are impossible here: kernelFor checked the type and size.
+		_ = quantizeAct(q.k, a, q.in[j*q.cols:(j+1)*q.cols])
+		if q.pk != nil {
+			q.pk.prep(q.aux[j*q.auxStride:(j+1)*q.auxStride], a, q.cols/q.k.BlockSize())
+		}
+	}
+}
+
+type matmulTask struct {
+	w       *Matrix
+	act     []byte
+	stride  int
+	out     []float32
+	nb      int
+	scratch [][]float32
+	// quad holds each worker's four dot4 results: a local array would
+	// escape through the function value and cost an allocation per row.
+	quad [][4]float32
+	// tab holds the q2lut tables of each activation row (tabStride bytes
+	// apart).
+	tab       []byte
+	tabStride int
+	// pk runs a packed matrix's groups, with the activation rows' aux
+	// values (auxStride bytes apart).
+	pk        *packKernel
+	aux       []byte
+	auxStride int
+	oct       [][packRows]float32
+	oct4      [][4 * packRows]float32
+}
+
+func (t *matmulTask) Run(lo, hi, wk int) {
+	w, k := t.w, t.w.k
+	if k.group != nil {
+		t.runGroups(lo, hi)
+		return
+	}
+	n := w.Cols
+	if w.pk != nil && lo < w.pk.groups*packRows {
+		// ranges start at multiples of the grain (16): whole groups
+		end := min(hi, w.pk.groups*packRows)
+		t.runPacked(lo/packRows, end/packRows, wk)
+		lo = end
+	}
+	for r := lo; r < hi; r++ {
+		row := w.Row(r)
+		if k.generic {
+			f := t.scratch[wk][:n]
+			_ = DequantizeRow(w.Type, f, row)
+			row = BytesOf(f)
+		}
+		j := 0
+		if k.dot4 != nil && t.nb >= 4 {
+			o := &t.quad[wk]
+			for ; j+4 <= t.nb; j += 4 {
+				k.dot4(n, row, t.act[j*t.stride:], t.stride, o)
+				for c, v := range o {
+					t.out[(j+c)*w.Rows+r] = v
+				}
+			}
+		}
+		for ; j < t.nb; j++ {
+			t.out[j*w.Rows+r] = k.dot(n, row, t.act[j*t.stride:(j+1)*t.stride])
+		}
+	}
+}
+
+// runPacked computes groups [g0, g1) of a packed matrix for every
+// activation row, a group's weights staying in cache across the rows.
+func (t *matmulTask) runPacked(g0, g1, wk int) {
+	w, pk := t.w, t.pk
+	nblk := w.Cols / w.k.act.BlockSize()
+	o, o4 := &t.oct[wk], &t.oct4[wk]
+	for g := g0; g < g1; g++ {
+		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
+		j := 0
+		if pk.gemm4 != nil {
+			for ; j+4 <= t.nb; j += 4 {
+				pk.gemm4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o4)
+				for i := 0; i < 4; i++ {
+					copy(t.out[(j+i)*w.Rows+g*packRows:(j+i)*w.Rows+(g+1)*packRows], o4[i*packRows:(i+1)*packRows])
+				}
+			}
+		}
+		for ; j < t.nb; j++ {
+			pk.gemv(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
+			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+(g+1)*packRows], o[:])
+		}
+	}
+}
