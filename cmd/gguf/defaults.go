@@ -35,16 +35,19 @@ func defaultThreads() int { return threadsFor(runtime.GOARCH, runtime.NumCPU()) 
 const defaultCtx = 4096
 
 // contextFor returns the context a command runs m with (ctx, or the
-// default when 0) and, for the default, prints it with the KV cache's
-// bytes in the flags' cache types.
+// default when 0) and, when the default cuts the model's, prints it with
+// the KV cache's bytes in the flags' cache types (a model within 4096
+// positions runs as it always did, silently: the end-of-run line has the
+// KV bytes).
 func contextFor(verb string, m *engine.Model, mf *modelFlags, ctx, slots int) int {
 	if ctx != 0 {
 		return ctx
 	}
-	ctx = defaultCtx
-	if n := m.Config.ContextLength; n > 0 {
-		ctx = min(n, defaultCtx)
+	n := m.Config.ContextLength
+	if n > 0 && n <= defaultCtx {
+		return n
 	}
+	ctx = defaultCtx
 	k, v, _ := mf.cacheTypes()
 	per := ""
 	if slots > 1 {
