@@ -3,13 +3,13 @@
 // data of refdata/synthetic was made (README.txt sections 5 and 8), so the
 // Go engine can be compared with a real llama.cpp on any model file.
 //
-// Context: n_ctx 512, n_batch = n_ubatch = 512, K and V cache in F32, flash
-// attention disabled, no GPU layers, and (unless --repack) the model loaded
+// Context: n_ctx 512, n_batch = n_ubatch = 512, K and V cache in F32 (unless
+// -ctk/-ctv), flash attention disabled (unless -fa on), no GPU layers, and (unless --repack) the model loaded
 // with use_extra_bufts = false, so ggml-cpu multiplies with its plain
 // vec_dot kernels instead of repacked weights.
 //
 // Usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack]
-//                           [-ub N] [-f TEXT [--ctx N]]
+//                           [-ub N] [-f TEXT [--ctx N]] [-ctk T] [-ctv T] [-fa on|off]
 //   -p PROMPT  tokenized with BOS (add_special true, parse_special false)
 //              and decoded as ONE batch with logits for every position
 //   -o LOGITS  where to write them: float32 little-endian, position-major
@@ -24,6 +24,10 @@
 //   -f TEXT    also compute the perplexity of TEXT as llama-perplexity does
 //              with -c N -b N (n_seq 1): chunks of N tokens, each starting
 //              with BOS from an empty cache, scoring positions N/2..N-2
+//
+//   -ctk T, -ctv T  the K and V cache types: f32 (default), f16, q8_0
+//   -fa on|off      flash attention (default off; llama.cpp runs a q8_0 V
+//              cache only with it on)
 //
 // Prints "tokens: ID ..." for the prompt and, with -f,
 // "ppl: PPL +/- ERR chunks=C scored=S" on stdout.
@@ -85,6 +89,24 @@ static llama_token *tokenize(const struct llama_vocab *vocab, const char *text, 
     return toks;
 }
 
+// The cache types and flash attention of every context (-ctk, -ctv, -fa).
+static enum ggml_type type_k = GGML_TYPE_F32, type_v = GGML_TYPE_F32;
+static enum llama_flash_attn_type flash_attn = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+
+// cache_type parses a -ctk/-ctv value; -1 for an unknown one.
+static int cache_type(const char *s) {
+    if (!strcmp(s, "f32")) {
+        return GGML_TYPE_F32;
+    }
+    if (!strcmp(s, "f16")) {
+        return GGML_TYPE_F16;
+    }
+    if (!strcmp(s, "q8_0")) {
+        return GGML_TYPE_Q8_0;
+    }
+    return -1;
+}
+
 static struct llama_context *new_context(struct llama_model *model, uint32_t n_ctx, uint32_t n_ubatch, int threads) {
     struct llama_context_params cp = llama_context_default_params();
     cp.n_ctx = n_ctx;
@@ -93,9 +115,9 @@ static struct llama_context *new_context(struct llama_model *model, uint32_t n_c
     cp.n_seq_max = 1;
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
-    cp.type_k = GGML_TYPE_F32;
-    cp.type_v = GGML_TYPE_F32;
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    cp.type_k = type_k;
+    cp.type_v = type_v;
+    cp.flash_attn_type = flash_attn;
     cp.no_perf = true;
     return llama_init_from_model(model, cp);
 }
@@ -202,7 +224,7 @@ static int greedy_ids(struct llama_context *ctx, int32_t n_vocab, int32_t n, int
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack] [-ub N] [-f TEXT [--ctx N]]\n");
+    fprintf(stderr, "usage: llama-logits MODEL [-p PROMPT] [-o LOGITS] [-g N] [-t THREADS] [--repack] [-ub N] [-f TEXT [--ctx N]] [-ctk T] [-ctv T] [-fa on|off]\n");
     exit(2);
 }
 
@@ -227,6 +249,18 @@ int main(int argc, char **argv) {
             ubatch = atoi(argv[++i]);
         } else if (!strcmp(a, "--ctx") && more) {
             ppl_ctx = atoi(argv[++i]);
+        } else if ((!strcmp(a, "-ctk") || !strcmp(a, "-ctv")) && more) {
+            int t = cache_type(argv[++i]);
+            if (t < 0) {
+                usage();
+            }
+            *(a[3] == 'k' ? &type_k : &type_v) = (enum ggml_type)t;
+        } else if (!strcmp(a, "-fa") && more) {
+            const char *v = argv[++i];
+            if (strcmp(v, "on") && strcmp(v, "off")) {
+                usage();
+            }
+            flash_attn = !strcmp(v, "on") ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
         } else if (!strcmp(a, "--repack")) {
             repack = true;
         } else if (a[0] == '-' || model_path) {

@@ -769,12 +769,19 @@ func (c *Config) skipped(name string) bool {
 // have other token mixers (MLA's latent cache, KDA's and Gated DeltaNet's
 // recurrent and convolution state, which does not grow with ctx).
 func (m *Model) KVCacheBytes(ctx int) int64 {
+	return m.KVCacheBytesOf(ctx, gguf.TypeF32, gguf.TypeF32)
+}
+
+// KVCacheBytesOf is KVCacheBytes with keys of type tk and values of type
+// tv (Options.TypeK, TypeV; the other mixers' state stays float32).
+func (m *Model) KVCacheBytesOf(ctx int, tk, tv gguf.Type) int64 {
 	c := &m.Config
 	var n int64
+	row := int64(kernels.ActRowBytes(tk, c.KVDim()) + kernels.ActRowBytes(tv, c.KVDim()))
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		if L.attends() {
-			n += int64(ctx) * int64(c.KVDim()) * 2 * 4
+			n += int64(ctx) * row
 		}
 		if L.Mixer != nil {
 			n += 4 * int64(L.Mixer.contextFloats(ctx))

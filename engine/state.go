@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
@@ -17,6 +16,11 @@ type Options struct {
 	// Threads is the number of worker goroutines for matrix products
 	// (default 1).
 	Threads int
+	// TypeK and TypeV are the KV cache's types: gguf.TypeF32 (the zero
+	// value), gguf.TypeF16 or gguf.TypeQ8_0 (CacheTypes; llama.cpp's
+	// -ctk/-ctv, whose default is f16). The other types need heads of
+	// whole blocks (f16: any; q8_0: a multiple of 32 elements).
+	TypeK, TypeV gguf.Type
 	// Batch is the number of tokens processed together when evaluating a
 	// prompt (default: as many as fit batchBuffers, a multiple of 4 from
 	// 32 to 512).
@@ -69,11 +73,9 @@ type State struct {
 	pos   int
 	batch int
 
-	// kc is [slot][ctx][kvDim]; vc is transposed, [slot][kvDim][ctx], as
-	// llama.cpp stores V without flash attention: each output element of
-	// attention is then one contiguous dot product over positions. Layer
-	// l's slot is kvSlot[l]; recurrent layers have none.
-	kc, vc []float32
+	// kv is the KV cache (kvcache.go). Layer l's slot is kvSlot[l];
+	// recurrent layers have none.
+	kv     *kvCache
 	kvSlot []int
 	// qg is the gated attention's query projection, [batch][heads][q, gate].
 	qg []float32
@@ -135,12 +137,11 @@ func NewState(m *Model, o Options) (*State, error) {
 			slots++
 		}
 	}
-	kv := int64(slots) * int64(o.Ctx) * int64(c.KVDim())
-	if kv > math.MaxInt32*4 {
-		return nil, fmt.Errorf("KV cache of %d floats is too large", kv)
+	kv, err := newKVCache(o.TypeK, o.TypeV, slots, o.Ctx, c.KVDim(), c.HeadDim)
+	if err != nil {
+		return nil, err
 	}
-	s.kc = make([]float32, kv)
-	s.vc = make([]float32, kv)
+	s.kv = kv
 	b := o.Batch
 	maxCols := c.maxCols()
 	s.x = make([]float32, b*c.Embd)
@@ -162,9 +163,9 @@ func NewState(m *Model, o Options) (*State, error) {
 	}
 	s.pool = kernels.NewPool(o.Threads)
 	s.mm = kernels.NewProducts(s.pool, b, maxCols, m.q2lutCols())
-	s.at.scores = make([][]float32, o.Threads)
+	s.at.scratch = make([]attnScratch, o.Threads)
 	for w := 0; w < o.Threads; w++ {
-		s.at.scores[w] = make([]float32, o.Ctx)
+		s.at.scratch[w] = newAttnScratch(o.Ctx, c.HeadDim)
 	}
 	if c.Experts > 0 {
 		s.moe = newMoEBuffers(c, b)
@@ -217,6 +218,14 @@ func (s *State) Reset() {
 	s.resetMixers()
 }
 
+// KVBytes returns the size of the KV cache (keys and values of every
+// attention layer at every position of the context, in their types).
+func (s *State) KVBytes() int64 { return s.kv.bytes() }
+
+// CacheBytes is Model.KVCacheBytesOf for this state's context and cache
+// types: the KV cache with the other mixers' state.
+func (s *State) CacheBytes() int64 { return s.m.KVCacheBytesOf(s.ctx, s.kv.tk, s.kv.tv) }
+
 // RecurrentBytes returns the size of the recurrent layers' state (their
 // convolutions' last inputs and delta-rule matrices), allocated once per
 // State whatever its context size; 0 for models without such layers.
@@ -239,15 +248,15 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 
 // attnTask computes attention for nb tokens x heads.
 type attnTask struct {
-	s      *State
-	layer  int
-	pos0   int
-	scores [][]float32
+	s       *State
+	layer   int
+	pos0    int
+	scratch []attnScratch
 }
 
 func (t *attnTask) Run(lo, hi, w int) {
 	s, c := t.s, t.s.c
-	hd, kvd := c.HeadDim, c.KVDim()
+	hd := c.HeadDim
 	group := c.Heads / c.KVHeads
 	scale := 1 / kernels.Sqrtf(float32(hd))
 	if c.QScale != 0 {
@@ -255,7 +264,7 @@ func (t *attnTask) Run(lo, hi, w int) {
 	}
 	local := c.localLayer(t.layer)
 	slot := s.kvSlot[t.layer]
-	base := slot * s.ctx * kvd
+	ws := &t.scratch[w]
 	for item := lo; item < hi; item++ {
 		i, h := item/c.Heads, item%c.Heads
 		p := t.pos0 + i
@@ -266,12 +275,11 @@ func (t *attnTask) Run(lo, hi, w int) {
 		}
 		q := s.q[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
 		kvo := (h / group) * hd
-		sc := t.scores[w][:p+1-from]
-		kb := base + from*kvd + kvo
-		mx := kernels.Scores(q, s.kc[kb:], kvd, scale, sc)
+		sc := ws.sc[:p+1-from]
+		mx := s.kv.scores(q, slot, from, kvo, scale, sc, ws.qa)
 		kernels.SoftmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
-		kernels.Vdots(sc, s.vc[slot*kvd*s.ctx+kvo*s.ctx+from:], s.ctx, out)
+		s.kv.values(sc, slot, from, kvo, out, ws.pa)
 	}
 }
 
@@ -428,16 +436,15 @@ func (s *State) attention(L *Layer, l, nb int) {
 				q[j] *= c.QScale
 			}
 		}
-		slot := s.kvSlot[l]
-		off := (slot*s.ctx + s.pos + i) * kvd
-		copy(s.kc[off:off+kvd], k)
-		for d, x := range v {
-			s.vc[(slot*kvd+d)*s.ctx+s.pos+i] = x
-		}
+		s.kv.rotate(q, s.kv.rotK)
+		s.kv.rotate(k, s.kv.rotK)
+		s.kv.rotate(v, s.kv.rotV)
+		s.kv.put(s.kvSlot[l], s.pos+i, k, v)
 	}
 	s.at.s, s.at.layer, s.at.pos0 = s, l, s.pos
 	// An item writes HeadDim floats of ao: keep threads a cache line apart.
 	s.pool.Run(&s.at, nb*c.Heads, max(1, 16/c.HeadDim), (s.pos+nb)*nb*c.Heads*c.HeadDim >= 32<<10)
+	s.kv.rotate(s.ao[:nb*qd], s.kv.rotV)
 	if c.fam.attnGate {
 		for i := 0; i < nb; i++ {
 			for h := 0; h < c.Heads; h++ {

@@ -241,6 +241,7 @@ func installKernels(name string) {
 	}
 	if useAVX2 {
 		kernels[gguf.TypeF32].dot4 = dotF32x4
+		kernels[gguf.TypeF16].dot = dotF16Asm
 		genericKernel.dot4 = dotF32x4
 		kernels[gguf.TypeQ8_0].dot = dotQ8_0Asm
 		kernels[gguf.TypeQ8_0].dot4 = x4q8(dotQ8_0x4AVX2, q8_0Bytes)

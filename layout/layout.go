@@ -77,8 +77,29 @@ func StoredName(orig string, k Kind) (string, error) {
 	return n, nil
 }
 
-// Entries returns the layouts recorded in md (nil when there are none).
+// KeySeedsQ2LUT is the key the seeds' tools/gguf_q2lut.py sets on a file
+// whose Q2_K experts it repacked in place for its table-lookup kernel,
+// keeping their names and type: to every other reader they are scrambled
+// Q2_K. Its description (groups of 16 rows x 256 columns: fp16 scales,
+// the 4-bit scales and mins, pair codes) is this package's q2lut's, but
+// the tool is not at hand to check its byte order against docs/layouts.md,
+// so such a file is refused, never read as Q2_K.
+const KeySeedsQ2LUT = "ipad.expert_layout"
+
+// errSeedsQ2LUT says how to get a file the runtime reads instead.
+func errSeedsQ2LUT(v gguf.Value) error {
+	s, _ := v.Str()
+	return fmt.Errorf("metadata %s = %q: the seeds' tools/gguf_q2lut.py repacked this file's Q2_K experts in place under their Q2_K names, "+
+		"so their bytes are not Q2_K, and this toolkit does not read that layout; repack the experts-last Q2_K file it was made from "+
+		"with gguf layout ORIGINAL.gguf --experts q2lut -o OUT.gguf (or build it with gguf assemble ... --experts-layout q2lut)", KeySeedsQ2LUT, s)
+}
+
+// Entries returns the layouts recorded in md (nil when there are none). A
+// file the seeds' q2lut tool wrote (KeySeedsQ2LUT) is an error.
 func Entries(md *gguf.Metadata) ([]Entry, error) {
+	if v, ok := md.Get(KeySeedsQ2LUT); ok {
+		return nil, errSeedsQ2LUT(v)
+	}
 	nv, ok1 := md.Get(KeyTensors)
 	kv, ok2 := md.Get(KeyKinds)
 	tv, ok3 := md.Get(KeyTypes)

@@ -135,6 +135,12 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 			return nil, nil, fmt.Errorf("--add %s: no tensor matches %v", a.Input.Name, a.Pattern)
 		}
 	}
+	if opts.HeadIDs != nil || opts.Quant != nil {
+		// a file of the seeds' q2lut tool: its experts are no Q2_K to requantize
+		if _, err := layout.Entries(p.Metadata); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+	}
 	if hasLayouts(p) && (opts.HeadIDs != nil || opts.Quant != nil) {
 		return nil, nil, fmt.Errorf("%s has repacked tensors (%s): restore them first (gguf layout --experts none --ternary none)", in.Name, layout.KeyTensors)
 	}

@@ -65,7 +65,15 @@ func main() {
 	greedy := flag.Int("greedy", 0, "also print the prompt's greedy continuation of this many tokens")
 	idList := flag.String("ids", "", "space-separated token ids to evaluate (default: the crosscheck prompt)")
 	mtp := flag.Int("mtp", -1, "compare the MTP block's logits for this next token instead")
+	ctk := flag.String("ctk", "f32", "KV cache type of the keys (f32, f16, q8_0)")
+	ctv := flag.String("ctv", "f32", "KV cache type of the values (f32, f16, q8_0)")
 	flag.Parse()
+	var o engine.Options
+	var err error
+	o.TypeK, err = engine.ParseCacheType(*ctk)
+	check(err)
+	o.TypeV, err = engine.ParseCacheType(*ctv)
+	check(err)
 	ids := crosscheck.PromptIDs
 	if *idList != "" {
 		ids = nil
@@ -91,7 +99,8 @@ func main() {
 		check(err)
 		check(generate(*gen, *words, re))
 	case *model != "":
-		check(compare(*model, ids, *ref, *out, *threads, *greedy, *mtp))
+		o.Ctx, o.Threads, o.Batch = 512, *threads, len(ids)
+		check(compare(*model, ids, *ref, *out, o, *greedy, *mtp))
 	default:
 		fmt.Fprintln(os.Stderr, "usage: enginelogits -gen DIR | -m MODEL [-ref F] [-o F] [-t N]")
 		os.Exit(2)
@@ -136,13 +145,13 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 	return os.WriteFile(filepath.Join(dir, "eval.txt"), []byte(crosscheck.Text(words)), 0o644)
 }
 
-func compare(path string, ids []int32, ref, out string, threads, greedy, mtp int) error {
+func compare(path string, ids []int32, ref, out string, o engine.Options, greedy, mtp int) error {
 	m, err := engine.Open(path)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	s, err := engine.NewState(m, engine.Options{Ctx: 512, Threads: threads, Batch: len(ids)})
+	s, err := engine.NewState(m, o)
 	if err != nil {
 		return err
 	}

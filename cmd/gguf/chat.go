@@ -217,6 +217,6 @@ func (cs *chatSession) report(m *engine.Model, threads int, seed uint64) {
 		t.Generated, t.GenTime.Round(time.Microsecond), t.GenRate(), threads, cs.s.Ctx(), seed)
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); last answer stopped: %s\n",
 		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, cs.s),
-		humanize.IBytes(uint64(m.KVCacheBytes(cs.s.Ctx()))), t.Stop)
+		humanize.IBytes(uint64(cs.s.CacheBytes())), t.Stop)
 	specLine(stderr, cs.spec, t)
 }

@@ -52,8 +52,10 @@ exits non-zero.`,
 			}
 			err := demo.Run(cmd.Context(), dir, keep, demo.Env{
 				Out: stdout,
+				// F32 caches: the demo checks its stories against
+				// llama2.c's, which computes attention in float32.
 				Load: func(path string, pool, ctx, threads int) (*engine.Model, *vocabselect.Tokenizer, *engine.State, error) {
-					m, tok, s, _, err := loadModel("demo", path, &modelFlags{policy: "lru", pool: pool}, ctx, threads, 0)
+					m, tok, s, _, err := loadModel("demo", path, &modelFlags{policy: "lru", pool: pool, cacheK: "f32", cacheV: "f32"}, ctx, threads, 0)
 					return m, tok, s, err
 				},
 				PrintSummary: printSummary,

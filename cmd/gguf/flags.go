@@ -182,6 +182,8 @@ var llamaFlags = []llamaFlag{
 	{names: []string{"-tb"}, flag: "--threads-batch", cmds: cpuModel},
 	{names: []string{"-np"}, flag: "--parallel", cmds: serveOnly},
 	{names: []string{"-to"}, flag: "--timeout", cmds: serveOnly},
+	{names: []string{"-ctk"}, flag: "--cache-type-k", cmds: cpuModel},
+	{names: []string{"-ctv"}, flag: "--cache-type-v", cmds: cpuModel},
 	{names: []string{"-fa", "--flash-attn"}, flag: "--flash-attn", values: []string{"on", "off", "auto", "1", "0", "-1", "true", "false", "enabled", "disabled"}, cmds: cpuModel},
 }
 

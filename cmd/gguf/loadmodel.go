@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -21,9 +20,6 @@ import (
 // the model argument, the thread and kernel flags, opening a model with its
 // tokenizer and inference states under the model flags, and where text for
 // a person goes.
-
-// defaultThreads is every core, as llama.cpp's tools default to.
-func defaultThreads() int { return runtime.NumCPU() }
 
 // modelPath returns the model of a run or perplexity command line: its
 // argument or -m, llama.cpp's spelling.
@@ -86,7 +82,7 @@ func loadModel(verb, path string, mf *modelFlags, ctx, threads, batch int) (*eng
 // own expert pools.
 func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n int) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 	if mf == nil {
-		mf = &modelFlags{policy: "lru"}
+		mf = &modelFlags{policy: "lru", cacheK: "f16", cacheV: "f16"}
 	}
 	fail := func(err error) (*engine.Model, *vocabselect.Tokenizer, []*engine.State, *moeRun, error) {
 		return nil, nil, nil, nil, err
@@ -103,6 +99,10 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	}
 	if hfremote.IsRemote(path) {
 		return fail(usageError("%s: %s needs a local file: download it first with `gguf fetch %s -o model.gguf`", path, verb, path))
+	}
+	tk, tv, err := mf.cacheTypes()
+	if err != nil {
+		return fail(err)
 	}
 	g, err := mf.memGuard()
 	if err != nil {
@@ -125,6 +125,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	if err != nil {
 		return fail(err)
 	}
+	ctx = contextFor(verb, m, mf, ctx, n)
 	if err := fitPools(verb, fit, mf, m, po, ctx, n); err != nil {
 		m.Close()
 		return fail(err)
@@ -143,7 +144,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 		m.Close()
 		return fail(err)
 	}
-	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, Pager: po, Trace: mr.trace}
+	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, TypeK: tk, TypeV: tv, Pager: po, Trace: mr.trace}
 	if po == nil {
 		if so.Thrash, err = mf.flash(); err != nil {
 			mr.abort()

@@ -69,6 +69,7 @@ func (f memFit) String() string {
 func fitBeforeOpen(verb, path string, mf *modelFlags, g *memguard.Guard) (memFit, error) {
 	fit := memFit{g: g, budget: -1}
 	if g == nil {
+		warnUnguarded(verb, path, mf)
 		return fit, nil
 	}
 	fit.budget, fit.st = g.Budget()
@@ -115,12 +116,13 @@ func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engi
 	if ctx <= 0 {
 		ctx = m.Config.ContextLength
 	}
-	fixed := int64(n) * (m.KVCacheBytes(ctx) + stateOverhead)
+	kv := mf.kvBytes(m, ctx)
+	fixed := int64(n) * (kv + stateOverhead)
 	left := fit.budget - m.ResidentBytes - fixed
 	if po == nil {
 		if left < 0 && (mf.noMmap || mf.mlock || fixed > fit.budget) {
 			return usageError("%s: %s of weights, %d KV caches of %d tokens (%s) and buffers need %s, and %s: lower --ctx or --parallel, or raise the memory limit",
-				verb, humanize.IBytes(uint64(m.ResidentBytes)), n, ctx, humanize.IBytes(uint64(m.KVCacheBytes(ctx))),
+				verb, humanize.IBytes(uint64(m.ResidentBytes)), n, ctx, humanize.IBytes(uint64(kv)),
 				humanize.IBytes(uint64(m.ResidentBytes+fixed)), fit)
 		}
 		return nil
@@ -141,7 +143,7 @@ func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engi
 	if fits < m.Config.ExpertsUsed {
 		return usageError("%s: pools of one token's working set (%d experts per layer, %s) besides %s of weights and %d KV caches of %d tokens (%s) do not fit: %s; lower --ctx, --parallel or --experts, or raise the memory limit",
 			verb, m.Config.ExpertsUsed, humanize.IBytes(uint64(int64(m.Config.ExpertsUsed)*slot)), humanize.IBytes(uint64(m.ResidentBytes)),
-			n, ctx, humanize.IBytes(uint64(m.KVCacheBytes(ctx))), fit)
+			n, ctx, humanize.IBytes(uint64(kv)), fit)
 	}
 	switch {
 	case mf.autoPage:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/engine/pager"
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/memguard"
 	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/sink"
@@ -38,6 +39,8 @@ type modelFlags struct {
 	stats         bool
 	direct        bool
 	memReserve    string
+	// cacheK and cacheV are the KV cache types (-ctk, -ctv).
+	cacheK, cacheV string
 	// autoPage is set when the model does not fit in memory and its
 	// experts are paged without --moe-pool or --moe-budget.
 	autoPage bool
@@ -66,6 +69,8 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.BoolVar(&f.force, "force", false, "let --moe-trace replace an existing file that is not a trace")
 	fl.BoolVar(&f.stats, "moe-stats", false, "print the pager's counts at the end")
 	fl.BoolVar(&f.direct, "moe-direct", false, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache")
+	fl.StringVar(&f.cacheK, "cache-type-k", "f16", "KV cache type of the keys: f32, f16 or q8_0 (also -ctk, as llama.cpp)")
+	fl.StringVar(&f.cacheV, "cache-type-v", "f16", "KV cache type of the values: f32, f16 or q8_0 (also -ctv, as llama.cpp)")
 	fl.StringVar(&f.memReserve, "mem-reserve", "auto", "memory to keep free (Linux: MemAvailable and the cgroup limit): pools are sized to fit and shrink below it, serve refuses requests, run stops (auto: 1/16 of the memory, 64-256 MiB; off: no guard)")
 }
 
@@ -90,6 +95,25 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 		return o, usageError("give --moe-pool or --moe-budget, not both")
 	}
 	return o, nil
+}
+
+// cacheTypes returns the KV cache types of --cache-type-k and
+// --cache-type-v.
+func (f *modelFlags) cacheTypes() (k, v gguf.Type, err error) {
+	if k, err = engine.ParseCacheType(f.cacheK); err != nil {
+		return 0, 0, usageError("--cache-type-k: %v", err)
+	}
+	if v, err = engine.ParseCacheType(f.cacheV); err != nil {
+		return 0, 0, usageError("--cache-type-v: %v", err)
+	}
+	return k, v, nil
+}
+
+// kvBytes is m's KV cache (and other mixers' state) for ctx positions in
+// the flags' cache types (checked before: an invalid one counts as F32).
+func (f *modelFlags) kvBytes(m *engine.Model, ctx int) int64 {
+	k, v, _ := f.cacheTypes()
+	return m.KVCacheBytesOf(ctx, k, v)
 }
 
 // flash returns the --moe-sim-flash model, or nil.

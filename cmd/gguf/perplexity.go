@@ -127,7 +127,7 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 				o.BOS = tok.BOS()
 			}
 			if full != "" {
-				fm, _, fs, _, err := loadModel("perplexity --full", full, nil, ctx, th, 0)
+				fm, _, fs, _, err := loadModel("perplexity --full", full, &modelFlags{policy: "lru", cacheK: mf.cacheK, cacheV: mf.cacheV}, ctx, th, 0)
 				if err != nil {
 					return err
 				}

@@ -122,7 +122,7 @@ only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,
 	fl.Float32Var(&f.repeatPenalty, "repeat-penalty", d.RepeatPenalty, "penalty for recent tokens (1: off)")
 	fl.IntVar(&f.repeatLastN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
-	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length; also --ctx-size)")
+	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size in tokens (0: the model's context_length, at most 4096; also --ctx-size)")
 	fl.StringArrayVarP(&f.reverse, "reverse-prompt", "r", nil, "stop generating when the text reaches PROMPT (repeatable; with --chat, end the answer)")
 	fl.BoolVar(&f.ignoreEOS, "ignore-eos", false, "never sample an end-of-generation token: generate until -n or a full context")
 	fl.BoolVar(&f.noDisplay, "no-display-prompt", false, "print only the generated text, not the prompt")
@@ -218,6 +218,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 	if f.seed < 0 {
 		seed = rand.Uint64()
 	}
+	samplingDefaults(cmd, m.Metadata, &f.repeatPenalty, &f.repeatLastN)
 	so := engine.SamplerOptions{
 		Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP,
 		RepeatPenalty: f.repeatPenalty, RepeatLastN: f.repeatLastN, Seed: seed,
@@ -292,7 +293,7 @@ func runModel(cmd *cobra.Command, path string, f runFlags, src io.Reader) error 
 		st.Generated, st.GenTime.Round(time.Microsecond), st.GenRate(), f.threads, s.Ctx(), seed)
 	fmt.Fprintf(stderr, "gguf: peak RSS %s (%s, KV cache %s); stopped: %s\n",
 		humanize.IBytes(uint64(osmem.PeakRSS())), weightsLine(m, s),
-		humanize.IBytes(uint64(m.KVCacheBytes(s.Ctx()))), st.Stop)
+		humanize.IBytes(uint64(s.CacheBytes())), st.Stop)
 	specLine(stderr, f.spec, st)
 	mr.report(stderr, s, st.PromptTokens+st.Generated)
 	return mr.close()

@@ -98,7 +98,7 @@ func TestPerplexityMatchesLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 		want, _ := strconv.ParseFloat(finalPPL.FindStringSubmatch(string(ref))[1], 64)
-		r := mustRun(t, nil, "perplexity", shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-"+c.typ+".gguf"), "-f", eval, "--ctx", "128")
+		r := mustRun(t, nil, "perplexity", shared.Path(t, "refdata", "synthetic", "models", "syn-dense-256-"+c.typ+".gguf"), "-f", eval, "--ctx", "128", "-ctk", "f32", "-ctv", "f32")
 		m := finalPPL.FindStringSubmatch(string(r.stdout))
 		if m == nil {
 			t.Fatalf("%s: no final estimate in %q", c.typ, r.stdout)
@@ -156,7 +156,8 @@ func TestPerplexityRegenerated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "1")
+			// llama-perplexity's references were made with F32 caches
+			out := mustRun(t, nil, "perplexity", model, "-f", eval, "--ctx", "128", "-t", "1", "-ctk", "f32", "-ctv", "f32")
 			m := finalPPL.FindStringSubmatch(string(out.stdout))
 			if m == nil {
 				t.Fatalf("no final estimate in %q", out.stdout)

@@ -99,7 +99,7 @@ model, templates and every path are given here.`,
 	fl.IntVar(&f.queue, "queue", 4, "requests that may wait for a busy slot; more get 503")
 	fl.IntVar(&f.timeout, "timeout", 600, "seconds to read a request, and for each write to a slow client (also -to)")
 	fl.IntVarP(&f.threads, "threads", "t", defaultThreads(), "worker threads")
-	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size per slot in tokens (0: the model's context_length; also --ctx-size)")
+	fl.IntVarP(&f.ctx, "ctx", "c", 0, "context size per slot in tokens (0: the model's context_length, at most 4096; also --ctx-size)")
 	fl.IntVarP(&f.n, "n-predict", "n", -1, "default token limit of a request (-1: until end of text or a full context)")
 	fl.Float32Var(&f.temp, "temp", d.Temp, "default temperature (0: greedy)")
 	fl.IntVar(&f.topK, "top-k", d.TopK, "default top-k (0: off)")
@@ -135,6 +135,7 @@ func serve(cmd *cobra.Command, path string, f serveFlags) error {
 	for _, s := range states {
 		defer s.Close()
 	}
+	samplingDefaults(cmd, m.Metadata, &f.repeat, &f.repeatN)
 	tm, text, err := serveTemplate(m, f.template)
 	if err != nil {
 		return err
