@@ -43,3 +43,10 @@ llama() { # PROGRAM ARGS...: run a llama.cpp program through the loader
 lcpp_backend() { # LOGFILE: the CPU backend ggml loaded, as its log names it
   sed -n 's/.*loaded CPU backend from .*libggml-cpu-\(.*\)\.so.*/\1/p' "$1" | head -n1
 }
+lcpp_harness() { # SRC.c OUT: build a C harness against libllama (after checking llama.h and gcc are there)
+  [ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc (set LLAMA_CPP_ROOT or LLAMA_CPP_INCLUDE)" >&2; exit 2; }
+  command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp harness" >&2; exit 2; }
+  # --allow-shlib-undefined: libllama may need symbol versions of a newer
+  # glibc/libstdc++ than the system's; the loader above supplies them.
+  gcc -O2 -Wall -I"$linc" -o "$2" "$1" -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+}

@@ -18,12 +18,9 @@ update=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
-[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc" >&2; exit 2; }
-command -v gcc >/dev/null || { echo "gcc not found" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
-  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+lcpp_harness "$root/bench/llama-logits.c" "$tmp/llama-logits"
 (cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits && go build -o "$tmp/gguf" ./cmd/gguf)
 "$tmp/enginelogits" -gen "$tmp/models" -match '^(qwen3|qwen35|bailingmoe2)-F32$'
 prompt=$("$tmp/enginelogits" -print-prompt)

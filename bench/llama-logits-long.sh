@@ -18,12 +18,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "${GGML_BACKEND_PATH:-}" ] || LCPP_BACKEND=${LCPP_BACKEND:-haswell}
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
-[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc" >&2; exit 2; }
-command -v gcc >/dev/null || { echo "gcc not found" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
-  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+lcpp_harness "$root/bench/llama-logits.c" "$tmp/llama-logits"
 (cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits)
 "$tmp/enginelogits" -gen "$tmp/models" -match '^bailingmoe3-F32$' -words 511
 prompt=$(cat "$tmp/models/eval.txt")

@@ -66,18 +66,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
 
-[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc (set LLAMA_CPP_ROOT or LLAMA_CPP_INCLUDE)" >&2; exit 2; }
 ls "$llib"/libllama.so* >/dev/null 2>&1 || { echo "llama.cpp not found: no libllama.so in $llib (set LLAMA_CPP_ROOT or LLAMA_CPP_LIB)" >&2; exit 2; }
 [ -f "$lbin/llama-quantize" ] || { echo "llama.cpp not found: no llama-quantize in $lbin (set LLAMA_CPP_ROOT or LLAMA_CPP_BIN)" >&2; exit 2; }
-command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp harness" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-# --allow-shlib-undefined: libllama may need symbol versions of a newer
-# glibc/libstdc++ than the system's; the loader above supplies them.
-gcc -O2 -Wall -I"$linc" -o "$tmp/llama-logits" "$root/bench/llama-logits.c" \
-  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+lcpp_harness "$root/bench/llama-logits.c" "$tmp/llama-logits"
 (cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits && go build -o "$tmp/gguf" ./cmd/gguf)
 "$tmp/enginelogits" -gen "$tmp/models" -match "$filter"
 prompt=$("$tmp/enginelogits" -print-prompt)

@@ -17,12 +17,9 @@ update=0
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
-[ -f "$linc/llama.h" ] || { echo "llama.cpp not found: no llama.h in $linc" >&2; exit 2; }
-command -v gcc >/dev/null || { echo "gcc not found: cannot build the llama.cpp harness" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gcc -O2 -Wall -I"$linc" -o "$tmp/llama-mtp" "$root/bench/llama-mtp.c" \
-  -L"$llib" -lllama -lggml -lm -Wl,--allow-shlib-undefined
+lcpp_harness "$root/bench/llama-mtp.c" "$tmp/llama-mtp"
 (cd "$root" && go build -o "$tmp/enginelogits" ./bench/enginelogits)
 "$tmp/enginelogits" -gen "$tmp/models" -match '^qwen35mtp-'
 ids="1 21 89 220 27 496 25 316" # crosscheck.PromptIDs
