@@ -1,0 +1,187 @@
+package engine
+
+import "unsafe"
+
+// The Q1_0 table-lookup kernel (T-MAC, the Four-Russians method; the
+// seeds' E81/E120). A Q1_0 weight is a sign, so the dot of 4 weights with
+// 4 activations is one of 16 sums of the activations with signs: per
+// activation row and 4 columns a 16-entry table of those sums, indexed by
+// the 4 sign bits (one nibble of a weight byte), replaces 4 multiply-adds
+// by one lookup. A shuffle (x86 VPERMPS, ARM TBL) looks up 16 rows' nibbles
+// at once when the 16 rows' bytes of the same columns lie side by side,
+// so the dense Q1_0 matrices are repacked at Open into groups of 16 rows.
+//
+// Group layout, per 128-column block of the 16 rows (288 bytes, the rows'
+// 16 blocks' size): the 16 rows' f16 scales, then 16 vectors of 16 bytes,
+// byte r of vector v being byte v of row r's sign bits (columns 8v..8v+7:
+// the low nibble is the 4-column group 2v, the high one group 2v+1).
+//
+// The integer sums are exact (a table entry is the exact sum of its
+// activations), and each kernel takes the float steps of the kernel set's
+// Q1_0 row kernel in its order, so every row equals that kernel's result
+// bit for bit: ggml's generic order (a 32-column block's integer sum times
+// its activation scale added in float32, that sum times the weight scale)
+// for the portable and ARM sets, ggml's AVX2 eight float lanes (lane l of
+// a 32-column block is its columns 4l..4l+3, exactly one table entry) for
+// the x86 sets. Activations are Q8_0 as for the row kernels; their values
+// are those of quantizeAct, in [-127, 127] (ggml's AVX2 kernel negates
+// -128 to itself, which no table reproduces).
+//
+// The tables depend only on the activations: a matmul builds them once per
+// activation row and every group of rows reuses them.
+
+const (
+	q1lutRows       = 16             // rows per group
+	q1lutBlockBytes = 16 * q1_0Bytes // one 128-column block of a group
+)
+
+// q1lutKernel is one implementation of the kernel: its tables and its
+// group function.
+type q1lutKernel struct {
+	// tabBytes returns the bytes of one activation row's tables for rows
+	// of n columns.
+	tabBytes func(n int) int
+	// tables writes the tables of one Q8_0 activation row a of n columns
+	// into tab.
+	tables func(tab, a []byte, n int)
+	// group computes the 16 rows of one group g (n columns) with the
+	// activation row a and its tables tab into out.
+	group groupFunc
+}
+
+// q1lutGo is the portable kernel: int16 tables, ggml's generic float steps.
+var q1lutGo = &q1lutKernel{tabBytes: q1lutTabBytesGo, tables: q1lutTablesGo, group: q1lutGroupGo}
+
+// q1lutSet is the installed set's kernel, nil where the set's row kernel is
+// faster: Open repacks dense Q1_0 matrices only when it is set
+// (installQ1LUT).
+var q1lutSet *q1lutKernel
+
+// q1lutRepack writes 16 Q1_0 rows (rowBytes apart in src, nb blocks each)
+// into dst in the group layout.
+func q1lutRepack(dst, src []byte, rowBytes, nb int) {
+	_ = dst[nb*q1lutBlockBytes-1]
+	_ = src[(q1lutRows-1)*rowBytes+nb*q1_0Bytes-1]
+	for b := 0; b < nb; b++ {
+		g := dst[b*q1lutBlockBytes : (b+1)*q1lutBlockBytes]
+		for r := 0; r < q1lutRows; r++ {
+			blk := src[r*rowBytes+b*q1_0Bytes : r*rowBytes+(b+1)*q1_0Bytes]
+			copy(g[2*r:2*r+2], blk[:2])
+			for v := 0; v < 16; v++ {
+				g[32+16*v+r] = blk[2+v]
+			}
+		}
+	}
+}
+
+// q1lutSigned returns the 16 table entries of the 4 activations y: entry
+// c is the sum of y[i] where bit i of c is set less the others.
+func q1lutSigned(y []int8) (t [16]int32) {
+	y = y[:4:4]
+	for c := range t {
+		s := int32(0)
+		for i, v := range y {
+			if c>>i&1 != 0 {
+				s += int32(v)
+			} else {
+				s -= int32(v)
+			}
+		}
+		t[c] = s
+	}
+	return t
+}
+
+// q1lutTabBytesGo: per 4 columns 16 int16 entries.
+func q1lutTabBytesGo(n int) int { return n * 8 }
+
+// q1lutTablesGo writes, for each 4-column group G of the row (columns
+// 4G..4G+3), its 16 entries as int16 at 32G.
+func q1lutTablesGo(tab, a []byte, n int) {
+	t16 := i16s(tab[:n*8])
+	for G := 0; G < n/4; G++ {
+		j := G / 8 // the q8_0 block
+		y := i8s(a[j*q8_0Bytes+2+4*(G%8) : j*q8_0Bytes+6+4*(G%8)])
+		e := q1lutSigned(y)
+		for c, v := range e {
+			t16[16*G+c] = int16(v)
+		}
+	}
+}
+
+// q1lutGroupGo is the portable group function: per row and 32-column
+// block the exact integer sum of 8 lookups, then ggml's generic float
+// steps (refDotQ1_0's), so each row equals dotQ1_0Go bit for bit.
+func q1lutGroupGo(n int, g, a, tab []byte, out []float32) {
+	nb := n / 128
+	g, a, out = g[:nb*q1lutBlockBytes], a[:4*nb*q8_0Bytes], out[:q1lutRows:q1lutRows]
+	t16 := i16s(tab[:n*8])
+	var sumf [q1lutRows]float32
+	for b := 0; b < nb; b++ {
+		gb := g[b*q1lutBlockBytes : (b+1)*q1lutBlockBytes]
+		tb := t16[b*512 : (b+1)*512]
+		var sumi [q1lutRows]float32
+		for k := 0; k < 4; k++ {
+			var s [q1lutRows]int32
+			for v := 4 * k; v < 4*k+4; v++ {
+				codes := gb[32+16*v : 48+16*v : 48+16*v]
+				t0 := tb[32*v : 32*v+16 : 32*v+16]
+				t1 := tb[32*v+16 : 32*v+32 : 32*v+32]
+				for r, x := range codes {
+					s[r] += int32(t0[x&15]) + int32(t1[x>>4])
+				}
+			}
+			d := f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
+			for r, v := range s {
+				sumi[r] += float32(d * float32(v))
+			}
+		}
+		for r := range sumf {
+			sumf[r] += float32(f16tab[le16(gb[2*r:])] * sumi[r])
+		}
+	}
+	copy(out, sumf[:])
+}
+
+// i16s views little-endian int16 bytes as []int16 (every target of the
+// module is little-endian; tables are allocated 8-byte aligned).
+func i16s(b []byte) []int16 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}
+
+// q1lutAlloc returns n bytes of table space aligned to 64 bytes (a cache
+// line: the x86 kernel reads 64-byte tables).
+func q1lutAlloc(n int) []byte {
+	b := make([]byte, n+64)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & 63)
+	return b[off : off+n : off+n]
+}
+
+// The float tables of the x86 kernel, per 128-column block: the four q8_0
+// activation scales as float32 (padded to 64 bytes), then for each
+// 4-column group G (0-31) its 16 entries as float32 at 64+64G. An entry
+// converted once here is what ggml's AVX2 kernel converts per row
+// (VCVTDQ2PS of an exact integer): the same float.
+const q1lutTabBlockF32 = 64 + 32*64
+
+// q1lutTabBytesF32 is tabBytes of the float tables.
+func q1lutTabBytesF32(n int) int { return n / 128 * q1lutTabBlockF32 }
+
+// q1lutTablesF32 writes the float tables of activation row a.
+func q1lutTablesF32(tab, a []byte, n int) {
+	for b := 0; b < n/128; b++ {
+		tb := f32s(tab[b*q1lutTabBlockF32 : (b+1)*q1lutTabBlockF32])
+		for k := 0; k < 4; k++ {
+			tb[k] = f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
+		}
+		for G := 0; G < 32; G++ {
+			y := a[(4*b+G/8)*q8_0Bytes+2+4*(G%8):]
+			for c, v := range q1lutSigned(i8s(y[:4])) {
+				tb[16+16*G+c] = float32(v)
+			}
+		}
+	}
+}

@@ -1,0 +1,39 @@
+//go:build amd64 && !purego
+
+package engine
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX512F reports AVX-512 Foundation (with the OS saving its state),
+// all the x86 lookup kernel needs: VPERMPS over 16 lanes looks up a
+// 16-entry float table with 4-bit indices.
+var hasAVX512F = cpu.X86.HasAVX512F
+
+//go:noescape
+func q1lutGroupAVX512(grp, tab *byte, nb int, out *float32)
+
+// q1lutAVX512 is the kernel of the x86 sets on CPUs with AVX-512: float
+// tables (q1lutTablesF32), 16 rows per vector, the float steps of their
+// Q1_0 row kernel (dotQ1_0AVX2, ggml's AVX2 lanes and FMAs).
+var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF32, group: q1lutGroupAsm}
+
+// q1lutGroupAsm is q1lutGroupAVX512 with its bounds checked.
+func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
+	nb := n / 128
+	if nb == 0 {
+		clear(out[:q1lutRows])
+		return
+	}
+	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*q1lutTabBlockF32-1], out[q1lutRows-1]
+	q1lutGroupAVX512(&g[0], &tab[0], nb, &out[0])
+}
+
+// installQ1LUT installs the lookup kernel of kernel set name: the AVX-512
+// one with the sets whose Q1_0 row kernel is AVX2 (its float steps are
+// theirs) where the CPU has AVX-512, none otherwise.
+func installQ1LUT(name string) {
+	q1lutSet = nil
+	if (name == "avx2" || name == "vnni") && hasAVX512F {
+		q1lutSet = q1lutAVX512
+	}
+}
