@@ -28,6 +28,9 @@ type Matrix struct {
 	// pk, when set, holds rows [0, 8*pk.groups) in the group layout of
 	// k.pack (their bytes in data may be released or overwritten).
 	pk *packed
+	// q1, when set, holds a Q1_0 matrix's whole 16-row groups in the
+	// lookup kernel's layout (q1lut.go; the same release or overwrite).
+	q1 []byte
 }
 
 // Row returns the bytes of row i.
@@ -553,7 +556,10 @@ func (m *Model) build(ts *tensorSet) error {
 		}
 	}
 	m.Config = c
-	return m.packMatrices()
+	if err := m.packMatrices(); err != nil {
+		return err
+	}
+	return m.q1lutMatrices()
 }
 
 // loadHeadIDs reads output_ids.weight, the pruned head's id list.

@@ -3,9 +3,11 @@ package engine
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/bench/crosscheck"
 )
 
 // q1lutTestMatrix returns rows Q1_0 rows of n columns (rows a multiple of
@@ -35,10 +37,10 @@ func q1lutTestMatrix(t *testing.T, rng *rand.Rand, rows, n int) (w []byte, acts 
 	return w, acts
 }
 
-// q1lutRun computes a whole matrix of Q1_0 rows (rows a multiple of 16)
+// q1lutMatrixTest computes a whole matrix of Q1_0 rows (rows a multiple of 16)
 // with kernel k from its group layout: repacked, tables built, group by
 // group.
-func q1lutRun(k *q1lutKernel, w, a []byte, rows, n int) []float32 {
+func q1lutMatrixTest(k *q1lutKernel, w, a []byte, rows, n int) []float32 {
 	rb := n / 128 * q1_0Bytes
 	g := make([]byte, len(w))
 	for gi := 0; gi < rows/q1lutRows; gi++ {
@@ -75,7 +77,7 @@ func TestQ1LUTKernelBitExact(t *testing.T) {
 					impls["set"] = q1lutSet
 				}
 				for name, k := range impls {
-					got := q1lutRun(k, w, a, rows, n)
+					got := q1lutMatrixTest(k, w, a, rows, n)
 					for r := range got {
 						want := kernels[gguf.TypeQ1_0].dot(n, w[r*rb:(r+1)*rb], a)
 						if k == q1lutGo {
@@ -89,5 +91,53 @@ func TestQ1LUTKernelBitExact(t *testing.T) {
 			}
 		}
 		t.Logf("set %s: q1lut kernel %v", set, q1lutSet != nil)
+	}
+}
+
+// TestQ1LUTModel opens a generated Q1_0 model with and without the lookup
+// layout under every kernel set: where the set has a lookup kernel the
+// matrices are repacked (mapped, locked, read into memory; the prompt as
+// one batch and a token at a time) and the logits equal the row kernels'
+// (NoRepack) bit for bit; where it has none nothing is repacked.
+func TestQ1LUTModel(t *testing.T) {
+	ids := crosscheck.PromptIDs
+	t.Cleanup(func() { _ = SelectKernels("") })
+	path := crossModel(t, crosscheck.Case{Shape: "dense", Type: "Q1_0"})
+	run := func(o OpenOptions, set string, batch int) ([]float32, int64) {
+		t.Helper()
+		if err := SelectKernels(set); err != nil {
+			t.Fatal(err)
+		}
+		m, err := OpenWith(path, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
+		return sequenceLogits(t, s, ids, len(ids)), m.PackedBytes
+	}
+	for _, set := range KernelSets() {
+		want, none := run(OpenOptions{NoRepack: true}, set, len(ids))
+		if none != 0 {
+			t.Errorf("%s: NoRepack repacked %d bytes", set, none)
+		}
+		for _, c := range []struct {
+			o     OpenOptions
+			batch int
+		}{{OpenOptions{}, len(ids)}, {OpenOptions{}, 1}, {OpenOptions{Mlock: true}, len(ids)}, {OpenOptions{NoMmap: true}, len(ids)}} {
+			got, packed := run(c.o, set, c.batch)
+			if _ = SelectKernels(set); q1lutSet == nil {
+				if packed != 0 {
+					t.Errorf("%s has no lookup kernel, yet repacked %d bytes", set, packed)
+				}
+			} else if packed == 0 {
+				t.Errorf("%s mlock %v no-mmap %v: nothing repacked", set, c.o.Mlock, c.o.NoMmap)
+			}
+			if !slices.Equal(got, want) {
+				d, _ := maxDiff(got, want)
+				t.Errorf("%s mlock %v no-mmap %v batch %d: logits differ from the row kernels' by up to %g", set, c.o.Mlock, c.o.NoMmap, c.batch, d)
+			}
+			t.Logf("%s mlock %v no-mmap %v batch %d: %d bytes repacked", set, c.o.Mlock, c.o.NoMmap, c.batch, packed)
+		}
 	}
 }

@@ -86,6 +86,7 @@ type State struct {
 	aux                              []byte    // per-block values of act for packed matrices
 	lut                              []byte    // q2lut tables of some activation rows
 	lutSrc                           []byte    // the Q8_K rows lut was built from
+	q1                               q1lutState
 	rope                             []float32
 	logits                           []float32 // [logitRows][vocab]
 	head                             []float32 // pruned head: [logitRows][rows]
@@ -265,6 +266,10 @@ func (s *State) matmul(w *Matrix, in []float32, out []float32, nb int) {
 		s.matmulQ2LUT(w, act, stride, out, nb)
 		return
 	}
+	if w.q1 != nil {
+		s.matmulQ1LUT(w, act, stride, out, nb)
+		return
+	}
 	if k.generic && k.act != gguf.TypeF32 {
 		// The dequantized weight row is multiplied in float32: give it the
 		// rounded activations as float32 too.
@@ -332,6 +337,10 @@ func (t *matmulTask) run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
 	if k.group != nil {
 		t.runGroups(lo, hi)
+		return
+	}
+	if w.q1 != nil {
+		t.runQ1LUT(lo, hi)
 		return
 	}
 	n := w.Cols
