@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/bench/crosscheck"
+	"github.com/ggufkit/gguf/gguf"
 )
 
 // q1lutTestMatrix returns rows Q1_0 rows of n columns (rows a multiple of
