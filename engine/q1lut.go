@@ -185,3 +185,62 @@ func q1lutTablesF32(tab, a []byte, n int) {
 		}
 	}
 }
+
+// The byte tables of the ARM kernel, per 128-column block: the four q8_0
+// activation scales as float32, then for each sign byte vector v (0-15)
+// 64 bytes: L(2v), L(2v+1), H(2v), H(2v+1), 16 each, where an entry T of
+// group G is stored as T = 64*H + L, L = T&63 in [0, 63] and H = T>>6 in
+// [-8, 7]: a kernel adds four L lookups (at most 252) or eight H lookups
+// in bytes before widening.
+const q1lutTabBlockLH = 16 + 16*64
+
+// q1lutTabBytesLH is tabBytes of the byte tables.
+func q1lutTabBytesLH(n int) int { return n / 128 * q1lutTabBlockLH }
+
+// q1lutTablesLH writes the byte tables of activation row a.
+func q1lutTablesLH(tab, a []byte, n int) {
+	for b := 0; b < n/128; b++ {
+		tb := tab[b*q1lutTabBlockLH : (b+1)*q1lutTabBlockLH]
+		hd := f32s(tb[:16])
+		for k := range hd {
+			hd[k] = f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
+		}
+		for G := 0; G < 32; G++ {
+			y := a[(4*b+G/8)*q8_0Bytes+2+4*(G%8):]
+			t := tb[16+64*(G/2)+16*(G%2):]
+			for c, v := range q1lutSigned(i8s(y[:4])) {
+				t[c] = byte(v & 63)
+				t[32+c] = byte(v >> 6)
+			}
+		}
+	}
+}
+
+// q1lutGroupLH is the specification of the ARM kernel in Go: the byte
+// tables' sums, then the generic float steps (q1lutGroupGo's).
+func q1lutGroupLH(n int, g, a, tab []byte, out []float32) {
+	nb := n / 128
+	var sumf [q1lutRows]float32
+	for b := 0; b < nb; b++ {
+		gb := g[b*q1lutBlockBytes : (b+1)*q1lutBlockBytes]
+		tb := tab[b*q1lutTabBlockLH : (b+1)*q1lutTabBlockLH]
+		hd := f32s(tb[:16])
+		var sumi [q1lutRows]float32
+		for k := 0; k < 4; k++ {
+			var s [q1lutRows]int32
+			for v := 4 * k; v < 4*k+4; v++ {
+				t := tb[16+64*v : 16+64*v+64]
+				for r, x := range gb[32+16*v : 48+16*v] {
+					s[r] += int32(t[x&15]) + int32(t[16+x>>4]) + 64*(int32(int8(t[32+x&15]))+int32(int8(t[48+x>>4])))
+				}
+			}
+			for r, v := range s {
+				sumi[r] += float32(hd[k] * float32(v))
+			}
+		}
+		for r := range sumf {
+			sumf[r] += float32(f16tab[le16(gb[2*r:])] * sumi[r])
+		}
+	}
+	copy(out[:q1lutRows], sumf[:])
+}

@@ -2,5 +2,31 @@
 
 package engine
 
-// installQ1LUT installs the lookup kernel of kernel set name.
-func installQ1LUT(string) { q1lutSet = nil }
+//go:noescape
+func q1lutGroupNEON(grp, tab *byte, nb int, out *float32)
+
+// q1lutNEON is the kernel of the arm64 sets: byte tables (q1lutTablesLH)
+// looked up with TBL, which every ARMv8 CPU has (the seeds' iPad A7 has no
+// dotprod), and the generic float steps of their Q1_0 row kernels.
+var q1lutNEON = &q1lutKernel{tabBytes: q1lutTabBytesLH, tables: q1lutTablesLH, group: q1lutGroupAsm}
+
+// q1lutGroupAsm is q1lutGroupNEON with its bounds checked.
+func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
+	nb := n / 128
+	if nb == 0 {
+		clear(out[:q1lutRows])
+		return
+	}
+	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*q1lutTabBlockLH-1], out[q1lutRows-1]
+	q1lutGroupNEON(&g[0], &tab[0], nb, &out[0])
+}
+
+// installQ1LUT installs the lookup kernel of kernel set name: the NEON one
+// with both arm64 sets (TBL is ARMv8.0; their Q1_0 row kernels take the
+// generic float steps, as it does).
+func installQ1LUT(name string) {
+	q1lutSet = nil
+	if name == "neon" || name == "dotprod" {
+		q1lutSet = q1lutNEON
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -55,10 +56,14 @@ func q1lutMatrixTest(k *q1lutKernel, w, a []byte, rows, n int) []float32 {
 	return out
 }
 
+// q1lutLH is the ARM kernel's specification in Go, tables and sums.
+var q1lutLH = &q1lutKernel{tabBytes: q1lutTabBytesLH, tables: q1lutTablesLH, group: q1lutGroupLH}
+
 // TestQ1LUTKernelBitExact checks the table-lookup kernels row by row
 // against the Q1_0 row kernels, on random and extreme rows of 1 to 48
-// blocks: the portable one (q1lutGo) equals ggml's generic kernel
-// (refDotQ1_0) under every set, and each set's own (q1lutSet, where the set
+// blocks: the portable ones (q1lutGo, and q1lutGroupLH on the ARM
+// kernel's byte tables) equal ggml's generic kernel (refDotQ1_0) under
+// every set, and each set's own (q1lutSet, where the set
 // has one) that set's Q1_0 row kernel, bit for bit. Integer sums are exact
 // in all of them, so a difference is a wrong sum or a float step out of
 // order, not rounding.
@@ -72,7 +77,7 @@ func TestQ1LUTKernelBitExact(t *testing.T) {
 			w, acts := q1lutTestMatrix(t, rng, rows, n)
 			rb := n / 128 * q1_0Bytes
 			for ai, a := range acts {
-				impls := map[string]*q1lutKernel{"q1lutGo": q1lutGo}
+				impls := map[string]*q1lutKernel{"q1lutGo": q1lutGo, "q1lutGroupLH": q1lutLH}
 				if q1lutSet != nil {
 					impls["set"] = q1lutSet
 				}
@@ -80,7 +85,7 @@ func TestQ1LUTKernelBitExact(t *testing.T) {
 					got := q1lutMatrixTest(k, w, a, rows, n)
 					for r := range got {
 						want := kernels[gguf.TypeQ1_0].dot(n, w[r*rb:(r+1)*rb], a)
-						if k == q1lutGo {
+						if k == q1lutGo || k == q1lutLH {
 							want = refDotQ1_0(n, w[r*rb:(r+1)*rb], a)
 						}
 						if math.Float32bits(got[r]) != math.Float32bits(want) {
@@ -138,6 +143,46 @@ func TestQ1LUTModel(t *testing.T) {
 				t.Errorf("%s mlock %v no-mmap %v batch %d: logits differ from the row kernels' by up to %g", set, c.o.Mlock, c.o.NoMmap, c.batch, d)
 			}
 			t.Logf("%s mlock %v no-mmap %v batch %d: %d bytes repacked", set, c.o.Mlock, c.o.NoMmap, c.batch, packed)
+		}
+	}
+}
+
+// BenchmarkQ1LUTModel runs a 2-layer Q1_0 model of Bonsai-1.7B's layer
+// shape (width 2048, FFN 6144, 16 heads over 8 KV heads) with the row
+// kernels ("row": opened with NoRepack) and the lookup kernel ("lut")
+// under every set this CPU runs: prompt batches of 64 tokens and one-token
+// generation, 1 and 2 threads; the ratios lut/row read off one run (a set
+// without a lookup kernel runs its row kernels in both).
+func BenchmarkQ1LUTModel(b *testing.B) {
+	defer SelectKernels("")
+	path := writeGenerated(b, b.TempDir(), genSpec{embd: 2048, ff: 6144, layers: 2, heads: 16, kvHeads: 8, typ: gguf.TypeQ1_0})
+	for _, set := range KernelSets() {
+		if err := SelectKernels(set); err != nil {
+			b.Fatal(err)
+		}
+		models := map[string]*Model{}
+		for _, kind := range []string{"row", "lut"} {
+			m, err := OpenWith(path, OpenOptions{NoRepack: kind == "row"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			models[kind] = m
+		}
+		for _, threads := range []int{1, 2} {
+			for _, r := range []struct {
+				name string
+				fn   func(*testing.B, *State)
+			}{{"prompt", benchPrompt}, {"gen", benchGen}} {
+				for _, kind := range []string{"row", "lut"} {
+					b.Run(fmt.Sprintf("%s/t%d/%s/%s", set, threads, r.name, kind), func(b *testing.B) {
+						if err := SelectKernels(set); err != nil {
+							b.Fatal(err)
+						}
+						r.fn(b, newState(b, models[kind], Options{Ctx: 512, Threads: threads, Batch: 64}))
+					})
+				}
+			}
 		}
 	}
 }
