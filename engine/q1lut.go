@@ -75,19 +75,21 @@ func q1lutRepack(dst, src []byte, rowBytes, nb int) {
 }
 
 // q1lutSigned returns the 16 table entries of the 4 activations y: entry
-// c is the sum of y[i] where bit i of c is set less the others.
+// c is the sum of y[i] where bit i of c is set less the others. Each entry
+// is an earlier one with one bit more set: 15 additions, as the tables
+// are built for every activation row of every matmul.
 func q1lutSigned(y []int8) (t [16]int32) {
 	y = y[:4:4]
-	for c := range t {
-		s := int32(0)
-		for i, v := range y {
-			if c>>i&1 != 0 {
-				s += int32(v)
-			} else {
-				s -= int32(v)
-			}
-		}
-		t[c] = s
+	y0, y1, y2, y3 := int32(y[0]), int32(y[1]), int32(y[2]), int32(y[3])
+	t[0] = -(y0 + y1 + y2 + y3)
+	t[1] = t[0] + 2*y0
+	t[2] = t[0] + 2*y1
+	t[3] = t[1] + 2*y1
+	for c := 4; c < 8; c++ {
+		t[c] = t[c-4] + 2*y2
+	}
+	for c := 8; c < 16; c++ {
+		t[c] = t[c-8] + 2*y3
 	}
 	return t
 }
