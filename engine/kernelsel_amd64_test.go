@@ -15,7 +15,7 @@ var avx2KernelNames = withKernels(withKernels(portableKernelNames, map[string]st
 // the AVX-512 one where the CPU has AVX-512, none otherwise.
 func q1lutAVX512Names() map[string]string {
 	if !hasAVX512F {
-		return nil
+		return map[string]string{"q1lut.group": "none", "q1lut.tables": "none"}
 	}
 	return map[string]string{"q1lut.group": "q1lutGroupAsm", "q1lut.tables": "q1lutTablesF32"}
 }

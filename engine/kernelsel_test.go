@@ -20,7 +20,7 @@ var portableKernelNames = map[string]string{
 	"Q2_K": "dotQ2_KGo", "Q3_K": "dotQ3_KGo", "Q4_K": "dotQ4_KGo", "Q5_K": "dotQ5_KGo", "Q6_K": "dotQ6_KGo",
 	"Q1_0": "dotQ1_0Go", "Q2_0": "dotQ2_0Go",
 	"q2lut.group": "q2lutGroupGo", "q2lut.dot": "dotQ2_KGo", "q2lut.tables": "buildQ2LUTTablesGo",
-	"q1lut.group": "none", "q1lut.tables": "none",
+	"q1lut.group": "q1lutGroupGo", "q1lut.tables": "q1lutTablesGo",
 }
 
 // withKernels returns the kernel names of base with those of over replaced.

@@ -23,7 +23,7 @@ import "unsafe"
 // its activation scale added in float32, that sum times the weight scale)
 // for the portable and ARM sets, ggml's AVX2 eight float lanes (lane l of
 // a 32-column block is its columns 4l..4l+3, exactly one table entry) for
-// the x86 sets. Activations are Q8_0 as for the row kernels; their values
+// the x86 sets (q1lutGroupAVX512). Activations are Q8_0 as for the row kernels; their values
 // are those of quantizeAct, in [-127, 127] (ggml's AVX2 kernel negates
 // -128 to itself, which no table reproduces).
 //
@@ -53,8 +53,8 @@ type q1lutKernel struct {
 var q1lutGo = &q1lutKernel{tabBytes: q1lutTabBytesGo, tables: q1lutTablesGo, group: q1lutGroupGo}
 
 // q1lutSet is the installed set's kernel, nil where the set's row kernel is
-// faster: Open repacks dense Q1_0 matrices only when it is set
-// (installQ1LUT).
+// faster (AVX2 without AVX-512): Open repacks dense Q1_0 matrices only
+// when it is set (installQ1LUT).
 var q1lutSet *q1lutKernel
 
 // q1lutRepack writes 16 Q1_0 rows (rowBytes apart in src, nb blocks each)

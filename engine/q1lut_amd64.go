@@ -30,10 +30,16 @@ func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
 
 // installQ1LUT installs the lookup kernel of kernel set name: the AVX-512
 // one with the sets whose Q1_0 row kernel is AVX2 (its float steps are
-// theirs) where the CPU has AVX-512, none otherwise.
+// theirs) where the CPU has AVX-512, none with them otherwise (the AVX2
+// row kernel is faster than the portable lookups), the portable one with
+// the portable set (faster than its row kernel: BenchmarkQ1LUT).
 func installQ1LUT(name string) {
-	q1lutSet = nil
-	if (name == "avx2" || name == "vnni") && hasAVX512F {
+	switch {
+	case name == "portable":
+		q1lutSet = q1lutGo
+	case hasAVX512F:
 		q1lutSet = q1lutAVX512
+	default:
+		q1lutSet = nil
 	}
 }

@@ -23,9 +23,10 @@ func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
 
 // installQ1LUT installs the lookup kernel of kernel set name: the NEON one
 // with both arm64 sets (TBL is ARMv8.0; their Q1_0 row kernels take the
-// generic float steps, as it does).
+// generic float steps, as it does), the portable one with the portable
+// set.
 func installQ1LUT(name string) {
-	q1lutSet = nil
+	q1lutSet = q1lutGo
 	if name == "neon" || name == "dotprod" {
 		q1lutSet = q1lutNEON
 	}

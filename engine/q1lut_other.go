@@ -2,6 +2,9 @@
 
 package engine
 
-// installQ1LUT installs no table-lookup kernel where there is no assembly:
-// the portable Q1_0 row kernel is faster than the portable lookups.
-func installQ1LUT(string) { q1lutSet = nil }
+// installQ1LUT installs the portable lookup kernel with every set: where
+// there is no assembly the Q1_0 row kernel is the portable one (also under
+// armv7's neon set), whose float steps it takes, and the lookups are
+// faster than its SWAR sums (BenchmarkQ1LUT: go/portable against
+// row/portable).
+func installQ1LUT(string) { q1lutSet = q1lutGo }

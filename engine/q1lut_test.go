@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,7 +17,7 @@ import (
 // group's rows all set and one all clear (the largest sums of either sign),
 // and Q8_0 activation rows quantized as the runtime does, the last one of
 // constant blocks quantizing to +-127.
-func q1lutTestMatrix(t *testing.T, rng *rand.Rand, rows, n int) (w []byte, acts [][]byte) {
+func q1lutTestMatrix(t testing.TB, rng *rand.Rand, rows, n int) (w []byte, acts [][]byte) {
 	t.Helper()
 	for len(w) < rows*(n/128)*q1_0Bytes {
 		ws, as := lowBitRows(t, rng, gguf.TypeQ1_0, n)
@@ -183,6 +184,63 @@ func BenchmarkQ1LUTModel(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkQ1LUT multiplies a 2048 x 2048 Q1_0 matrix (Bonsai-1.7B's
+// attention projections) by one token's activations on one thread under
+// every set this CPU runs: "row/SET" with the set's row kernel, "lut/SET"
+// with its lookup kernel (matmulQ1LUT, the tables built every call), and
+// "go/SET" with the portable lookup kernel (q1lutGo, the measure of
+// whether a set without assembly should take it). The ratios read off one
+// run; the weights are 128 quantized rows repeated.
+func BenchmarkQ1LUT(b *testing.B) {
+	defer SelectKernels("")
+	const n, rows = 2048, 2048
+	rng := rand.New(rand.NewPCG(3, 4))
+	w, acts := q1lutTestMatrix(b, rng, 128, n)
+	rb := n / 128 * q1_0Bytes
+	data := alignedCopy(bytes.Repeat(w, rows/128))
+	grp := alignedCopy(data)
+	for g := 0; g < rows/q1lutRows; g++ {
+		q1lutRepack(grp[g*q1lutRows*rb:], data[g*q1lutRows*rb:], rb, n/128)
+	}
+	a := acts[0]
+	out := make([]float32, rows)
+	s := &State{pool: newPool(1)}
+	defer s.pool.close()
+	for _, set := range KernelSets() {
+		b.Run("row/"+set, func(b *testing.B) {
+			if err := SelectKernels(set); err != nil {
+				b.Fatal(err)
+			}
+			dot := kernels[gguf.TypeQ1_0].dot
+			for b.Loop() {
+				for r := 0; r < rows; r++ {
+					out[r] = dot(n, data[r*rb:(r+1)*rb], a)
+				}
+			}
+		})
+		for _, kind := range []string{"lut", "go"} {
+			b.Run(kind+"/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				if kind == "lut" && q1lutSet == nil {
+					b.Skip("no lookup kernel in this set")
+				}
+				saved := q1lutSet
+				if kind == "go" {
+					q1lutSet = q1lutGo
+				}
+				defer func() { q1lutSet = saved }()
+				w := &Matrix{Name: "q1", Type: gguf.TypeQ1_0, Cols: n, Rows: rows, RowBytes: rb, data: data, k: kernels[gguf.TypeQ1_0], q1: grp}
+				for b.Loop() {
+					s.q1.k = nil // build the tables every time
+					s.matmulQ1LUT(w, a, len(a), out, 1)
+				}
+			})
 		}
 	}
 }
