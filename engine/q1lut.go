@@ -154,6 +154,19 @@ func i16s(b []byte) []int16 {
 	return unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
 
+// q1lutCall calls an assembly group kernel asm, whose tables take
+// tabBlock bytes per 128 columns, after checking the bounds of what it
+// reads and writes once.
+func q1lutCall(asm func(grp, tab *byte, nb int, out *float32), tabBlock, n int, g, tab []byte, out []float32) {
+	nb := n / 128
+	if nb == 0 {
+		clear(out[:q1lutRows])
+		return
+	}
+	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[q1lutRows-1]
+	asm(&g[0], &tab[0], nb, &out[0])
+}
+
 // q1lutAlloc returns n bytes of table space aligned to 64 bytes (a cache
 // line: the x86 kernel reads 64-byte tables).
 func q1lutAlloc(n int) []byte {

@@ -19,13 +19,7 @@ var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF3
 
 // q1lutGroupAsm is q1lutGroupAVX512 with its bounds checked.
 func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
-	nb := n / 128
-	if nb == 0 {
-		clear(out[:q1lutRows])
-		return
-	}
-	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*q1lutTabBlockF32-1], out[q1lutRows-1]
-	q1lutGroupAVX512(&g[0], &tab[0], nb, &out[0])
+	q1lutCall(q1lutGroupAVX512, q1lutTabBlockF32, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: the AVX-512

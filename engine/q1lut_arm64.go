@@ -12,13 +12,7 @@ var q1lutNEON = &q1lutKernel{tabBytes: q1lutTabBytesLH, tables: q1lutTablesLH, g
 
 // q1lutGroupAsm is q1lutGroupNEON with its bounds checked.
 func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
-	nb := n / 128
-	if nb == 0 {
-		clear(out[:q1lutRows])
-		return
-	}
-	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*q1lutTabBlockLH-1], out[q1lutRows-1]
-	q1lutGroupNEON(&g[0], &tab[0], nb, &out[0])
+	q1lutCall(q1lutGroupNEON, q1lutTabBlockLH, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: the NEON one

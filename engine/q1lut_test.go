@@ -111,16 +111,7 @@ func TestQ1LUTModel(t *testing.T) {
 	path := crossModel(t, crosscheck.Case{Shape: "dense", Type: "Q1_0"})
 	run := func(o OpenOptions, set string, batch int) ([]float32, int64) {
 		t.Helper()
-		if err := SelectKernels(set); err != nil {
-			t.Fatal(err)
-		}
-		m, err := OpenWith(path, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
-		return sequenceLogits(t, s, ids, len(ids)), m.PackedBytes
+		return packedLogits(t, path, o, set, batch)
 	}
 	for _, set := range KernelSets() {
 		want, none := run(OpenOptions{NoRepack: true}, set, len(ids))
