@@ -168,6 +168,9 @@ out=$tmp/icount-arm64.txt
 	echo "#   Q2_K.q2lut+tables: one token through a $q2lutRows-row q2lut matrix per call (matmulQ2LUT, one thread:"
 	echo "#   the tables built once, then $((q2lutRows / 16)) groups). TBL, ARMv8.0 only: the same code under neon and dotprod."
 	echo "#   Both against ggml's Q2_K kernel (ggml has no such layout)."
+	echo "# Q1_0.q1lut: the Q1_0 lookup kernel (kernels/q1lut.go: 16 rows repacked at Open, TBL) alone, 16 rows per"
+	echo "#   call (tables built before); Q1_0.q1lut+tables: one token through a $q2lutRows-row repacked matrix per call"
+	echo "#   (matmulQ1LUT, one thread, the tables built once). Against ggml's Q1_0 kernel."
 	echo "# TYPE.groups: one call of the set's group kernel (kernels/repack.go: 8 rows interleaved at load, SDOT by"
 	echo "#   element under dotprod, Q4_0 under neon with SMLAL), against ggml's vec_dot of the type (its own"
 	echo "#   repacked gemv kernels, which llama.cpp uses for Q4_0 on arm64, are not counted)."
@@ -208,6 +211,8 @@ Q8_0.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q8_0_q8_0 $((n / 32 * 34)
 Q4_K.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q4_K_q8_K $((n / 256 * 144)) $((n / 256 * 292)) dotprod
 Q6_K.groups BenchmarkArm64Kernels $reps 8 ggml_vec_dot_q6_K_q8_K $((n / 256 * 210)) $((n / 256 * 292)) dotprod
 Q1_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
+Q1_0.q1lut BenchmarkArm64Kernels $reps 16 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
+Q1_0.q1lut+tables BenchmarkArm64Kernels 2 $q2lutRows ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
 Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 EOF
 } >"$out"

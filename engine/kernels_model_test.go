@@ -80,6 +80,24 @@ func BenchmarkLowBitModel(b *testing.B) {
 	}
 }
 
+// packedLogits opens the model at path with o under kernel set set and
+// returns the logits of crosscheck.PromptIDs evaluated batch tokens at a
+// time, with the bytes the model repacked.
+func packedLogits(t *testing.T, path string, o OpenOptions, set string, batch int) ([]float32, int64) {
+	t.Helper()
+	if err := kernels.SelectKernels(set); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenWith(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
+	ids := crosscheck.PromptIDs
+	return sequenceLogits(t, s, ids, len(ids)), m.PackedBytes
+}
+
 // TestPackedModel opens a Q4_0, a Q8_0, a Q4_K and a Q6_K model with and without the group
 // layout on every kernel set. Where a set packs the type, mapped, locked
 // and (for a layout the size of the rows) read into memory, one token at a
@@ -94,16 +112,7 @@ func TestPackedModel(t *testing.T) {
 		path := crossModel(t, crosscheck.Case{Shape: "dense", Type: typ.String()})
 		run := func(o OpenOptions, set string, batch int) ([]float32, int64) {
 			t.Helper()
-			if err := kernels.SelectKernels(set); err != nil {
-				t.Fatal(err)
-			}
-			m, err := OpenWith(path, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			s := newState(t, m, Options{Ctx: 64, Threads: 2, Batch: batch})
-			return sequenceLogits(t, s, ids, len(ids)), m.PackedBytes
+			return packedLogits(t, path, o, set, batch)
 		}
 		var want []float32
 		for _, set := range kernels.KernelSets() {

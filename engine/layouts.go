@@ -14,7 +14,8 @@ import (
 
 // The repacked layouts a model runs: q2lut expert tensors (package layout)
 // checked at load, and dense matrices copied at Open into the group
-// layouts of the kernel set in use (kernels.Matrix.Pack).
+// layouts of the kernel set in use (kernels.Matrix.Pack: interleaved
+// rows, or Q1_0's lookup layout).
 
 // q2lutLayouts checks the layouts recorded in md against the tensors of ts
 // and returns them by original name: q2lut expert tensors and tensors in
@@ -85,7 +86,8 @@ func (m *Model) q2lutCols() int {
 }
 
 // packMatrices copies the dense matrices whose type has a group kernel in
-// the installed set into the group layout (a tied head too: the
+// the installed set into the group layout, Q1_0 ones into the lookup
+// layout where the set has a lookup kernel (a tied head too: the
 // embedding's row reads then fault its pages back in from the file, one
 // row per token). The row bytes a copy replaces are
 // given back: a mapping's pages are dropped (they fault in from the file

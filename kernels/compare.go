@@ -59,10 +59,10 @@ func WithGeneric(t gguf.Type, fn func()) {
 func AVX2Order() bool { return useAVX2 }
 
 // Packs reports whether the installed set packs matrices of type t into a
-// group layout (Matrix.Pack).
+// group layout (Matrix.Pack): an interleaved one, or Q1_0's lookup layout.
 func Packs(t gguf.Type) bool {
 	k := kernels[t]
-	return k != nil && k.pack != nil
+	return k != nil && k.pack != nil || t == gguf.TypeQ1_0 && q1lutSet != nil
 }
 
 // Generic reports whether t is one of the types ggml multiplies with

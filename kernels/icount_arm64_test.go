@@ -46,6 +46,9 @@ func TestICountCoversArm64(t *testing.T) {
 		if q2lutAsm {
 			want = append(want, icountQ2LUT, icountQ2LUTTables)
 		}
+		if installQ1LUT(s.name); q1lutSet != nil {
+			want = append(want, icountQ1LUT, icountQ1LUTTables)
+		}
 		restorePortable()
 		installPack(s.name)
 		for _, typ := range icountPacked {
@@ -71,6 +74,11 @@ const (
 	// activation row are built once and serve its 64 groups, as
 	// matmulQ2LUT does for any matrix.
 	icountQ2LUTRows = 1024
+	// icountQ1LUT and icountQ1LUTTables are the Q1_0 lookup kernel's rows
+	// (q1lut.go): its group kernel alone (16 rows), and one token through
+	// a 1024-row repacked matrix with matmulQ1LUT, its tables included.
+	icountQ1LUT       = "Q1_0.q1lut"
+	icountQ1LUTTables = icountQ1LUT + "+tables"
 )
 
 // icountPacked are the types with group kernels (repack.go) whose
@@ -114,6 +122,7 @@ func BenchmarkArm64Kernels(b *testing.B) {
 		for _, typ := range icountPacked {
 			benchGroups(b, set, typ, n, &rng)
 		}
+		benchQ1LUT(b, set, n, &rng)
 		b.Run("F16/"+set, func(b *testing.B) {
 			if err := SelectKernels(set); err != nil {
 				b.Fatal(err)
@@ -179,6 +188,60 @@ func benchGroups(b *testing.B, set string, typ gguf.Type, n int, rng *fixture.Sp
 		gemv := kernels[typ].pack.gemv
 		for b.Loop() {
 			gemv(m.pk.data, a, aux, nb, &out)
+		}
+	})
+}
+
+// benchQ1LUT is BenchmarkArm64Kernels' Q1_0.q1lut/SET (one call of the
+// group kernel, the tables built before) and Q1_0.q1lut+tables/SET (one
+// token through a 1024-row repacked matrix on one thread, its tables built
+// every call), where set has a lookup kernel.
+func benchQ1LUT(b *testing.B, set string, n int, rng *fixture.SplitMix64) {
+	if err := SelectKernels(set); err != nil {
+		b.Fatal(err)
+	}
+	if q1lutSet == nil {
+		return
+	}
+	f := make([]float32, n)
+	row, a := make([]byte, ActRowBytes(gguf.TypeQ1_0, n)), make([]byte, ActRowBytes(gguf.TypeQ8_0, n))
+	for _, c := range []struct {
+		t   gguf.Type
+		dst []byte
+	}{{gguf.TypeQ1_0, row}, {gguf.TypeQ8_0, a}} {
+		for i := range f {
+			f[i] = float32(int32(rng.Next()>>40)-1<<23) / (1 << 23)
+		}
+		if err := quantizeAct(c.t, c.dst, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rows := bytes.Repeat(row, icountQ2LUTRows)
+	grp := osmem.AlignedCopy(rows)
+	for g := 0; g < icountQ2LUTRows/q1lutRows; g++ {
+		q1lutRepack(grp[g*q1lutRows*len(row):], rows[g*q1lutRows*len(row):], len(row), n/128)
+	}
+	w := &Matrix{Name: "q1", Type: gguf.TypeQ1_0, Cols: n, Rows: icountQ2LUTRows, RowBytes: len(row), data: rows, k: kernels[gguf.TypeQ1_0], q1: grp}
+	s := &Products{pool: NewPool(1)}
+	defer s.pool.Close()
+	out := make([]float32, icountQ2LUTRows)
+	b.Run(icountQ1LUT+"/"+set, func(b *testing.B) {
+		if err := SelectKernels(set); err != nil {
+			b.Fatal(err)
+		}
+		tab := q1lutAlloc(q1lutSet.tabBytes(n))
+		q1lutSet.tables(tab, a, n)
+		for b.Loop() {
+			q1lutSet.group(n, grp, a, tab, out)
+		}
+	})
+	b.Run(icountQ1LUTTables+"/"+set, func(b *testing.B) {
+		if err := SelectKernels(set); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			s.q1.k = nil // build the tables every time
+			s.matmulQ1LUT(w, a, len(a), out, 1)
 		}
 	})
 }

@@ -228,6 +228,7 @@ func install(name string) {
 	installKernels(name)
 	q2lutKernel.dot = kernels[gguf.TypeQ2_K].dot
 	installQ2LUT(name)
+	installQ1LUT(name)
 	installPack(name)
 	kernelSet = name
 }

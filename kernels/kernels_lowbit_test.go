@@ -83,7 +83,7 @@ func haswellLowBit(t gguf.Type, n int, w, a []byte) float32 {
 // and q8_0 activation rows, n elements each; the last activation row has
 // constant blocks, whose values all quantize to +-127 (the largest
 // integer sums).
-func lowBitRows(t *testing.T, rng *rand.Rand, typ gguf.Type, n int) (ws, as [][]byte) {
+func lowBitRows(t testing.TB, rng *rand.Rand, typ gguf.Type, n int) (ws, as [][]byte) {
 	f := make([]float32, n)
 	for r := 0; r < 4; r++ {
 		for i := range f {

@@ -10,8 +10,9 @@ import (
 )
 
 // portableKernelNames are the kernels of the portable set, by weight type
-// (the row kernel, dot) and for the q2lut layout (its group kernel, the
-// Q2_K kernel of its tail rows, its table builder).
+// (the row kernel, dot), for the q2lut layout (its group kernel, the
+// Q2_K kernel of its tail rows, its table builder) and the Q1_0 lookup
+// kernel (its group kernel and table builder, "none" for a set without).
 var portableKernelNames = map[string]string{
 	"F32": "dotF32", "F16": "dotF16", "BF16": "dotBF16",
 	"Q8_0": "dotQ8_0Go", "Q4_0": "dotQ4_0Go", "Q4_1": "refDotQ4_1", "IQ4_NL": "refDotIQ4NL",
@@ -19,6 +20,7 @@ var portableKernelNames = map[string]string{
 	"Q2_K": "dotQ2_KGo", "Q3_K": "dotQ3_KGo", "Q4_K": "dotQ4_KGo", "Q5_K": "dotQ5_KGo", "Q6_K": "dotQ6_KGo",
 	"Q1_0": "dotQ1_0Go", "Q2_0": "dotQ2_0Go", "TQ1_0": "dotTQ1_0Go", "TQ2_0": "dotTQ2_0Go",
 	"q2lut.group": "q2lutGroupGo", "q2lut.dot": "dotQ2_KGo", "q2lut.tables": "buildQ2LUTTablesGo",
+	"q1lut.group": "q1lutGroupGo", "q1lut.tables": "q1lutTablesGo",
 }
 
 // withKernels returns the kernel names of base with those of over replaced.
@@ -46,6 +48,10 @@ func installedKernelNames() map[string]string {
 	m["q2lut.tables"] = "buildQ2LUTTablesGo"
 	if q2lutAsm {
 		m["q2lut.tables"] = "q2lutTablesAsm"
+	}
+	m["q1lut.group"], m["q1lut.tables"] = "none", "none"
+	if q1lutSet != nil {
+		m["q1lut.group"], m["q1lut.tables"] = funcName(q1lutSet.group), funcName(q1lutSet.tables)
 	}
 	return m
 }

@@ -19,6 +19,9 @@ type Matrix struct {
 	// pk, when set, holds rows [0, 8*pk.groups) in the group layout of
 	// k.pack (their bytes in data may be released or overwritten).
 	pk *packed
+	// q1, when set, holds a Q1_0 matrix's whole 16-row groups in the
+	// lookup kernel's layout (q1lut.go; the same release or overwrite).
+	q1 []byte
 }
 
 // Row returns the bytes of row i.
@@ -70,6 +73,7 @@ type Products struct {
 	aux    []byte    // per-block values of act for packed matrices
 	lut    []byte    // q2lut tables of some activation rows
 	lutSrc []byte    // the Q8_K rows lut was built from
+	q1     q1lutState
 	mt     matmulTask
 	qt     quantTask
 }
@@ -142,6 +146,10 @@ func (s *Products) MatMul(w *Matrix, in []float32, out []float32, nb int) {
 		s.matmulQ2LUT(w, act, stride, out, nb)
 		return
 	}
+	if w.q1 != nil {
+		s.matmulQ1LUT(w, act, stride, out, nb)
+		return
+	}
 	if k.generic && k.act != gguf.TypeF32 {
 		// The dequantized weight row is multiplied in float32: give it the
 		// rounded activations as float32 too.
@@ -211,6 +219,10 @@ func (t *matmulTask) Run(lo, hi, wk int) {
 	w, k := t.w, t.w.k
 	if k.group != nil {
 		t.runGroups(lo, hi)
+		return
+	}
+	if w.q1 != nil {
+		t.runQ1LUT(lo, hi)
 		return
 	}
 	n := w.Cols

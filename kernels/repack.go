@@ -371,11 +371,15 @@ type packed struct {
 }
 
 // Pack puts the whole groups of m's rows in the group layout of its
-// kernel's pack: in place when inPlace (the layout must be the rows' size;
+// kernel's pack (a Q1_0 matrix, where the set has a lookup kernel, in the
+// lookup layout of q1lut.go): in place when inPlace (the layout must be the rows' size;
 // one group at a time through a group-sized scratch), else into a new
 // buffer. It returns the bytes of the row layout a copy replaced (nil in
 // place), for the caller to release.
 func (m *Matrix) Pack(inPlace bool) []byte {
+	if m.q1lutPackable() {
+		return m.packQ1LUT(inPlace)
+	}
 	k := m.k.pack
 	nb := m.Cols / m.Type.BlockSize()
 	groups := m.Rows / packRows
@@ -410,19 +414,25 @@ func (m *Matrix) packKernelOf() *packKernel {
 
 // Packable reports whether m can be packed: its bytes are there, not
 // packed yet, it has a whole group of rows and the installed kernel set
-// has a group kernel for its type.
+// has a group kernel for its type (or a Q1_0 lookup kernel).
 func (m *Matrix) Packable() bool {
-	return m.pk == nil && m.k.pack != nil && m.Rows >= packRows && m.data != nil
+	return m.pk == nil && m.k.pack != nil && m.Rows >= packRows && m.data != nil || m.q1lutPackable()
 }
 
 // PackFitsRows reports whether m's group layout takes the bytes of its
 // rows, so that Pack can work in place.
 func (m *Matrix) PackFitsRows() bool {
+	if m.q1lutPackable() {
+		return true // the lookup layout is the rows' size
+	}
 	return m.k.pack.groupBytes == packRows*m.RowBytes/(m.Cols/m.Type.BlockSize())
 }
 
 // PackedData returns the bytes of m's packed groups (nil: not packed).
 func (m *Matrix) PackedData() []byte {
+	if m.q1 != nil {
+		return m.q1
+	}
 	if m.pk == nil {
 		return nil
 	}
