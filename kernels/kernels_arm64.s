@@ -11,7 +11,7 @@
 // scales read from f16tab), and returns the float32 dot, so the
 // results equal the portable kernels' bit for bit. (The float steps were
 // in Go first: they cost more instructions than the integer loops,
-// engine/testdata/icount-arm64.txt.)
+// kernels/testdata/icount-arm64.txt.)
 //
 // Two variants of each: NEON (ARMv8.0: SMULL/SMULL2 to int16 products,
 // SADALP into int32 lanes) and dotprod (ARMv8.2: SDOT, four int8 products
