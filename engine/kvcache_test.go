@@ -123,7 +123,7 @@ func TestKVCacheRotate(t *testing.T) {
 			for i := range n {
 				var want float64
 				for j := range n {
-					want += h[i*n+j] * float64(x[o+j])
+					want += float64(h[i*n+j] * float64(x[o+j]))
 				}
 				if d := math.Abs(float64(y[o+i]) - want); d > 1e-5 {
 					t.Fatalf("n %d: element %d: %g, matrix product %g", n, o+i, y[o+i], want)
@@ -180,7 +180,7 @@ func TestKVCacheTypes(t *testing.T) {
 		want := make([]float64, len(sc))
 		for i := range sc {
 			for j := range q {
-				want[i] += float64(q[j]) * float64(keys[from+i][kvo+j])
+				want[i] += float64(float64(q[j]) * float64(keys[from+i][kvo+j]))
 			}
 			if d := math.Abs(float64(sc[i]) - want[i]); d > tc.scTol {
 				t.Errorf("%s keys: score %d: %g, want %g", tc.tk, i, sc[i], want[i])
@@ -192,7 +192,7 @@ func TestKVCacheTypes(t *testing.T) {
 		for d := range out {
 			var w float64
 			for i, p := range sc {
-				w += float64(p) * float64(vals[from+i][kvo+d])
+				w += float64(float64(p) * float64(vals[from+i][kvo+d]))
 			}
 			if e := math.Abs(float64(out[d]) - w); e > tc.outTol {
 				t.Errorf("%s values: out[%d] %g, want %g", tc.tv, d, out[d], w)
