@@ -109,6 +109,8 @@ func NewProducts(p *Pool, batch, maxCols, q2lutCols int) *Products {
 	s.mt.quad = make([][4]float32, threads)
 	s.mt.oct = make([][packRows]float32, threads)
 	s.mt.oct4 = make([][4 * packRows]float32, threads)
+	s.mt.oct2 = make([][2 * packRows]float32, threads)
+	s.mt.oct8 = make([][8 * packRows]float32, threads)
 	auxRow := 0
 	for t, k := range packKernels {
 		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
@@ -211,6 +213,8 @@ type matmulTask struct {
 	auxStride int
 	oct       [][packRows]float32
 	oct4      [][4 * packRows]float32
+	oct2      [][2 * packRows]float32
+	oct8      [][8 * packRows]float32
 	// rowExact: see Products.SetRowExact.
 	rowExact bool
 }
@@ -256,13 +260,44 @@ func (t *matmulTask) Run(lo, hi, wk int) {
 	}
 }
 
+// runPacked2 computes the pairs of groups from g0 on below g1 with the
+// two-group kernels, and returns the group after them.
+func (t *matmulTask) runPacked2(g0, g1, wk int) int {
+	w, pk := t.w, t.pk
+	nblk := w.Cols / w.k.act.BlockSize()
+	o, o8 := &t.oct2[wk], &t.oct8[wk]
+	const r2 = 2 * packRows
+	g := g0
+	for ; g+2 <= g1; g += 2 {
+		grp := w.pk.data[g*w.pk.groupBytes : (g+2)*w.pk.groupBytes]
+		j := 0
+		if pk.gemm2x4 != nil {
+			for ; j+4 <= t.nb; j += 4 {
+				pk.gemm2x4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o8)
+				for i := 0; i < 4; i++ {
+					copy(t.out[(j+i)*w.Rows+g*packRows:(j+i)*w.Rows+g*packRows+r2], o8[i*r2:(i+1)*r2])
+				}
+			}
+		}
+		for ; j < t.nb; j++ {
+			pk.gemv2(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
+			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+g*packRows+r2], o[:])
+		}
+	}
+	return g
+}
+
 // runPacked computes groups [g0, g1) of a packed matrix for every
 // activation row, a group's weights staying in cache across the rows.
 func (t *matmulTask) runPacked(g0, g1, wk int) {
 	w, pk := t.w, t.pk
 	nblk := w.Cols / w.k.act.BlockSize()
 	o, o4 := &t.oct[wk], &t.oct4[wk]
-	for g := g0; g < g1; g++ {
+	g := g0
+	if pk.gemv2 != nil {
+		g = t.runPacked2(g0, g1, wk)
+	}
+	for ; g < g1; g++ {
 		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
 		j := 0
 		if pk.gemm4 != nil {

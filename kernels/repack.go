@@ -58,6 +58,13 @@ type packKernel struct {
 	// apart, their aux rows auxStride apart) with each weight unpacked
 	// once: out[8i:8i+8] is row i's gemv, bit for bit.
 	gemm4 func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32)
+	// gemv2, where set, is gemv for two adjacent groups (g holds the
+	// second nb blocks after the first): out[:8] is the first group's
+	// gemv, out[8:] the second's, bit for bit.
+	gemv2 func(g, act, aux []byte, nb int, out *[2 * packRows]float32)
+	// gemm2x4, where set, is gemv2 for 4 activation rows (as gemm4):
+	// out[16i:16i+16] is row i's gemv2, bit for bit.
+	gemm2x4 func(g, act, aux []byte, astride, auxStride, nb int, out *[8 * packRows]float32)
 }
 
 // packKernels holds the portable Go group kernels: the reference the
@@ -103,7 +110,16 @@ func eachRowBlock(dst, src []byte, rowBytes, nb, blockBytes, groupBlock int, fn 
 // prepQ4_0 writes, per q8_0 activation block, its scale as float32 and -8
 // times the sum of its 32 values as int32: the unsigned nibbles' dot plus
 // that is the dot with the weights less 8.
-func prepQ4_0(aux, act []byte, nb int) {
+func prepQ4_0(aux, act []byte, nb int) { prepSum(aux, act, nb, 8) }
+
+// prepQ8_0Sum is prepQ4_0 with -128 times the sum, for Q8_0 kernels that
+// make the weights unsigned (w + 128) where no signed byte product fits
+// (amd64's 512-bit VPDPBUSD).
+func prepQ8_0Sum(aux, act []byte, nb int) { prepSum(aux, act, nb, 128) }
+
+// prepSum writes, per q8_0 activation block, its scale as float32 and
+// -bias times the sum of its 32 values as int32.
+func prepSum(aux, act []byte, nb int, bias int32) {
 	_, _ = aux[nb*8-1], act[nb*q8_0Bytes-1]
 	for b := 0; b < nb; b++ {
 		blk := act[b*q8_0Bytes : (b+1)*q8_0Bytes]
@@ -112,7 +128,7 @@ func prepQ4_0(aux, act []byte, nb int) {
 			s += int32(v)
 		}
 		binary.LittleEndian.PutUint32(aux[8*b:], math.Float32bits(f16tab[le16(blk)]))
-		binary.LittleEndian.PutUint32(aux[8*b+4:], uint32(-8*s))
+		binary.LittleEndian.PutUint32(aux[8*b+4:], uint32(-bias*s))
 	}
 }
 
