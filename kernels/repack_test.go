@@ -298,8 +298,11 @@ func TestPackedKernels(t *testing.T) {
 // BenchmarkPacked measures one 256x4096 matrix (in cache) times one
 // activation row ("gemv") and four ("x4"), per type with group kernels and
 // kernel set: the row kernels ("rows": dot, or dot4 for four rows) against
-// the group kernels ("groups": gemv, or gemm4 where the set has it). The
-// ratio rows/groups is the group layout's gain in the kernels alone.
+// the group kernels ("groups": gemv, or gemm4 where the set has it) and
+// the two-group ones where the set has them ("pairs": gemv2, gemm2x4). The
+// ratio rows/groups is the group layout's gain in the kernels alone. A set
+// with wider group kernels than its 256-bit ones (amd64's vnni with
+// AVX-512) runs again without them ("vnni256"), the baseline of "pairs".
 func BenchmarkPacked(b *testing.B) {
 	defer SelectKernels("")
 	const n, rows = 4096, 256
@@ -329,6 +332,10 @@ func BenchmarkPacked(b *testing.B) {
 					b.Fatal(err)
 				}
 				benchPacked(b, set, kernels[typ], typ, w, a, n, rows)
+				if name, restore := narrowerPack(set); restore != nil {
+					benchPacked(b, name, kernels[typ], typ, w, a, n, rows)
+					restore()
+				}
 			}
 		})
 	}
@@ -352,34 +359,56 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 	var q [4]float32
 	b.Run(set+"/gemv/rows", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for r := 0; r < rows; r++ {
 				k.dot(n, w[r*rb:], a)
 			}
-		}
+		})
 	})
 	b.Run(set+"/gemv/groups", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for g := 0; g < rows/packRows; g++ {
 				pk.gemv(m.pk.data[g*gb:], a, aux, nb, &o)
 			}
-		}
+		})
 	})
+	if pk.gemv2 != nil {
+		var o2 [2 * packRows]float32
+		b.Run(set+"/gemv/pairs", func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			loopCPU(b, func() {
+				for g := 0; g+2 <= rows/packRows; g += 2 {
+					pk.gemv2(m.pk.data[g*gb:], a, aux, nb, &o2)
+				}
+			})
+		})
+	}
+	if pk.gemm2x4 != nil {
+		var o8 [8 * packRows]float32
+		b.Run(set+"/x4/pairs", func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			loopCPU(b, func() {
+				for g := 0; g+2 <= rows/packRows; g += 2 {
+					pk.gemm2x4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o8)
+				}
+			})
+		})
+	}
 	if k.dot4 == nil {
 		return
 	}
 	b.Run(set+"/x4/rows", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for r := 0; r < rows; r++ {
 				k.dot4(n, w[r*rb:], a, ab, &q)
 			}
-		}
+		})
 	})
 	b.Run(set+"/x4/groups", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for g := 0; g < rows/packRows; g++ {
 				if pk.gemm4 != nil {
 					pk.gemm4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o4)
@@ -389,7 +418,7 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 					pk.gemv(m.pk.data[g*gb:], a[j*ab:], aux[j*nb*pk.auxBytes:], nb, &o)
 				}
 			}
-		}
+		})
 	})
 }
 

@@ -1,0 +1,37 @@
+//go:build linux
+
+package kernels
+
+import (
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU returns the CPU time the calling thread has used, in ns.
+func threadCPU() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// loopCPU runs f b.N times (b.Loop) on one locked thread and reports,
+// besides the wall time, the thread's CPU time per iteration as
+// "cpu-ns/op": on a machine shared with other work the wall time counts
+// the time the thread waited for a core, its CPU time does not.
+func loopCPU(b *testing.B, f func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0 := threadCPU()
+	n := 0
+	for b.Loop() {
+		f()
+		n++
+	}
+	if n > 0 {
+		b.ReportMetric(float64(threadCPU()-t0)/float64(n), "cpu-ns/op")
+	}
+}
