@@ -8,8 +8,8 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 )
 
-// hasVNNI512 reports the 512-bit VPDPBUSD (and the byte shifts of
-// AVX512BW) that the vnni set's two-group kernels need.
+// hasVNNI512 reports the 512-bit VPDPBUSD (and the byte and word
+// instructions of AVX512BW) that the vnni set's two-group kernels need.
 var hasVNNI512 = hasVNNI && cpu.X86.HasAVX512BW
 
 //go:noescape
@@ -17,6 +17,12 @@ func gemvQ8_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]fl
 
 //go:noescape
 func gemvQ4_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+
+//go:noescape
+func gemvQ4_Kx16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+
+//go:noescape
+func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 //go:noescape
 func gemmQ8_0x16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
@@ -77,7 +83,7 @@ func oneGroup4Of(asm func(grp, a, aux *byte, gstride, astride, auxstride, nb int
 	}
 }
 
-// installPack512 gives the vnni set's Q4_0 and Q8_0 group kernels their
+// installPack512 gives the vnni set's Q4_0, Q8_0 and Q4_K group kernels their
 // 512-bit two-group versions where the CPU has them. Q8_0's take the
 // activation sums in aux (prepQ8_0Sum), so its one-group kernels are the
 // two-group ones too.
@@ -88,6 +94,10 @@ func installPack512() {
 	q4 := kernels[gguf.TypeQ4_0].pack
 	q4.gemv2 = gemv2Of(gemvQ4_0x16AVX512, q4.groupBytes, q8_0Bytes, q4.auxBytes)
 	q4.gemm2x4 = gemm2x4Of(gemmQ4_0x16x4AVX512, q4.groupBytes, q8_0Bytes, q4.auxBytes)
+
+	q4k := kernels[gguf.TypeQ4_K].pack
+	q4k.gemv2 = gemv2Of(gemvQ4_Kx16AVX512, q4k.groupBytes, q8_KBytes, q4k.auxBytes)
+	q4k.gemm2x4 = gemm2x4Of(gemmQ4_Kx16x4AVX512, q4k.groupBytes, q8_KBytes, q4k.auxBytes)
 
 	q8 := kernels[gguf.TypeQ8_0].pack
 	q8.prep, q8.auxBytes = prepQ8_0Sum, 8

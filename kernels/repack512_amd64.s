@@ -261,3 +261,240 @@ m16q4loop:
 m16q4done:
 	M16_STORE
 	RET
+
+// The Q4_K two-group kernels (repack.go's Q4_K layout), as
+// gemvQ4_Kx8VNNI with the 16 rows of two groups in the lanes, exactly
+// gemvQ4_KGo's sums per lane. Z8 and Z10 hold the 16 rows' d and dmin (as
+// float32), Z11 the mins' sum, Z12 the scaled sum of a super-block.
+
+// G16K_HALF(off, x, y, z): z = the two groups' 8 f16 values at off as float32.
+#define G16K_HALF(off, x, y, z) \
+	VMOVDQU off(SI), x \
+	VINSERTI128 $1, off(SI)(R8*1), y, y \
+	VCVTPH2PS y, z
+
+// G16K_MINW(h): Z2 = the 16 rows' mins of pair h as int16 pairs.
+#define G16K_MINW(h) \
+	VMOVDQU 96+16*h(SI), X2 \
+	VINSERTI128 $1, 96+16*h(SI)(R8*1), Y2, Y2 \
+	VPMOVZXBW Y2, Z2
+
+// G16K_SC(j): Z6 and Z7 = the 16 rows' scales of groups 2j and 2j+1.
+#define G16K_SC(j) \
+	VMOVQ 32+16*j(SI), X6 \
+	VPINSRQ $1, 32+16*j(SI)(R8*1), X6, X6 \
+	VPMOVZXBD X6, Z6 \
+	VMOVQ 40+16*j(SI), X7 \
+	VPINSRQ $1, 40+16*j(SI)(R8*1), X7, X7 \
+	VPMOVZXBD X7, Z7
+
+// G16K_P(j, p, lo, hi): vector p of part j, low nibbles (group 2j) into
+// lo, high nibbles (group 2j+1) into hi.
+#define G16K_P(j, p, lo, hi) \
+	G16_W(160+256*j+32*p, Z4) \
+	VPSRLW $4, Z4, Z5 \
+	VPANDD Z15, Z4, Z4 \
+	VPANDD Z15, Z5, Z5 \
+	VPDPBUSD.BCST 4+64*j+4*p(DI), Z4, lo \
+	VPDPBUSD.BCST 36+64*j+4*p(DI), Z5, hi
+
+// G16K_J(j, lo, hi): part j's dots times their scales into Z12.
+#define G16K_J(j, lo, hi) \
+	VPXORD lo, lo, lo \
+	VPXORD hi, hi, hi \
+	G16K_P(j, 0, lo, hi) \
+	G16K_P(j, 1, lo, hi) \
+	G16K_P(j, 2, lo, hi) \
+	G16K_P(j, 3, lo, hi) \
+	G16K_P(j, 4, lo, hi) \
+	G16K_P(j, 5, lo, hi) \
+	G16K_P(j, 6, lo, hi) \
+	G16K_P(j, 7, lo, hi) \
+	G16K_SC(j) \
+	VPMULLD Z6, lo, lo \
+	VPMULLD Z7, hi, hi \
+	VPADDD lo, Z12, Z12 \
+	VPADDD hi, Z12, Z12
+
+// G16K_MIN(h, aux, acc): the mins of pair h (in Z2) times the activation
+// row's group-sum pair at aux, added into acc.
+#define G16K_MIN(h, aux, acc) \
+	VPBROADCASTD 4+4*h(aux), Z3 \
+	VPMADDWD Z3, Z2, Z3 \
+	VPADDD Z3, acc, acc
+
+// func gemvQ4_Kx16AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
+TEXT ·gemvQ4_Kx16AVX512(SB), NOSPLIT, $0-48
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ gstride+24(FP), R8
+	MOVQ nb+32(FP), CX
+	VPXORD Z0, Z0, Z0
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z15
+	TESTQ CX, CX
+	JEQ  g16q4kdone
+g16q4kloop:
+	G16K_HALF(0, X8, Y8, Z8)
+	VBROADCASTSS (BX), Z9
+	VMULPS Z9, Z8, Z8
+	G16K_HALF(16, X10, Y10, Z10)
+	VMULPS Z9, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	G16K_MINW(0)
+	G16K_MIN(0, BX, Z11)
+	G16K_MINW(1)
+	G16K_MIN(1, BX, Z11)
+	G16K_MINW(2)
+	G16K_MIN(2, BX, Z11)
+	G16K_MINW(3)
+	G16K_MIN(3, BX, Z11)
+	VPXORD Z12, Z12, Z12
+	G16K_J(0, Z16, Z17)
+	G16K_J(1, Z18, Z19)
+	G16K_J(2, Z20, Z21)
+	G16K_J(3, Z22, Z23)
+	VCVTDQ2PS Z12, Z12
+	VMULPS Z8, Z12, Z12
+	VCVTDQ2PS Z11, Z11
+	VMULPS Z10, Z11, Z11
+	VSUBPS Z11, Z12, Z12
+	VADDPS Z12, Z0, Z0
+	ADDQ $1184, SI
+	ADDQ $292, DI
+	ADDQ $32, BX
+	DECQ CX
+	JNE  g16q4kloop
+g16q4kdone:
+	MOVQ out+40(FP), DX
+	VMOVUPS Z0, (DX)
+	VZEROUPPER
+	RET
+
+// The Q4_K four-row kernel: per row i (aux at BX, R13, DX, AX) the float
+// mins' term in Z27-Z30, the scaled sum in Z1, Z11, Z12, Z13, the part's
+// dots in Z16-Z19 (low nibbles) and Z20-Z23 (high); Z8 and Z10 the raw d
+// and dmin.
+
+// M16K_P(j, p): vector p of part j for the four rows.
+#define M16K_P(j, p) \
+	G16_W(160+256*j+32*p, Z4) \
+	VPSRLW $4, Z4, Z5 \
+	VPANDD Z15, Z4, Z4 \
+	VPANDD Z15, Z5, Z5 \
+	VPDPBUSD.BCST 4+64*j+4*p(DI), Z4, Z16 \
+	VPDPBUSD.BCST 4+64*j+4*p(R10), Z4, Z17 \
+	VPDPBUSD.BCST 4+64*j+4*p(R11), Z4, Z18 \
+	VPDPBUSD.BCST 4+64*j+4*p(R12), Z4, Z19 \
+	VPDPBUSD.BCST 36+64*j+4*p(DI), Z5, Z20 \
+	VPDPBUSD.BCST 36+64*j+4*p(R10), Z5, Z21 \
+	VPDPBUSD.BCST 36+64*j+4*p(R11), Z5, Z22 \
+	VPDPBUSD.BCST 36+64*j+4*p(R12), Z5, Z23
+
+// M16K_SCALE(lo, hi, isum): a row's part dots times the scales into isum.
+#define M16K_SCALE(lo, hi, isum) \
+	VPMULLD Z6, lo, lo \
+	VPMULLD Z7, hi, hi \
+	VPADDD lo, isum, isum \
+	VPADDD hi, isum, isum
+
+// M16K_J(j): part j for the four rows.
+#define M16K_J(j) \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	M16K_P(j, 0) \
+	M16K_P(j, 1) \
+	M16K_P(j, 2) \
+	M16K_P(j, 3) \
+	M16K_P(j, 4) \
+	M16K_P(j, 5) \
+	M16K_P(j, 6) \
+	M16K_P(j, 7) \
+	G16K_SC(j) \
+	M16K_SCALE(Z16, Z20, Z1) \
+	M16K_SCALE(Z17, Z21, Z11) \
+	M16K_SCALE(Z18, Z22, Z12) \
+	M16K_SCALE(Z19, Z23, Z13)
+
+// M16K_MINS(h): pair h's mins into the four rows' sums.
+#define M16K_MINS(h) \
+	G16K_MINW(h) \
+	G16K_MIN(h, BX, Z27) \
+	G16K_MIN(h, R13, Z28) \
+	G16K_MIN(h, DX, Z29) \
+	G16K_MIN(h, AX, Z30)
+
+// M16K_MTERM(aux, m): the mins' sum m as float32 times dmin * d_a.
+#define M16K_MTERM(aux, m) \
+	VBROADCASTSS (aux), Z9 \
+	VMULPS Z9, Z10, Z9 \
+	VCVTDQ2PS m, m \
+	VMULPS Z9, m, m
+
+// M16K_ROW(aux, isum, m, facc): the scaled sum times d * d_a less the mins'
+// term, into facc.
+#define M16K_ROW(aux, isum, m, facc) \
+	VBROADCASTSS (aux), Z9 \
+	VMULPS Z9, Z8, Z9 \
+	VCVTDQ2PS isum, isum \
+	VMULPS Z9, isum, isum \
+	VSUBPS m, isum, isum \
+	VADDPS isum, facc, facc
+
+// func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ4_Kx16x4AVX512(SB), NOSPLIT, $0-64
+	M16_ARGS
+	MOVL $0x0f0f0f0f, R9
+	VMOVD R9, X15
+	VPBROADCASTD X15, Z15
+	TESTQ CX, CX
+	JEQ  m16q4kdone
+m16q4kloop:
+	G16K_HALF(0, X8, Y8, Z8)
+	G16K_HALF(16, X10, Y10, Z10)
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	M16K_MINS(0)
+	M16K_MINS(1)
+	M16K_MINS(2)
+	M16K_MINS(3)
+	M16K_MTERM(BX, Z27)
+	M16K_MTERM(R13, Z28)
+	M16K_MTERM(DX, Z29)
+	M16K_MTERM(AX, Z30)
+	VPXORD Z1, Z1, Z1
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	M16K_J(0)
+	M16K_J(1)
+	M16K_J(2)
+	M16K_J(3)
+	M16K_ROW(BX, Z1, Z27, Z0)
+	M16K_ROW(R13, Z11, Z28, Z24)
+	M16K_ROW(DX, Z12, Z29, Z25)
+	M16K_ROW(AX, Z13, Z30, Z26)
+	ADDQ $1184, SI
+	ADDQ $292, DI
+	ADDQ $292, R10
+	ADDQ $292, R11
+	ADDQ $292, R12
+	ADDQ $32, BX
+	ADDQ $32, R13
+	ADDQ $32, DX
+	ADDQ $32, AX
+	DECQ CX
+	JNE  m16q4kloop
+m16q4kdone:
+	M16_STORE
+	RET
