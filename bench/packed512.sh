@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go test -c -o "$tmp/kernels.test" ./kernels)
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 0; i < runs; i++)); do
-	"$tmp/kernels.test" -test.run '^$' -test.bench 'Packed/(Q8_0|Q4_0)/vnni(256)?/(gemv|x4)/(groups|pairs)$' \
+	"$tmp/kernels.test" -test.run '^$' -test.bench 'Packed/(Q8_0|Q4_0|Q4_K)/vnni(256)?/(gemv|x4)/(groups|pairs)$' \
 		-test.benchtime 300x >>"$tmp/out"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -37,9 +37,9 @@ function median(s,   a, n, i, j, t) {
 }
 END {
 	printf "%-6s %-5s %14s %14s %7s %12s\n", "type", "case", "256-bit cpu-ns", "512-bit cpu-ns", "ratio", "wall ratio"
-	split("Q4_0 Q8_0", ts, " ")
+	split("Q4_0 Q8_0 Q4_K", ts, " ")
 	split("gemv x4", cs, " ")
-	for (i = 1; i <= 2; i++) for (j = 1; j <= 2; j++) {
+	for (i = 1; i <= 3; i++) for (j = 1; j <= 2; j++) {
 		ok = ts[i] "/vnni256/" cs[j] "/groups"; nk = ts[i] "/vnni/" cs[j] "/pairs"
 		o = median(c[ok]); n = median(c[nk])
 		printf "%-6s %-5s %14.0f %14.0f %7.2f %12.2f\n", ts[i], cs[j], o, n, o / n, median(v[ok]) / median(v[nk])

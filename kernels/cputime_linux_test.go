@@ -9,13 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// threadCPU returns the CPU time the calling thread has used, in ns.
+// threadCPU returns the CPU time the calling thread has used, in ns
+// (CLOCK_THREAD_CPUTIME_ID: the scheduler's count, not getrusage's ticks).
 func threadCPU() int64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
 		return 0
 	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	return ts.Nano()
 }
 
 // loopCPU runs f b.N times (b.Loop) on one locked thread and reports,

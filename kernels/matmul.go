@@ -260,29 +260,37 @@ func (t *matmulTask) Run(lo, hi, wk int) {
 	}
 }
 
-// runPacked2 computes the pairs of groups from g0 on below g1 with the
-// two-group kernels, and returns the group after them.
+// runPacked2 computes groups [g0, g1) of a matrix packed in pairs with
+// the pair kernels (a range cut inside a pair computes the pair and keeps
+// its half), and returns the first group it left: the odd last group of
+// the matrix, in the 8-row layout, or g1.
 func (t *matmulTask) runPacked2(g0, g1, wk int) int {
 	w, pk := t.w, t.pk
 	nblk := w.Cols / w.k.act.BlockSize()
 	o, o8 := &t.oct2[wk], &t.oct8[wk]
 	const r2 = 2 * packRows
+	paired := w.pk.groups &^ 1
 	g := g0
-	for ; g+2 <= g1; g += 2 {
-		grp := w.pk.data[g*w.pk.groupBytes : (g+2)*w.pk.groupBytes]
+	for g < min(g1, paired) {
+		p := g &^ 1 // the pair's first group
+		hi := min(p+2, g1)
+		grp := w.pk.data[p*w.pk.groupBytes : (p+2)*w.pk.groupBytes]
+		// rows [r0, r1) of the pair's 16 are wanted
+		r0, r1 := (g-p)*packRows, (hi-p)*packRows
 		j := 0
 		if pk.gemm2x4 != nil {
 			for ; j+4 <= t.nb; j += 4 {
 				pk.gemm2x4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o8)
 				for i := 0; i < 4; i++ {
-					copy(t.out[(j+i)*w.Rows+g*packRows:(j+i)*w.Rows+g*packRows+r2], o8[i*r2:(i+1)*r2])
+					copy(t.out[(j+i)*w.Rows+p*packRows+r0:(j+i)*w.Rows+p*packRows+r1], o8[i*r2+r0:i*r2+r1])
 				}
 			}
 		}
 		for ; j < t.nb; j++ {
 			pk.gemv2(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
-			copy(t.out[j*w.Rows+g*packRows:j*w.Rows+g*packRows+r2], o[:])
+			copy(t.out[j*w.Rows+p*packRows+r0:j*w.Rows+p*packRows+r1], o[r0:r1])
 		}
+		g = hi
 	}
 	return g
 }

@@ -13,51 +13,59 @@ import (
 var hasVNNI512 = hasVNNI && cpu.X86.HasAVX512BW
 
 //go:noescape
-func gemvQ8_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+func gemvQ8_0x16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 
 //go:noescape
-func gemvQ4_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+func gemvQ4_0x16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 
 //go:noescape
-func gemvQ4_Kx16AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+func gemvQ4_Kx16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 
 //go:noescape
-func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
+func gemmQ8_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 //go:noescape
-func gemmQ8_0x16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
+func gemmQ4_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 //go:noescape
-func gemmQ4_0x16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
+func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
-// gemv2Of wraps a two-group kernel in assembly: g holds two adjacent
-// groups of nb blocks (groupBlock bytes each), the bounds checked here.
-func gemv2Of(asm func(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[2 * packRows]float32) {
+//go:noescape
+func gemvQ8_0x8x2AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+
+//go:noescape
+func gemmQ8_0x8x2x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
+
+// gemv2Of wraps a pair kernel in assembly: g holds two groups of nb
+// blocks (groupBlock bytes each) in the pair layout, the bounds checked
+// here.
+func gemv2Of(asm func(grp, a, aux *byte, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[2 * packRows]float32) {
 	return func(g, act, aux []byte, nb int, out *[2 * packRows]float32) {
 		if nb == 0 {
 			*out = [2 * packRows]float32{}
 			return
 		}
 		_, _, _ = g[2*nb*groupBlock-1], act[nb*actBlock-1], aux[nb*auxBlock-1]
-		asm(&g[0], &act[0], &aux[0], nb*groupBlock, nb, out)
+		asm(&g[0], &act[0], &aux[0], nb, out)
 	}
 }
 
-// gemm2x4Of wraps a two-group, four-row kernel in assembly as gemv2Of.
-func gemm2x4Of(asm func(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[8 * packRows]float32) {
+// gemm2x4Of wraps a four-row pair kernel in assembly as gemv2Of.
+func gemm2x4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[8 * packRows]float32) {
 	return func(g, act, aux []byte, astride, auxStride, nb int, out *[8 * packRows]float32) {
 		if nb == 0 {
 			*out = [8 * packRows]float32{}
 			return
 		}
 		_, _, _ = g[2*nb*groupBlock-1], act[3*astride+nb*actBlock-1], aux[3*auxStride+nb*auxBlock-1]
-		asm(&g[0], &act[0], &aux[0], nb*groupBlock, astride, auxStride, nb, out)
+		asm(&g[0], &act[0], &aux[0], astride, auxStride, nb, out)
 	}
 }
 
-// oneGroupOf makes a one-group kernel of a two-group one, run with the
-// group as both (a stride of 0): for the Q8_0 layout, whose aux values
-// differ from the 256-bit kernels', at most one odd group per range.
+// oneGroupOf makes a one-group kernel of a kernel of two 8-row groups
+// gstride bytes apart, run with the group as both (a stride of 0): Q8_0's
+// odd last group of a matrix, whose aux values (prepQ8_0Sum) the 256-bit
+// kernels do not read.
 func oneGroupOf(asm func(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
 	return func(g, act, aux []byte, nb int, out *[packRows]float32) {
 		var o [2 * packRows]float32
@@ -83,26 +91,32 @@ func oneGroup4Of(asm func(grp, a, aux *byte, gstride, astride, auxstride, nb int
 	}
 }
 
-// installPack512 gives the vnni set's Q4_0, Q8_0 and Q4_K group kernels their
-// 512-bit two-group versions where the CPU has them. Q8_0's take the
-// activation sums in aux (prepQ8_0Sum), so its one-group kernels are the
-// two-group ones too.
+// installPack512 gives the vnni set's Q4_0, Q8_0 and Q4_K group kernels
+// the pair layout and their 512-bit pair kernels where the CPU has them;
+// a matrix's odd last group keeps the 8-row layout and kernels (Q8_0's,
+// whose aux values now carry the activation sums, are 512-bit too).
 func installPack512() {
 	if !hasVNNI512 {
 		return
 	}
-	q4 := kernels[gguf.TypeQ4_0].pack
-	q4.gemv2 = gemv2Of(gemvQ4_0x16AVX512, q4.groupBytes, q8_0Bytes, q4.auxBytes)
-	q4.gemm2x4 = gemm2x4Of(gemmQ4_0x16x4AVX512, q4.groupBytes, q8_0Bytes, q4.auxBytes)
-
-	q4k := kernels[gguf.TypeQ4_K].pack
-	q4k.gemv2 = gemv2Of(gemvQ4_Kx16AVX512, q4k.groupBytes, q8_KBytes, q4k.auxBytes)
-	q4k.gemm2x4 = gemm2x4Of(gemmQ4_Kx16x4AVX512, q4k.groupBytes, q8_KBytes, q4k.auxBytes)
-
-	q8 := kernels[gguf.TypeQ8_0].pack
-	q8.prep, q8.auxBytes = prepQ8_0Sum, 8
-	q8.gemv2 = gemv2Of(gemvQ8_0x16AVX512, q8.groupBytes, q8_0Bytes, q8.auxBytes)
-	q8.gemm2x4 = gemm2x4Of(gemmQ8_0x16x4AVX512, q8.groupBytes, q8_0Bytes, q8.auxBytes)
-	q8.gemv = oneGroupOf(gemvQ8_0x16AVX512, q8.groupBytes, q8_0Bytes, q8.auxBytes)
-	q8.gemm4 = oneGroup4Of(gemmQ8_0x16x4AVX512, q8.groupBytes, q8_0Bytes, q8.auxBytes)
+	for _, c := range []struct {
+		t        gguf.Type
+		gemv2    func(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
+		gemm2x4  func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
+		actBlock int
+	}{
+		{gguf.TypeQ4_0, gemvQ4_0x16AVX512, gemmQ4_0x16x4AVX512, q8_0Bytes},
+		{gguf.TypeQ8_0, gemvQ8_0x16AVX512, gemmQ8_0x16x4AVX512, q8_0Bytes},
+		{gguf.TypeQ4_K, gemvQ4_Kx16AVX512, gemmQ4_Kx16x4AVX512, q8_KBytes},
+	} {
+		k := kernels[c.t].pack
+		if c.t == gguf.TypeQ8_0 {
+			k.prep, k.auxBytes = prepQ8_0Sum, 8
+			k.gemv = oneGroupOf(gemvQ8_0x8x2AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
+			k.gemm4 = oneGroup4Of(gemmQ8_0x8x2x4AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
+		}
+		k.repack2 = pairRepack(k.repack, k.groupBytes, pairUnits[c.t])
+		k.gemv2 = gemv2Of(c.gemv2, k.groupBytes, c.actBlock, k.auxBytes)
+		k.gemm2x4 = gemm2x4Of(c.gemm2x4, k.groupBytes, c.actBlock, k.auxBytes)
+	}
 }

@@ -3,23 +3,32 @@
 #include "textflag.h"
 
 // The 512-bit group kernels of the vnni set (repack512_amd64.go): two
-// adjacent groups of the Q4_0 or Q8_0 group layout at once, 16 rows in the
-// 16 lanes of a ZMM register (lanes 0-7 the first group's rows, 8-15 the
-// second's, gstride bytes further on: the 8-row layout of repack.go, so a
-// vector is a 32-byte load and a VINSERTI64X4 of the other group's). Every
-// lane's sums are the 8-row kernels' (gemvQ4_0Go, gemvQ8_0Go): an exact
-// integer dot per row and block, then acc += float32(isum) * (d_w * d_a),
-// multiply and add rounded apart, blocks in order.
+// groups of the Q4_0, Q8_0 or Q4_K group layout at once, 16 rows in the 16
+// lanes of a ZMM register, lanes 0-7 the first group's rows, 8-15 the
+// second's. The pair kernels (*x16*) read the pair layout (repackPair: the
+// two groups' blocks interleaved unit by unit, so a 64-byte vector holds
+// both groups' 32-byte ones and the pair is one sequential stream; two
+// groups read from two places ran slower from memory than the 256-bit
+// kernels); Q8_0's one-group kernels (*x8x2*) read two groups of the
+// 8-row layout, gstride bytes apart, a 32-byte load and a VINSERTI64X4 per
+// vector, and run a matrix's odd last group with gstride 0. Every lane's
+// sums are the 8-row kernels' (gemvQ4_0Go, gemvQ8_0Go, gemvQ4_KGo): an
+// exact integer dot per row and block, then acc += float32(isum) *
+// (d_w * d_a), multiply and add rounded apart, blocks in order.
 //
 // Q8_0's signed weights have no 512-bit VPSIGNB: they are made unsigned
 // (w XOR 0x80 = w + 128) for VPDPBUSD, and the aux value -128 times the
 // activation block's sum (prepQ8_0Sum) takes the 128s off again; at most
 // 32 * 255 * 128 in an int32, exact.
 //
-// Registers: SI the first group's block, R8 the group stride, DI (and R10,
+// Registers: SI the (first) group's block, R8 the group stride, DI (and R10,
 // R11, R12 for the four-row kernels) the activation blocks, BX (R13, DX,
 // AX) their aux values; Z15 the 0x80 or 0x0f bytes, Z8 the 16 weight
 // scales, Z0 (Z24, Z25, Z26) the float accumulators.
+
+// P16_SCALES: Z8 = a pair block's 16 f16 weight scales as float32.
+#define P16_SCALES \
+	VCVTPH2PS (SI), Z8
 
 // G16_SCALES: Z8 = the two groups' 16 f16 weight scales as float32.
 #define G16_SCALES \
@@ -41,6 +50,10 @@
 #define G16_W(off, w) \
 	VMOVDQU off(SI), Y4 \
 	VINSERTI64X4 $1, off(SI)(R8*1), Z4, w
+
+// P16_W(off): Z4 = a pair block's 64-byte vector at off.
+#define P16_W(off) \
+	VMOVDQU64 off(SI), Z4
 
 // G16Q8(c, acc): Q8_0 vector c, unsigned, times the 4 activations
 // broadcast, into acc.
@@ -74,6 +87,33 @@
 	VPXORD Z25, Z25, Z25 \
 	VPXORD Z26, Z26, Z26
 
+// P16_ARGS is M16_ARGS for the pair kernels (no gstride).
+#define P16_ARGS \
+	MOVQ grp+0(FP), SI \
+	MOVQ a+8(FP), DI \
+	MOVQ aux+16(FP), BX \
+	MOVQ astride+24(FP), R9 \
+	LEAQ (DI)(R9*1), R10 \
+	LEAQ (R10)(R9*1), R11 \
+	LEAQ (R11)(R9*1), R12 \
+	MOVQ auxstride+32(FP), R9 \
+	LEAQ (BX)(R9*1), R13 \
+	LEAQ (R13)(R9*1), DX \
+	LEAQ (DX)(R9*1), AX \
+	MOVQ nb+40(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26
+
+#define P16_STORE \
+	MOVQ out+48(FP), R9 \
+	VMOVUPS Z0, 0(R9) \
+	VMOVUPS Z24, 64(R9) \
+	VMOVUPS Z25, 128(R9) \
+	VMOVUPS Z26, 192(R9) \
+	VZEROUPPER
+
 // M16_START: a block's sums start at the rows' aux corrections.
 #define M16_START \
 	VPBROADCASTD 4(BX), Z16 \
@@ -85,10 +125,10 @@
 	VPXORD Z22, Z22, Z22 \
 	VPXORD Z23, Z23, Z23
 
-// M16_END(wb, ab): the four rows' sums into their accumulators; next
-// block (wb weight bytes, ab activation bytes).
-#define M16_END(wb) \
-	G16_SCALES \
+// M16_END(scales, wb): the four rows' sums into their accumulators
+// (the weight scales loaded by scales); next block (wb weight bytes).
+#define M16_END(scales, wb) \
+	scales \
 	G16_ROW(BX, Z16, Z20, Z0) \
 	G16_ROW(R13, Z17, Z21, Z24) \
 	G16_ROW(DX, Z18, Z22, Z25) \
@@ -111,8 +151,8 @@
 	VMOVUPS Z26, 192(R9) \
 	VZEROUPPER
 
-// func gemvQ8_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
-TEXT ·gemvQ8_0x16AVX512(SB), NOSPLIT, $0-48
+// func gemvQ8_0x8x2AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
+TEXT ·gemvQ8_0x8x2AVX512(SB), NOSPLIT, $0-48
 	MOVQ grp+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ aux+16(FP), BX
@@ -148,23 +188,22 @@ g16q8done:
 	VZEROUPPER
 	RET
 
-// G16Q4(w, lo, hi): Q4_0 vector pair at w, low nibbles times the
+// P16Q4(w, lo, hi): Q4_0 pair vector at w, low nibbles times the
 // activations at lo, high nibbles those at hi, into Z1 and Z3.
-#define G16Q4(w, lo, hi) \
-	G16_W(w, Z4) \
+#define P16Q4(w, lo, hi) \
+	P16_W(w) \
 	VPSRLW $4, Z4, Z5 \
 	VPANDD Z15, Z4, Z4 \
 	VPANDD Z15, Z5, Z5 \
 	VPDPBUSD.BCST lo(DI), Z4, Z1 \
 	VPDPBUSD.BCST hi(DI), Z5, Z3
 
-// func gemvQ4_0x16AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
-TEXT ·gemvQ4_0x16AVX512(SB), NOSPLIT, $0-48
+// func gemvQ4_0x16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
+TEXT ·gemvQ4_0x16AVX512(SB), NOSPLIT, $0-40
 	MOVQ grp+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ aux+16(FP), BX
-	MOVQ gstride+24(FP), R8
-	MOVQ nb+32(FP), CX
+	MOVQ nb+24(FP), CX
 	VPXORD Z0, Z0, Z0
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -174,19 +213,19 @@ TEXT ·gemvQ4_0x16AVX512(SB), NOSPLIT, $0-48
 g16q4loop:
 	VPBROADCASTD 4(BX), Z1
 	VPXORD Z3, Z3, Z3
-	G16Q4(16, 2, 18)
-	G16Q4(48, 6, 22)
-	G16Q4(80, 10, 26)
-	G16Q4(112, 14, 30)
-	G16_SCALES
+	P16Q4(32, 2, 18)
+	P16Q4(96, 6, 22)
+	P16Q4(160, 10, 26)
+	P16Q4(224, 14, 30)
+	P16_SCALES
 	G16_ROW(BX, Z1, Z3, Z0)
-	ADDQ $144, SI
+	ADDQ $288, SI
 	ADDQ $34, DI
 	ADDQ $8, BX
 	DECQ CX
 	JNE  g16q4loop
 g16q4done:
-	MOVQ out+40(FP), DX
+	MOVQ out+32(FP), DX
 	VMOVUPS Z0, (DX)
 	VZEROUPPER
 	RET
@@ -200,8 +239,8 @@ g16q4done:
 	VPDPBUSD.BCST 2+4*c(R11), Z4, a2 \
 	VPDPBUSD.BCST 2+4*c(R12), Z4, a3
 
-// func gemmQ8_0x16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
-TEXT ·gemmQ8_0x16x4AVX512(SB), NOSPLIT, $0-64
+// func gemmQ8_0x8x2x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ8_0x8x2x4AVX512(SB), NOSPLIT, $0-64
 	M16_ARGS
 	MOVL $0x80808080, R9
 	VMOVD R9, X15
@@ -218,17 +257,17 @@ m16q8loop:
 	M16Q8(5, Z20, Z21, Z22, Z23)
 	M16Q8(6, Z16, Z17, Z18, Z19)
 	M16Q8(7, Z20, Z21, Z22, Z23)
-	M16_END(272)
+	M16_END(G16_SCALES, 272)
 	DECQ CX
 	JNE  m16q8loop
 m16q8done:
 	M16_STORE
 	RET
 
-// M16Q4(w, lo, hi): Q4_0 vector pair at w for the four rows: low nibbles
+// M16Q4(w, lo, hi): Q4_0 pair vector at w for the four rows: low nibbles
 // into Z16-Z19, high nibbles into Z20-Z23.
 #define M16Q4(w, lo, hi) \
-	G16_W(w, Z4) \
+	P16_W(w) \
 	VPSRLW $4, Z4, Z5 \
 	VPANDD Z15, Z4, Z4 \
 	VPANDD Z15, Z5, Z5 \
@@ -241,9 +280,9 @@ m16q8done:
 	VPDPBUSD.BCST hi(R11), Z5, Z22 \
 	VPDPBUSD.BCST hi(R12), Z5, Z23
 
-// func gemmQ4_0x16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
-TEXT ·gemmQ4_0x16x4AVX512(SB), NOSPLIT, $0-64
-	M16_ARGS
+// func gemmQ4_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ4_0x16x4AVX512(SB), NOSPLIT, $0-56
+	P16_ARGS
 	MOVL $0x0f0f0f0f, R9
 	VMOVD R9, X15
 	VPBROADCASTD X15, Z15
@@ -251,47 +290,41 @@ TEXT ·gemmQ4_0x16x4AVX512(SB), NOSPLIT, $0-64
 	JEQ  m16q4done
 m16q4loop:
 	M16_START
-	M16Q4(16, 2, 18)
-	M16Q4(48, 6, 22)
-	M16Q4(80, 10, 26)
-	M16Q4(112, 14, 30)
-	M16_END(144)
+	M16Q4(32, 2, 18)
+	M16Q4(96, 6, 22)
+	M16Q4(160, 10, 26)
+	M16Q4(224, 14, 30)
+	M16_END(P16_SCALES, 288)
 	DECQ CX
 	JNE  m16q4loop
 m16q4done:
-	M16_STORE
+	P16_STORE
 	RET
 
-// The Q4_K two-group kernels (repack.go's Q4_K layout), as
-// gemvQ4_Kx8VNNI with the 16 rows of two groups in the lanes, exactly
-// gemvQ4_KGo's sums per lane. Z8 and Z10 hold the 16 rows' d and dmin (as
+// The Q4_K pair kernels (the pair layout of repack.go's Q4_K layout, 2368
+// bytes per super-block: d at 0, dmin at 32, the scales of group g at
+// 64+16g, the mins of pair h at 192+32h, nibble vector (j, p) at
+// 320+512j+64p), as gemvQ4_Kx8VNNI with the 16 rows of two groups in the
+// lanes, exactly gemvQ4_KGo's sums per lane. Z8 and Z10 hold the 16 rows' d and dmin (as
 // float32), Z11 the mins' sum, Z12 the scaled sum of a super-block.
 
-// G16K_HALF(off, x, y, z): z = the two groups' 8 f16 values at off as float32.
-#define G16K_HALF(off, x, y, z) \
-	VMOVDQU off(SI), x \
-	VINSERTI128 $1, off(SI)(R8*1), y, y \
-	VCVTPH2PS y, z
+// G16K_HALF(off, z): z = the 16 f16 values at off as float32.
+#define G16K_HALF(off, z) \
+	VCVTPH2PS off(SI), z
 
 // G16K_MINW(h): Z2 = the 16 rows' mins of pair h as int16 pairs.
 #define G16K_MINW(h) \
-	VMOVDQU 96+16*h(SI), X2 \
-	VINSERTI128 $1, 96+16*h(SI)(R8*1), Y2, Y2 \
-	VPMOVZXBW Y2, Z2
+	VPMOVZXBW 192+32*h(SI), Z2
 
 // G16K_SC(j): Z6 and Z7 = the 16 rows' scales of groups 2j and 2j+1.
 #define G16K_SC(j) \
-	VMOVQ 32+16*j(SI), X6 \
-	VPINSRQ $1, 32+16*j(SI)(R8*1), X6, X6 \
-	VPMOVZXBD X6, Z6 \
-	VMOVQ 40+16*j(SI), X7 \
-	VPINSRQ $1, 40+16*j(SI)(R8*1), X7, X7 \
-	VPMOVZXBD X7, Z7
+	VPMOVZXBD 64+32*j(SI), Z6 \
+	VPMOVZXBD 80+32*j(SI), Z7
 
 // G16K_P(j, p, lo, hi): vector p of part j, low nibbles (group 2j) into
 // lo, high nibbles (group 2j+1) into hi.
 #define G16K_P(j, p, lo, hi) \
-	G16_W(160+256*j+32*p, Z4) \
+	P16_W(320+512*j+64*p) \
 	VPSRLW $4, Z4, Z5 \
 	VPANDD Z15, Z4, Z4 \
 	VPANDD Z15, Z5, Z5 \
@@ -323,13 +356,12 @@ m16q4done:
 	VPMADDWD Z3, Z2, Z3 \
 	VPADDD Z3, acc, acc
 
-// func gemvQ4_Kx16AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
-TEXT ·gemvQ4_Kx16AVX512(SB), NOSPLIT, $0-48
+// func gemvQ4_Kx16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
+TEXT ·gemvQ4_Kx16AVX512(SB), NOSPLIT, $0-40
 	MOVQ grp+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ aux+16(FP), BX
-	MOVQ gstride+24(FP), R8
-	MOVQ nb+32(FP), CX
+	MOVQ nb+24(FP), CX
 	VPXORD Z0, Z0, Z0
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X15
@@ -337,10 +369,10 @@ TEXT ·gemvQ4_Kx16AVX512(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JEQ  g16q4kdone
 g16q4kloop:
-	G16K_HALF(0, X8, Y8, Z8)
+	G16K_HALF(0, Z8)
 	VBROADCASTSS (BX), Z9
 	VMULPS Z9, Z8, Z8
-	G16K_HALF(16, X10, Y10, Z10)
+	G16K_HALF(32, Z10)
 	VMULPS Z9, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	G16K_MINW(0)
@@ -362,13 +394,13 @@ g16q4kloop:
 	VMULPS Z10, Z11, Z11
 	VSUBPS Z11, Z12, Z12
 	VADDPS Z12, Z0, Z0
-	ADDQ $1184, SI
+	ADDQ $2368, SI
 	ADDQ $292, DI
 	ADDQ $32, BX
 	DECQ CX
 	JNE  g16q4kloop
 g16q4kdone:
-	MOVQ out+40(FP), DX
+	MOVQ out+32(FP), DX
 	VMOVUPS Z0, (DX)
 	VZEROUPPER
 	RET
@@ -380,7 +412,7 @@ g16q4kdone:
 
 // M16K_P(j, p): vector p of part j for the four rows.
 #define M16K_P(j, p) \
-	G16_W(160+256*j+32*p, Z4) \
+	P16_W(320+512*j+64*p) \
 	VPSRLW $4, Z4, Z5 \
 	VPANDD Z15, Z4, Z4 \
 	VPANDD Z15, Z5, Z5 \
@@ -449,17 +481,17 @@ g16q4kdone:
 	VSUBPS m, isum, isum \
 	VADDPS isum, facc, facc
 
-// func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
-TEXT ·gemmQ4_Kx16x4AVX512(SB), NOSPLIT, $0-64
-	M16_ARGS
+// func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ4_Kx16x4AVX512(SB), NOSPLIT, $0-56
+	P16_ARGS
 	MOVL $0x0f0f0f0f, R9
 	VMOVD R9, X15
 	VPBROADCASTD X15, Z15
 	TESTQ CX, CX
 	JEQ  m16q4kdone
 m16q4kloop:
-	G16K_HALF(0, X8, Y8, Z8)
-	G16K_HALF(16, X10, Y10, Z10)
+	G16K_HALF(0, Z8)
+	G16K_HALF(32, Z10)
 	VPXORD Z27, Z27, Z27
 	VPXORD Z28, Z28, Z28
 	VPXORD Z29, Z29, Z29
@@ -484,7 +516,7 @@ m16q4kloop:
 	M16K_ROW(R13, Z11, Z28, Z24)
 	M16K_ROW(DX, Z12, Z29, Z25)
 	M16K_ROW(AX, Z13, Z30, Z26)
-	ADDQ $1184, SI
+	ADDQ $2368, SI
 	ADDQ $292, DI
 	ADDQ $292, R10
 	ADDQ $292, R11
@@ -496,5 +528,80 @@ m16q4kloop:
 	DECQ CX
 	JNE  m16q4kloop
 m16q4kdone:
-	M16_STORE
+	P16_STORE
+	RET
+
+// P16Q8(c, acc): Q8_0 pair vector c, unsigned, times the 4 activations
+// broadcast, into acc.
+#define P16Q8(c, acc) \
+	VPXORD 32+64*c(SI), Z15, Z4 \
+	VPDPBUSD.BCST 2+4*c(DI), Z4, acc
+
+// func gemvQ8_0x16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
+TEXT ·gemvQ8_0x16AVX512(SB), NOSPLIT, $0-40
+	MOVQ grp+0(FP), SI
+	MOVQ a+8(FP), DI
+	MOVQ aux+16(FP), BX
+	MOVQ nb+24(FP), CX
+	VPXORD Z0, Z0, Z0
+	MOVL $0x80808080, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Z15
+	TESTQ CX, CX
+	JEQ  p16q8done
+p16q8loop:
+	VPBROADCASTD 4(BX), Z1
+	VPXORD Z3, Z3, Z3
+	P16Q8(0, Z1)
+	P16Q8(1, Z3)
+	P16Q8(2, Z1)
+	P16Q8(3, Z3)
+	P16Q8(4, Z1)
+	P16Q8(5, Z3)
+	P16Q8(6, Z1)
+	P16Q8(7, Z3)
+	P16_SCALES
+	G16_ROW(BX, Z1, Z3, Z0)
+	ADDQ $544, SI
+	ADDQ $34, DI
+	ADDQ $8, BX
+	DECQ CX
+	JNE  p16q8loop
+p16q8done:
+	MOVQ out+32(FP), DX
+	VMOVUPS Z0, (DX)
+	VZEROUPPER
+	RET
+
+// P16M_Q8(c, a0, a1, a2, a3): Q8_0 pair vector c, unsigned, for the four rows.
+#define P16M_Q8(c, a0, a1, a2, a3) \
+	VPXORD 32+64*c(SI), Z15, Z4 \
+	VPDPBUSD.BCST 2+4*c(DI), Z4, a0 \
+	VPDPBUSD.BCST 2+4*c(R10), Z4, a1 \
+	VPDPBUSD.BCST 2+4*c(R11), Z4, a2 \
+	VPDPBUSD.BCST 2+4*c(R12), Z4, a3
+
+// func gemmQ8_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ8_0x16x4AVX512(SB), NOSPLIT, $0-56
+	P16_ARGS
+	MOVL $0x80808080, R9
+	VMOVD R9, X15
+	VPBROADCASTD X15, Z15
+	TESTQ CX, CX
+	JEQ  p16mq8done
+p16mq8loop:
+	M16_START
+	P16M_Q8(0, Z16, Z17, Z18, Z19)
+	P16M_Q8(1, Z20, Z21, Z22, Z23)
+	P16M_Q8(2, Z16, Z17, Z18, Z19)
+	P16M_Q8(3, Z20, Z21, Z22, Z23)
+	P16M_Q8(4, Z16, Z17, Z18, Z19)
+	P16M_Q8(5, Z20, Z21, Z22, Z23)
+	P16M_Q8(6, Z16, Z17, Z18, Z19)
+	P16M_Q8(7, Z20, Z21, Z22, Z23)
+	M16_END(P16_SCALES, 544)
+	DECQ CX
+	JNE  p16mq8loop
+p16mq8done:
+	P16_STORE
 	RET

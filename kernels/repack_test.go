@@ -252,6 +252,8 @@ func TestPackedKernels(t *testing.T) {
 				}
 				for name, pk := range pairs {
 					x, xs := aux4(pk)
+					grp := make([]byte, 2*gb)
+					pk.repack2(grp, w, rb, nb)
 					for i := 0; i < 4; i++ {
 						var out [2 * packRows]float32
 						pk.gemv2(grp, a4[i*as:], x[i*xs:], nb, &out)
@@ -365,6 +367,11 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 			}
 		})
 	})
+	if m.pk.pairs {
+		// the groups are in pairs: only the pair kernels read them
+		benchPairs(b, set, m, a, aux, ab, nb, len(w))
+		return
+	}
 	b.Run(set+"/gemv/groups", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
 		loopCPU(b, func() {
@@ -373,28 +380,6 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 			}
 		})
 	})
-	if pk.gemv2 != nil {
-		var o2 [2 * packRows]float32
-		b.Run(set+"/gemv/pairs", func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			loopCPU(b, func() {
-				for g := 0; g+2 <= rows/packRows; g += 2 {
-					pk.gemv2(m.pk.data[g*gb:], a, aux, nb, &o2)
-				}
-			})
-		})
-	}
-	if pk.gemm2x4 != nil {
-		var o8 [8 * packRows]float32
-		b.Run(set+"/x4/pairs", func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			loopCPU(b, func() {
-				for g := 0; g+2 <= rows/packRows; g += 2 {
-					pk.gemm2x4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o8)
-				}
-			})
-		})
-	}
 	if k.dot4 == nil {
 		return
 	}
@@ -425,8 +410,9 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 // TestPackedMatMul runs MatMul on packed Q4_0, Q8_0, Q4_K and Q6_K
 // matrices of an odd number of groups and a tail of rows, with 1 to 6
 // activation rows (the four-row and two-group kernels and their
-// remainders), on one and two threads, with every kernel set: each result
-// must be the portable row kernel's (the group kernels' sums) for a
+// remainders), on one and two threads and in ranges that cut the pairs of
+// the pair layout, with every kernel set: each result must be the
+// portable row kernel's (the group kernels' sums) for a
 // grouped row and the set's row kernel's for a tail row, bit for bit.
 func TestPackedMatMul(t *testing.T) {
 	t.Cleanup(func() { _ = SelectKernels("") })
@@ -469,6 +455,16 @@ func TestPackedMatMul(t *testing.T) {
 				for nb := 1; nb <= 6; nb++ {
 					out := make([]float32, nb*rows)
 					s.MatMul(m, in, out, nb)
+					// the same product cut into ranges of whole groups that
+					// split the pairs of the pair layout
+					cut := make([]float32, nb*rows)
+					s.mt.out = cut
+					for _, r := range [][2]int{{0, 8}, {8, 24}, {24, 40}, {40, rows}} {
+						s.mt.Run(r[0], r[1], 0)
+					}
+					if !slices.Equal(cut, out) {
+						t.Fatalf("%s %s threads %d nb %d: ranges cut inside pairs give other results", typ, set, threads, nb)
+					}
 					for j := 0; j < nb; j++ {
 						if err := quantizeAct(k.act, act, in[j*cols:(j+1)*cols]); err != nil {
 							t.Fatal(err)
@@ -488,4 +484,28 @@ func TestPackedMatMul(t *testing.T) {
 			}
 		}
 	}
+}
+
+// benchPairs runs BenchmarkPacked's pair kernels of a matrix packed in
+// pairs ("pairs": gemv2 for one activation row, gemm2x4 for four).
+func benchPairs(b *testing.B, set string, m *Matrix, a, aux []byte, ab, nb, size int) {
+	pk, gb, rows := m.pk.k, m.pk.groupBytes, m.Rows
+	var o2 [2 * packRows]float32
+	b.Run(set+"/gemv/pairs", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		loopCPU(b, func() {
+			for g := 0; g+2 <= rows/packRows; g += 2 {
+				pk.gemv2(m.pk.data[g*gb:], a, aux, nb, &o2)
+			}
+		})
+	})
+	var o8 [8 * packRows]float32
+	b.Run(set+"/x4/pairs", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		loopCPU(b, func() {
+			for g := 0; g+2 <= rows/packRows; g += 2 {
+				pk.gemm2x4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o8)
+			}
+		})
+	})
 }
