@@ -31,10 +31,10 @@ func gemmQ4_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 
 func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 //go:noescape
-func gemvQ8_0x8x2AVX512(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32)
+func gemvQ8_0x8AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 
 //go:noescape
-func gemmQ8_0x8x2x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32)
+func gemmQ8_0x8x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 // gemv2Of wraps a pair kernel in assembly: g holds two groups of nb
 // blocks (groupBlock bytes each) in the pair layout, the bounds checked
@@ -62,28 +62,28 @@ func gemm2x4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 *
 	}
 }
 
-// oneGroupOf makes a one-group kernel of a kernel of two 8-row groups
-// gstride bytes apart, run with the group as both (a stride of 0): Q8_0's
+// oneGroupOf makes a one-group kernel of a 16-lane kernel that reads an
+// 8-row group into both halves (the second half's results unused): Q8_0's
 // odd last group of a matrix, whose aux values (prepQ8_0Sum) the 256-bit
 // kernels do not read.
-func oneGroupOf(asm func(grp, a, aux *byte, gstride, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
+func oneGroupOf(asm func(grp, a, aux *byte, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
 	return func(g, act, aux []byte, nb int, out *[packRows]float32) {
 		var o [2 * packRows]float32
 		if nb > 0 {
 			_, _, _ = g[nb*groupBlock-1], act[nb*actBlock-1], aux[nb*auxBlock-1]
-			asm(&g[0], &act[0], &aux[0], 0, nb, &o)
+			asm(&g[0], &act[0], &aux[0], nb, &o)
 		}
 		copy(out[:], o[:packRows])
 	}
 }
 
 // oneGroup4Of is oneGroupOf for a four-row kernel.
-func oneGroup4Of(asm func(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[8 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
+func oneGroup4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
 	return func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
 		var o [8 * packRows]float32
 		if nb > 0 {
 			_, _, _ = g[nb*groupBlock-1], act[3*astride+nb*actBlock-1], aux[3*auxStride+nb*auxBlock-1]
-			asm(&g[0], &act[0], &aux[0], 0, astride, auxStride, nb, &o)
+			asm(&g[0], &act[0], &aux[0], astride, auxStride, nb, &o)
 		}
 		for i := 0; i < 4; i++ {
 			copy(out[i*packRows:(i+1)*packRows], o[2*i*packRows:(2*i+1)*packRows])
@@ -112,8 +112,8 @@ func installPack512() {
 		k := kernels[c.t].pack
 		if c.t == gguf.TypeQ8_0 {
 			k.prep, k.auxBytes = prepQ8_0Sum, 8
-			k.gemv = oneGroupOf(gemvQ8_0x8x2AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
-			k.gemm4 = oneGroup4Of(gemmQ8_0x8x2x4AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
+			k.gemv = oneGroupOf(gemvQ8_0x8AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
+			k.gemm4 = oneGroup4Of(gemmQ8_0x8x4AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
 		}
 		k.repack2 = pairRepack(k.repack, k.groupBytes, pairUnits[c.t])
 		k.gemv2 = gemv2Of(c.gemv2, k.groupBytes, c.actBlock, k.auxBytes)

@@ -9,9 +9,9 @@
 // two groups' blocks interleaved unit by unit, so a 64-byte vector holds
 // both groups' 32-byte ones and the pair is one sequential stream; two
 // groups read from two places ran slower from memory than the 256-bit
-// kernels); Q8_0's one-group kernels (*x8x2*) read two groups of the
-// 8-row layout, gstride bytes apart, a 32-byte load and a VINSERTI64X4 per
-// vector, and run a matrix's odd last group with gstride 0. Every lane's
+// kernels); Q8_0's one-group kernels (*x8*, a matrix's odd last group)
+// read one group of the 8-row layout into both halves (VBROADCASTI64X4),
+// the high half's results left unused. Every lane's
 // sums are the 8-row kernels' (gemvQ4_0Go, gemvQ8_0Go, gemvQ4_KGo): an
 // exact integer dot per row and block, then acc += float32(isum) *
 // (d_w * d_a), multiply and add rounded apart, blocks in order.
@@ -21,7 +21,7 @@
 // activation block's sum (prepQ8_0Sum) takes the 128s off again; at most
 // 32 * 255 * 128 in an int32, exact.
 //
-// Registers: SI the (first) group's block, R8 the group stride, DI (and R10,
+// Registers: SI the weight block, DI (and R10,
 // R11, R12 for the four-row kernels) the activation blocks, BX (R13, DX,
 // AX) their aux values; Z15 the 0x80 or 0x0f bytes, Z8 the 16 weight
 // scales, Z0 (Z24, Z25, Z26) the float accumulators.
@@ -30,10 +30,10 @@
 #define P16_SCALES \
 	VCVTPH2PS (SI), Z8
 
-// G16_SCALES: Z8 = the two groups' 16 f16 weight scales as float32.
+// G16_SCALES: Z8 = an 8-row group's 8 f16 weight scales as float32, in
+// both halves.
 #define G16_SCALES \
-	VMOVDQU (SI), X8 \
-	VINSERTI128 $1, (SI)(R8*1), Y8, Y8 \
+	VBROADCASTI32X4 (SI), Y8 \
 	VCVTPH2PS Y8, Z8
 
 // G16_ROW(aux, acc, acc2, facc): the int32 sums acc + acc2 of one
@@ -46,10 +46,9 @@
 	VMULPS Z9, acc, acc \
 	VADDPS acc, facc, facc
 
-// G16_W(off, w): w = the two groups' vector at off.
+// G16_W(off, w): w = an 8-row group's vector at off, in both halves.
 #define G16_W(off, w) \
-	VMOVDQU off(SI), Y4 \
-	VINSERTI64X4 $1, off(SI)(R8*1), Z4, w
+	VBROADCASTI64X4 off(SI), w
 
 // P16_W(off): Z4 = a pair block's 64-byte vector at off.
 #define P16_W(off) \
@@ -67,27 +66,7 @@
 // weight vector loaded and unpacked once for the four; int32 sums Z16-Z19
 // and Z20-Z23 (two per row), row i's results at out[16i:16i+16].
 
-// M16_ARGS loads the arguments and clears the accumulators.
-#define M16_ARGS \
-	MOVQ grp+0(FP), SI \
-	MOVQ a+8(FP), DI \
-	MOVQ aux+16(FP), BX \
-	MOVQ gstride+24(FP), R8 \
-	MOVQ astride+32(FP), R9 \
-	LEAQ (DI)(R9*1), R10 \
-	LEAQ (R10)(R9*1), R11 \
-	LEAQ (R11)(R9*1), R12 \
-	MOVQ auxstride+40(FP), R9 \
-	LEAQ (BX)(R9*1), R13 \
-	LEAQ (R13)(R9*1), DX \
-	LEAQ (DX)(R9*1), AX \
-	MOVQ nb+48(FP), CX \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z24, Z24, Z24 \
-	VPXORD Z25, Z25, Z25 \
-	VPXORD Z26, Z26, Z26
-
-// P16_ARGS is M16_ARGS for the pair kernels (no gstride).
+// P16_ARGS loads the arguments and clears the accumulators.
 #define P16_ARGS \
 	MOVQ grp+0(FP), SI \
 	MOVQ a+8(FP), DI \
@@ -143,21 +122,12 @@
 	ADDQ $8, DX \
 	ADDQ $8, AX
 
-#define M16_STORE \
-	MOVQ out+56(FP), R9 \
-	VMOVUPS Z0, 0(R9) \
-	VMOVUPS Z24, 64(R9) \
-	VMOVUPS Z25, 128(R9) \
-	VMOVUPS Z26, 192(R9) \
-	VZEROUPPER
-
-// func gemvQ8_0x8x2AVX512(grp, a, aux *byte, gstride, nb int, out *[16]float32)
-TEXT ·gemvQ8_0x8x2AVX512(SB), NOSPLIT, $0-48
+// func gemvQ8_0x8AVX512(grp, a, aux *byte, nb int, out *[16]float32)
+TEXT ·gemvQ8_0x8AVX512(SB), NOSPLIT, $0-40
 	MOVQ grp+0(FP), SI
 	MOVQ a+8(FP), DI
 	MOVQ aux+16(FP), BX
-	MOVQ gstride+24(FP), R8
-	MOVQ nb+32(FP), CX
+	MOVQ nb+24(FP), CX
 	VPXORD Z0, Z0, Z0
 	MOVL $0x80808080, AX
 	VMOVD AX, X15
@@ -183,7 +153,7 @@ g16q8loop:
 	DECQ CX
 	JNE  g16q8loop
 g16q8done:
-	MOVQ out+40(FP), DX
+	MOVQ out+32(FP), DX
 	VMOVUPS Z0, (DX)
 	VZEROUPPER
 	RET
@@ -239,9 +209,9 @@ g16q4done:
 	VPDPBUSD.BCST 2+4*c(R11), Z4, a2 \
 	VPDPBUSD.BCST 2+4*c(R12), Z4, a3
 
-// func gemmQ8_0x8x2x4AVX512(grp, a, aux *byte, gstride, astride, auxstride, nb int, out *[64]float32)
-TEXT ·gemmQ8_0x8x2x4AVX512(SB), NOSPLIT, $0-64
-	M16_ARGS
+// func gemmQ8_0x8x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
+TEXT ·gemmQ8_0x8x4AVX512(SB), NOSPLIT, $0-56
+	P16_ARGS
 	MOVL $0x80808080, R9
 	VMOVD R9, X15
 	VPBROADCASTD X15, Z15
@@ -261,7 +231,7 @@ m16q8loop:
 	DECQ CX
 	JNE  m16q8loop
 m16q8done:
-	M16_STORE
+	P16_STORE
 	RET
 
 // M16Q4(w, lo, hi): Q4_0 pair vector at w for the four rows: low nibbles
