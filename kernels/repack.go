@@ -159,16 +159,7 @@ func eachRowBlock(dst, src []byte, rowBytes, nb, blockBytes, groupBlock int, fn 
 // prepQ4_0 writes, per q8_0 activation block, its scale as float32 and -8
 // times the sum of its 32 values as int32: the unsigned nibbles' dot plus
 // that is the dot with the weights less 8.
-func prepQ4_0(aux, act []byte, nb int) { prepSum(aux, act, nb, 8) }
-
-// prepQ8_0Sum is prepQ4_0 with -128 times the sum, for Q8_0 kernels that
-// make the weights unsigned (w + 128) where no signed byte product fits
-// (amd64's 512-bit VPDPBUSD).
-func prepQ8_0Sum(aux, act []byte, nb int) { prepSum(aux, act, nb, 128) }
-
-// prepSum writes, per q8_0 activation block, its scale as float32 and
-// -bias times the sum of its 32 values as int32.
-func prepSum(aux, act []byte, nb int, bias int32) {
+func prepQ4_0(aux, act []byte, nb int) {
 	_, _ = aux[nb*8-1], act[nb*q8_0Bytes-1]
 	for b := 0; b < nb; b++ {
 		blk := act[b*q8_0Bytes : (b+1)*q8_0Bytes]
@@ -177,7 +168,7 @@ func prepSum(aux, act []byte, nb int, bias int32) {
 			s += int32(v)
 		}
 		binary.LittleEndian.PutUint32(aux[8*b:], math.Float32bits(f16tab[le16(blk)]))
-		binary.LittleEndian.PutUint32(aux[8*b+4:], uint32(-bias*s))
+		binary.LittleEndian.PutUint32(aux[8*b+4:], uint32(-8*s))
 	}
 }
 
@@ -220,6 +211,23 @@ func prepQ8_0(aux, act []byte, nb int) {
 	_, _ = aux[nb*4-1], act[nb*q8_0Bytes-1]
 	for b := 0; b < nb; b++ {
 		binary.LittleEndian.PutUint32(aux[4*b:], math.Float32bits(f16tab[le16(act[b*q8_0Bytes:])]))
+	}
+}
+
+// prepQ8_0Sum writes prepQ8_0's scales, then per block -128 times the sum
+// of its 32 values as int32 (at 4*nb+4*b), for Q8_0 kernels that make the
+// weights unsigned (w + 128) where there is no signed byte product (amd64's
+// 512-bit VPDPBUSD); the kernels that read prepQ8_0's values read these
+// the same.
+func prepQ8_0Sum(aux, act []byte, nb int) {
+	prepQ8_0(aux, act, nb)
+	_ = aux[nb*8-1]
+	for b := 0; b < nb; b++ {
+		var s int32
+		for _, v := range i8s(act[b*q8_0Bytes+2 : (b+1)*q8_0Bytes]) {
+			s += int32(v)
+		}
+		binary.LittleEndian.PutUint32(aux[4*nb+4*b:], uint32(-128*s))
 	}
 }
 

@@ -30,12 +30,6 @@ func gemmQ4_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 
 //go:noescape
 func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
-//go:noescape
-func gemvQ8_0x8AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
-
-//go:noescape
-func gemmQ8_0x8x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
-
 // gemv2Of wraps a pair kernel in assembly: g holds two groups of nb
 // blocks (groupBlock bytes each) in the pair layout, the bounds checked
 // here.
@@ -62,39 +56,9 @@ func gemm2x4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 *
 	}
 }
 
-// oneGroupOf makes a one-group kernel of a 16-lane kernel that reads an
-// 8-row group into both halves (the second half's results unused): Q8_0's
-// odd last group of a matrix, whose aux values (prepQ8_0Sum) the 256-bit
-// kernels do not read.
-func oneGroupOf(asm func(grp, a, aux *byte, nb int, out *[2 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, nb int, out *[packRows]float32) {
-	return func(g, act, aux []byte, nb int, out *[packRows]float32) {
-		var o [2 * packRows]float32
-		if nb > 0 {
-			_, _, _ = g[nb*groupBlock-1], act[nb*actBlock-1], aux[nb*auxBlock-1]
-			asm(&g[0], &act[0], &aux[0], nb, &o)
-		}
-		copy(out[:], o[:packRows])
-	}
-}
-
-// oneGroup4Of is oneGroupOf for a four-row kernel.
-func oneGroup4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32), groupBlock, actBlock, auxBlock int) func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
-	return func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32) {
-		var o [8 * packRows]float32
-		if nb > 0 {
-			_, _, _ = g[nb*groupBlock-1], act[3*astride+nb*actBlock-1], aux[3*auxStride+nb*auxBlock-1]
-			asm(&g[0], &act[0], &aux[0], astride, auxStride, nb, &o)
-		}
-		for i := 0; i < 4; i++ {
-			copy(out[i*packRows:(i+1)*packRows], o[2*i*packRows:(2*i+1)*packRows])
-		}
-	}
-}
-
 // installPack512 gives the vnni set's Q4_0, Q8_0 and Q4_K group kernels
 // the pair layout and their 512-bit pair kernels where the CPU has them;
-// a matrix's odd last group keeps the 8-row layout and kernels (Q8_0's,
-// whose aux values now carry the activation sums, are 512-bit too).
+// a matrix's odd last group keeps the 8-row layout and kernels.
 func installPack512() {
 	if !hasVNNI512 {
 		return
@@ -111,9 +75,9 @@ func installPack512() {
 	} {
 		k := kernels[c.t].pack
 		if c.t == gguf.TypeQ8_0 {
+			// the wrappers check 8 bytes per block; the 256-bit kernels
+			// read the first 4 (prepQ8_0Sum)
 			k.prep, k.auxBytes = prepQ8_0Sum, 8
-			k.gemv = oneGroupOf(gemvQ8_0x8AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
-			k.gemm4 = oneGroup4Of(gemmQ8_0x8x4AVX512, k.groupBytes, q8_0Bytes, k.auxBytes)
 		}
 		k.repack2 = pairRepack(k.repack, k.groupBytes, pairUnits[c.t])
 		k.gemv2 = gemv2Of(c.gemv2, k.groupBytes, c.actBlock, k.auxBytes)

@@ -9,17 +9,17 @@
 // two groups' blocks interleaved unit by unit, so a 64-byte vector holds
 // both groups' 32-byte ones and the pair is one sequential stream; two
 // groups read from two places ran slower from memory than the 256-bit
-// kernels); Q8_0's one-group kernels (*x8*, a matrix's odd last group)
-// read one group of the 8-row layout into both halves (VBROADCASTI64X4),
-// the high half's results left unused. Every lane's
+// kernels); a matrix's odd last group keeps the 8-row layout and
+// kernels. Every lane's
 // sums are the 8-row kernels' (gemvQ4_0Go, gemvQ8_0Go, gemvQ4_KGo): an
 // exact integer dot per row and block, then acc += float32(isum) *
 // (d_w * d_a), multiply and add rounded apart, blocks in order.
 //
 // Q8_0's signed weights have no 512-bit VPSIGNB: they are made unsigned
 // (w XOR 0x80 = w + 128) for VPDPBUSD, and the aux value -128 times the
-// activation block's sum (prepQ8_0Sum) takes the 128s off again; at most
-// 32 * 255 * 128 in an int32, exact.
+// activation block's sum (prepQ8_0Sum, after the nb scales: R8 holds
+// 4*nb) takes the 128s off again; at most 32 * 255 * 128 in an int32,
+// exact.
 //
 // Registers: SI the weight block, DI (and R10,
 // R11, R12 for the four-row kernels) the activation blocks, BX (R13, DX,
@@ -29,12 +29,6 @@
 // P16_SCALES: Z8 = a pair block's 16 f16 weight scales as float32.
 #define P16_SCALES \
 	VCVTPH2PS (SI), Z8
-
-// G16_SCALES: Z8 = an 8-row group's 8 f16 weight scales as float32, in
-// both halves.
-#define G16_SCALES \
-	VBROADCASTI32X4 (SI), Y8 \
-	VCVTPH2PS Y8, Z8
 
 // G16_ROW(aux, acc, acc2, facc): the int32 sums acc + acc2 of one
 // activation row (scale at aux) times d_w * d_a into facc.
@@ -46,20 +40,9 @@
 	VMULPS Z9, acc, acc \
 	VADDPS acc, facc, facc
 
-// G16_W(off, w): w = an 8-row group's vector at off, in both halves.
-#define G16_W(off, w) \
-	VBROADCASTI64X4 off(SI), w
-
 // P16_W(off): Z4 = a pair block's 64-byte vector at off.
 #define P16_W(off) \
 	VMOVDQU64 off(SI), Z4
-
-// G16Q8(c, acc): Q8_0 vector c, unsigned, times the 4 activations
-// broadcast, into acc.
-#define G16Q8(c, acc) \
-	G16_W(16+32*c, Z4) \
-	VPXORD Z15, Z4, Z4 \
-	VPDPBUSD.BCST 2+4*c(DI), Z4, acc
 
 // The four-row kernels: gemv*x16AVX512 for the activation rows a,
 // a+astride, a+2*astride, a+3*astride (aux rows auxstride apart), each
@@ -93,21 +76,22 @@
 	VMOVUPS Z26, 192(R9) \
 	VZEROUPPER
 
-// M16_START: a block's sums start at the rows' aux corrections.
-#define M16_START \
-	VPBROADCASTD 4(BX), Z16 \
-	VPBROADCASTD 4(R13), Z17 \
-	VPBROADCASTD 4(DX), Z18 \
-	VPBROADCASTD 4(AX), Z19 \
+// M16_START(c0, c1, c2, c3): a block's sums start at the rows' aux
+// corrections, at c0-c3.
+#define M16_START(c0, c1, c2, c3) \
+	VPBROADCASTD c0, Z16 \
+	VPBROADCASTD c1, Z17 \
+	VPBROADCASTD c2, Z18 \
+	VPBROADCASTD c3, Z19 \
 	VPXORD Z20, Z20, Z20 \
 	VPXORD Z21, Z21, Z21 \
 	VPXORD Z22, Z22, Z22 \
 	VPXORD Z23, Z23, Z23
 
-// M16_END(scales, wb): the four rows' sums into their accumulators
-// (the weight scales loaded by scales); next block (wb weight bytes).
-#define M16_END(scales, wb) \
-	scales \
+// M16_END(wb, xb): the four rows' sums into their accumulators; next
+// block (wb weight bytes, xb aux bytes).
+#define M16_END(wb, xb) \
+	P16_SCALES \
 	G16_ROW(BX, Z16, Z20, Z0) \
 	G16_ROW(R13, Z17, Z21, Z24) \
 	G16_ROW(DX, Z18, Z22, Z25) \
@@ -117,46 +101,10 @@
 	ADDQ $34, R10 \
 	ADDQ $34, R11 \
 	ADDQ $34, R12 \
-	ADDQ $8, BX \
-	ADDQ $8, R13 \
-	ADDQ $8, DX \
-	ADDQ $8, AX
-
-// func gemvQ8_0x8AVX512(grp, a, aux *byte, nb int, out *[16]float32)
-TEXT ·gemvQ8_0x8AVX512(SB), NOSPLIT, $0-40
-	MOVQ grp+0(FP), SI
-	MOVQ a+8(FP), DI
-	MOVQ aux+16(FP), BX
-	MOVQ nb+24(FP), CX
-	VPXORD Z0, Z0, Z0
-	MOVL $0x80808080, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z15
-	TESTQ CX, CX
-	JEQ  g16q8done
-g16q8loop:
-	VPBROADCASTD 4(BX), Z1
-	VPXORD Z3, Z3, Z3
-	G16Q8(0, Z1)
-	G16Q8(1, Z3)
-	G16Q8(2, Z1)
-	G16Q8(3, Z3)
-	G16Q8(4, Z1)
-	G16Q8(5, Z3)
-	G16Q8(6, Z1)
-	G16Q8(7, Z3)
-	G16_SCALES
-	G16_ROW(BX, Z1, Z3, Z0)
-	ADDQ $272, SI
-	ADDQ $34, DI
-	ADDQ $8, BX
-	DECQ CX
-	JNE  g16q8loop
-g16q8done:
-	MOVQ out+32(FP), DX
-	VMOVUPS Z0, (DX)
-	VZEROUPPER
-	RET
+	ADDQ $xb, BX \
+	ADDQ $xb, R13 \
+	ADDQ $xb, DX \
+	ADDQ $xb, AX
 
 // P16Q4(w, lo, hi): Q4_0 pair vector at w, low nibbles times the
 // activations at lo, high nibbles those at hi, into Z1 and Z3.
@@ -200,40 +148,6 @@ g16q4done:
 	VZEROUPPER
 	RET
 
-// M16Q8(c, a0, a1, a2, a3): Q8_0 vector c, unsigned, for the four rows.
-#define M16Q8(c, a0, a1, a2, a3) \
-	G16_W(16+32*c, Z4) \
-	VPXORD Z15, Z4, Z4 \
-	VPDPBUSD.BCST 2+4*c(DI), Z4, a0 \
-	VPDPBUSD.BCST 2+4*c(R10), Z4, a1 \
-	VPDPBUSD.BCST 2+4*c(R11), Z4, a2 \
-	VPDPBUSD.BCST 2+4*c(R12), Z4, a3
-
-// func gemmQ8_0x8x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
-TEXT ·gemmQ8_0x8x4AVX512(SB), NOSPLIT, $0-56
-	P16_ARGS
-	MOVL $0x80808080, R9
-	VMOVD R9, X15
-	VPBROADCASTD X15, Z15
-	TESTQ CX, CX
-	JEQ  m16q8done
-m16q8loop:
-	M16_START
-	M16Q8(0, Z16, Z17, Z18, Z19)
-	M16Q8(1, Z20, Z21, Z22, Z23)
-	M16Q8(2, Z16, Z17, Z18, Z19)
-	M16Q8(3, Z20, Z21, Z22, Z23)
-	M16Q8(4, Z16, Z17, Z18, Z19)
-	M16Q8(5, Z20, Z21, Z22, Z23)
-	M16Q8(6, Z16, Z17, Z18, Z19)
-	M16Q8(7, Z20, Z21, Z22, Z23)
-	M16_END(G16_SCALES, 272)
-	DECQ CX
-	JNE  m16q8loop
-m16q8done:
-	P16_STORE
-	RET
-
 // M16Q4(w, lo, hi): Q4_0 pair vector at w for the four rows: low nibbles
 // into Z16-Z19, high nibbles into Z20-Z23.
 #define M16Q4(w, lo, hi) \
@@ -259,12 +173,12 @@ TEXT ·gemmQ4_0x16x4AVX512(SB), NOSPLIT, $0-56
 	TESTQ CX, CX
 	JEQ  m16q4done
 m16q4loop:
-	M16_START
+	M16_START(4(BX), 4(R13), 4(DX), 4(AX))
 	M16Q4(32, 2, 18)
 	M16Q4(96, 6, 22)
 	M16Q4(160, 10, 26)
 	M16Q4(224, 14, 30)
-	M16_END(P16_SCALES, 288)
+	M16_END(288, 8)
 	DECQ CX
 	JNE  m16q4loop
 m16q4done:
@@ -513,6 +427,7 @@ TEXT ·gemvQ8_0x16AVX512(SB), NOSPLIT, $0-40
 	MOVQ a+8(FP), DI
 	MOVQ aux+16(FP), BX
 	MOVQ nb+24(FP), CX
+	LEAQ (CX*4), R8
 	VPXORD Z0, Z0, Z0
 	MOVL $0x80808080, AX
 	VMOVD AX, X15
@@ -520,7 +435,7 @@ TEXT ·gemvQ8_0x16AVX512(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JEQ  p16q8done
 p16q8loop:
-	VPBROADCASTD 4(BX), Z1
+	VPBROADCASTD (BX)(R8*1), Z1
 	VPXORD Z3, Z3, Z3
 	P16Q8(0, Z1)
 	P16Q8(1, Z3)
@@ -534,7 +449,7 @@ p16q8loop:
 	G16_ROW(BX, Z1, Z3, Z0)
 	ADDQ $544, SI
 	ADDQ $34, DI
-	ADDQ $8, BX
+	ADDQ $4, BX
 	DECQ CX
 	JNE  p16q8loop
 p16q8done:
@@ -554,13 +469,14 @@ p16q8done:
 // func gemmQ8_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[64]float32)
 TEXT ·gemmQ8_0x16x4AVX512(SB), NOSPLIT, $0-56
 	P16_ARGS
+	LEAQ (CX*4), R8
 	MOVL $0x80808080, R9
 	VMOVD R9, X15
 	VPBROADCASTD X15, Z15
 	TESTQ CX, CX
 	JEQ  p16mq8done
 p16mq8loop:
-	M16_START
+	M16_START((BX)(R8*1), (R13)(R8*1), (DX)(R8*1), (AX)(R8*1))
 	P16M_Q8(0, Z16, Z17, Z18, Z19)
 	P16M_Q8(1, Z20, Z21, Z22, Z23)
 	P16M_Q8(2, Z16, Z17, Z18, Z19)
@@ -569,7 +485,7 @@ p16mq8loop:
 	P16M_Q8(5, Z20, Z21, Z22, Z23)
 	P16M_Q8(6, Z16, Z17, Z18, Z19)
 	P16M_Q8(7, Z20, Z21, Z22, Z23)
-	M16_END(P16_SCALES, 544)
+	M16_END(544, 4)
 	DECQ CX
 	JNE  p16mq8loop
 p16mq8done:
