@@ -49,6 +49,23 @@
 // weight vector loaded and unpacked once for the four; int32 sums Z16-Z19
 // and Z20-Z23 (two per row), row i's results at out[16i:16i+16].
 
+// P16_GEMV_ARGS(mask) loads a one-row kernel's arguments, clears its
+// accumulator and broadcasts the byte mask into Z15.
+#define P16_GEMV_ARGS(mask) \
+	MOVQ grp+0(FP), SI \
+	MOVQ a+8(FP), DI \
+	MOVQ aux+16(FP), BX \
+	MOVQ nb+24(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	MOVL mask, AX \
+	VMOVD AX, X15 \
+	VPBROADCASTD X15, Z15
+
+#define P16_GEMV_STORE \
+	MOVQ out+32(FP), DX \
+	VMOVUPS Z0, (DX) \
+	VZEROUPPER
+
 // P16_ARGS loads the arguments and clears the accumulators.
 #define P16_ARGS \
 	MOVQ grp+0(FP), SI \
@@ -118,14 +135,7 @@
 
 // func gemvQ4_0x16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
 TEXT ·gemvQ4_0x16AVX512(SB), NOSPLIT, $0-40
-	MOVQ grp+0(FP), SI
-	MOVQ a+8(FP), DI
-	MOVQ aux+16(FP), BX
-	MOVQ nb+24(FP), CX
-	VPXORD Z0, Z0, Z0
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z15
+	P16_GEMV_ARGS($0x0f0f0f0f)
 	TESTQ CX, CX
 	JEQ  g16q4done
 g16q4loop:
@@ -143,9 +153,7 @@ g16q4loop:
 	DECQ CX
 	JNE  g16q4loop
 g16q4done:
-	MOVQ out+32(FP), DX
-	VMOVUPS Z0, (DX)
-	VZEROUPPER
+	P16_GEMV_STORE
 	RET
 
 // M16Q4(w, lo, hi): Q4_0 pair vector at w for the four rows: low nibbles
@@ -242,14 +250,7 @@ m16q4done:
 
 // func gemvQ4_Kx16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
 TEXT ·gemvQ4_Kx16AVX512(SB), NOSPLIT, $0-40
-	MOVQ grp+0(FP), SI
-	MOVQ a+8(FP), DI
-	MOVQ aux+16(FP), BX
-	MOVQ nb+24(FP), CX
-	VPXORD Z0, Z0, Z0
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z15
+	P16_GEMV_ARGS($0x0f0f0f0f)
 	TESTQ CX, CX
 	JEQ  g16q4kdone
 g16q4kloop:
@@ -284,9 +285,7 @@ g16q4kloop:
 	DECQ CX
 	JNE  g16q4kloop
 g16q4kdone:
-	MOVQ out+32(FP), DX
-	VMOVUPS Z0, (DX)
-	VZEROUPPER
+	P16_GEMV_STORE
 	RET
 
 // The Q4_K four-row kernel: per row i (aux at BX, R13, DX, AX) the float
@@ -423,15 +422,8 @@ m16q4kdone:
 
 // func gemvQ8_0x16AVX512(grp, a, aux *byte, nb int, out *[16]float32)
 TEXT ·gemvQ8_0x16AVX512(SB), NOSPLIT, $0-40
-	MOVQ grp+0(FP), SI
-	MOVQ a+8(FP), DI
-	MOVQ aux+16(FP), BX
-	MOVQ nb+24(FP), CX
+	P16_GEMV_ARGS($0x80808080)
 	LEAQ (CX*4), R8
-	VPXORD Z0, Z0, Z0
-	MOVL $0x80808080, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z15
 	TESTQ CX, CX
 	JEQ  p16q8done
 p16q8loop:
@@ -453,9 +445,7 @@ p16q8loop:
 	DECQ CX
 	JNE  p16q8loop
 p16q8done:
-	MOVQ out+32(FP), DX
-	VMOVUPS Z0, (DX)
-	VZEROUPPER
+	P16_GEMV_STORE
 	RET
 
 // P16M_Q8(c, a0, a1, a2, a3): Q8_0 pair vector c, unsigned, for the four rows.
