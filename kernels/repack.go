@@ -105,21 +105,21 @@ func units(s1, n1, s2, n2 int) []int {
 	return u
 }
 
-// pairRepack returns the repack of two groups into the pair layout: each
-// group into the group layout (repack, groupBlock bytes per block index),
-// then their units interleaved.
-func pairRepack(repack func(dst, src []byte, rowBytes, nb int), groupBlock int, us []int) func(dst, src []byte, rowBytes, nb int) {
+// pairRepack returns the repack of two groups into the pair layout: per
+// block index, each group's block into the group layout (repack of one
+// block: rowBlock bytes per row block, groupBlock per group block), then
+// their units interleaved.
+func pairRepack(repack func(dst, src []byte, rowBytes, nb int), rowBlock, groupBlock int, us []int) func(dst, src []byte, rowBytes, nb int) {
 	return func(dst, src []byte, rowBytes, nb int) {
-		gb := nb * groupBlock
-		tmp := make([]byte, 2*gb)
-		repack(tmp[:gb], src, rowBytes, nb)
-		repack(tmp[gb:], src[packRows*rowBytes:], rowBytes, nb)
+		tmp := make([]byte, 2*groupBlock)
 		o := 0
 		for b := 0; b < nb; b++ {
-			u0 := b * groupBlock
+			repack(tmp[:groupBlock], src[b*rowBlock:], rowBytes, 1)
+			repack(tmp[groupBlock:], src[packRows*rowBytes+b*rowBlock:], rowBytes, 1)
+			u0 := 0
 			for _, n := range us {
 				o += copy(dst[o:o+n], tmp[u0:u0+n])
-				o += copy(dst[o:o+n], tmp[gb+u0:gb+u0+n])
+				o += copy(dst[o:o+n], tmp[groupBlock+u0:groupBlock+u0+n])
 				u0 += n
 			}
 		}

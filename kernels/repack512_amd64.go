@@ -79,7 +79,8 @@ func installPack512() {
 			// read the first 4 (prepQ8_0Sum)
 			k.prep, k.auxBytes = prepQ8_0Sum, 8
 		}
-		k.repack2 = pairRepack(k.repack, k.groupBytes, pairUnits[c.t])
+		rowBlock, _ := c.t.RowSize(int64(c.t.BlockSize()))
+		k.repack2 = pairRepack(k.repack, int(rowBlock), k.groupBytes, pairUnits[c.t])
 		k.gemv2 = gemv2Of(c.gemv2, k.groupBytes, c.actBlock, k.auxBytes)
 		k.gemm2x4 = gemm2x4Of(c.gemm2x4, k.groupBytes, c.actBlock, k.auxBytes)
 	}
