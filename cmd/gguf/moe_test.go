@@ -91,6 +91,68 @@ func TestMoEPagedRun(t *testing.T) {
 	}
 }
 
+// TestMoEDirectDefault: the pager reads experts with direct I/O by
+// default (bench/pager-direct.sh measured it faster under a memory limit,
+// as the seeds' E140 did on an iPad), --moe-direct=false through the page
+// cache, and a file system without direct I/O (tmpfs) falls back to the
+// page cache unless --moe-direct was asked for, which is then a one-line
+// error, as is --moe-direct given without the pager. The text is the same
+// every way.
+func TestMoEDirectDefault(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	m := fixture.Named["ci-moe"]
+	m.Experts, m.ExpertsUsed = 8, 2
+	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	if !directReads(p("xl.gguf"), "") {
+		t.Skipf("no direct I/O in %s", dir)
+	}
+	args := []string{"-p", "t1 t2 t3", "-n", "8", "--temp", "0", "-t", "1", "--moe-pool", "3", "--moe-stats"}
+	run := func(path string, flags ...string) result {
+		return mustRun(t, nil, append(append([]string{"run", path}, args...), flags...)...)
+	}
+	want := run(p("xl.gguf"))
+	for _, c := range []struct {
+		path  string
+		flags []string
+		how   string
+	}{
+		{p("xl.gguf"), nil, "experts read with direct I/O"},
+		{p("xl.gguf"), []string{"--moe-direct=false"}, "experts read through the page cache"},
+	} {
+		r := run(c.path, c.flags...)
+		if !strings.Contains(string(r.stderr), c.how) || string(r.stdout) != string(want.stdout) {
+			t.Errorf("%v: %q (want %q)\n%s", c.flags, r.stdout, want.stdout, r.stderr)
+		}
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", p("xl.gguf"), "-n", "1", "--moe-direct"), exitUsage, "needs the expert pager")
+	shm, err := os.MkdirTemp("/dev/shm", "gguf-direct")
+	if err != nil {
+		t.Logf("no /dev/shm: the fallback is not checked (%v)", err)
+		return
+	}
+	defer os.RemoveAll(shm)
+	raw, err := os.ReadFile(p("xl.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(shm, "xl.gguf")
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if directReads(tmp, "") {
+		t.Logf("%s has direct I/O: the fallback is not checked", shm)
+		return
+	}
+	if r := run(tmp); !strings.Contains(string(r.stderr), "experts read through the page cache") || string(r.stdout) != string(want.stdout) {
+		t.Errorf("tmpfs: %q (want %q)\n%s", r.stdout, want.stdout, r.stderr)
+	}
+	checkOneLineError(t, runGGUF(t, nil, append(append([]string{"run", tmp}, args...), "--moe-direct")...), 1, "--moe-direct")
+}
+
 // TestMoESimulateBounds: moe simulate clamps a pool to the layer's experts
 // as the runtime does (99999999999 slots once asked for 3.2 TB), reads a
 // 3.2 M-access trace in a few tens of MB (it held the whole trace and a
