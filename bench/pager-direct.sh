@@ -21,16 +21,9 @@ rounds=${1:-3}
 n=${2:-32}
 pool=${3:-8}
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${PAGER_BENCH_DIR:-/tmp/pgbench}
-mkdir -p "$work"
 cd "$root"
-go build -o "$work/gguf" ./cmd/gguf
-model=$work/moe-1g6-s3.gguf
-if [ ! -f "$model" ]; then
-	go run ./bench/genmodel -o "$model" -layers 15 -embd 1024 -ff 1024 -experts 64 -experts-used 4 \
-		-heads 16 -kv-heads 8 -vocab 4096 -type Q8_0 -head-type Q8_0 -expert-type Q4_K \
-		-moe-skew 3 -expert-templates 8 -tied=false
-fi
+# shellcheck source=bench/pager-model.sh
+. bench/pager-model.sh
 limit=$(( $(stat -c %s "$model") / 4 ))
 cg=""
 if [ -w /sys/fs/cgroup/memory ]; then
@@ -46,7 +39,6 @@ elif [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgr
 fi
 cleanup() { [ -n "$cg" ] && rmdir "$cg" 2>/dev/null || true; }
 trap cleanup EXIT
-prompt="t1 t2 t3 t4 t5 t1 t2 t6 t7 t1 t3 t8"
 run() { # name, flags...
 	local name=$1 out
 	shift
@@ -71,7 +63,7 @@ run() { # name, flags...
 : >"$work/direct-all.txt"
 echo "limit $((limit >> 20)) MiB (a quarter of the file), pool $pool, $n tokens, $rounds rounds; $(uptime)"
 for _ in $(seq "$rounds"); do
-	run cached
+	run cached --moe-direct=false
 	run direct --moe-direct
 done
 echo "after: $(uptime)"

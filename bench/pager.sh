@@ -21,17 +21,9 @@ set -euo pipefail
 flash=${1:-200MB/s,0.3ms}
 n=${2:-64}
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${PAGER_BENCH_DIR:-/tmp/pgbench}
-mkdir -p "$work"
 cd "$root"
-go build -o "$work/gguf" ./cmd/gguf
-model=$work/moe-1g6-s3.gguf
-if [ ! -f "$model" ]; then
-	go run ./bench/genmodel -o "$model" -layers 15 -embd 1024 -ff 1024 -experts 64 -experts-used 4 \
-		-heads 16 -kv-heads 8 -vocab 4096 -type Q8_0 -head-type Q8_0 -expert-type Q4_K \
-		-moe-skew 3 -expert-templates 8 -tied=false
-fi
-prompt="t1 t2 t3 t4 t5 t1 t2 t6 t7 t1 t3 t8"
+# shellcheck source=bench/pager-model.sh
+. bench/pager-model.sh
 run() { # name, tokens, flags...
 	local name=$1 toks=$2
 	shift 2

@@ -16,6 +16,18 @@ import (
 	"github.com/ggufkit/gguf/internal/fixture"
 )
 
+// writeXLMoE writes ci-moe with 8 experts, 2 used, to dir as moe.gguf
+// and its experts-last build (pageable) as xl.gguf.
+func writeXLMoE(t *testing.T, dir string) {
+	t.Helper()
+	m := fixture.Named["ci-moe"]
+	m.Experts, m.ExpertsUsed = 8, 2
+	if err := os.WriteFile(filepath.Join(dir, "moe.gguf"), m.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, nil, "build", filepath.Join(dir, "moe.gguf"), "--experts-last", "-o", filepath.Join(dir, "xl.gguf"))
+}
+
 // TestMoEPagedRun: run and perplexity on an experts-last build give the
 // same text and perplexity with the pager as without it, the trace they
 // write replays in moe simulate to the hits the run counted, and the
@@ -23,12 +35,7 @@ import (
 func TestMoEPagedRun(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	m := fixture.Named["ci-moe"]
-	m.Experts, m.ExpertsUsed = 8, 2
-	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	writeXLMoE(t, dir)
 	args := []string{"run", p("xl.gguf"), "-p", "t1 t2 t3", "-n", "24", "--temp", "0", "-t", "2"}
 	want := mustRun(t, nil, args...)
 	got := mustRun(t, nil, append(args, "--moe-pool", "3", "--moe-policy", "lfu:0.9", "--moe-trace", p("run.trace"), "--moe-stats")...)
@@ -101,12 +108,7 @@ func TestMoEPagedRun(t *testing.T) {
 func TestMoEDirectDefault(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	m := fixture.Named["ci-moe"]
-	m.Experts, m.ExpertsUsed = 8, 2
-	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	writeXLMoE(t, dir)
 	if !directReads(p("xl.gguf"), "") {
 		t.Skipf("no direct I/O in %s", dir)
 	}
