@@ -229,6 +229,7 @@ func install(name string) {
 	q2lutKernel.dot = kernels[gguf.TypeQ2_K].dot
 	installQ2LUT(name)
 	installQ1LUT(name)
+	installTernary(name)
 	installPack(name)
 	kernelSet = name
 }
