@@ -177,13 +177,15 @@ func TestTernaryLayoutKernels(t *testing.T) {
 	}
 }
 
-// BenchmarkTernary measures one 4096-weight row product: TQ1_0 and TQ2_0
-// with their integer kernels ("int") against the path they took before,
-// the row dequantized to float32 and multiplied with the activations
-// rounded to Q8_K ("deq"); and each ternary layout of TQ2_0 and Q2_0
-// ("LAYOUT/FROM"), whose ratio to the original's "int" is the layout's
-// cost or gain. Compare ns/op within one run.
+// BenchmarkTernary measures one 4096-weight row product under every
+// kernel set of this CPU ("SET/..."): TQ1_0 and TQ2_0 with their integer
+// kernels ("int") against the path they took before, the row dequantized
+// to float32 and multiplied with the activations rounded to Q8_K ("deq");
+// and each ternary layout of TQ2_0 and Q2_0 ("LAYOUT/FROM"), whose ratio
+// to the original's "int" is the layout's cost or gain. Gw/s is weights
+// per nanosecond. Compare ns/op within one run.
 func BenchmarkTernary(b *testing.B) {
+	defer SelectKernels("")
 	t := &testing.T{}
 	rng := rand.New(rand.NewPCG(26, 9))
 	const n = 4096
@@ -193,33 +195,30 @@ func BenchmarkTernary(b *testing.B) {
 		b.Fatal(err)
 	}
 	row := make([]float32, n)
-	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
-		w := ternaryRow(t, rng, typ, n)
-		k := kernels[typ]
-		b.Run(typ.String()+"/int", func(b *testing.B) {
+	run := func(b *testing.B, name string, w []byte, f func()) {
+		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(w)))
 			for b.Loop() {
-				k.dot(n, w, q8k[0])
+				f()
 			}
-		})
-		b.Run(typ.String()+"/deq", func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			for b.Loop() {
-				_ = DequantizeRow(typ, row, w)
-				dotF32(n, BytesOf(row), BytesOf(actf))
-			}
+			b.ReportMetric(float64(n)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "Gw/s")
 		})
 	}
+	tq := map[gguf.Type][]byte{}
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+		tq[typ] = ternaryRow(t, rng, typ, n)
+	}
+	type layoutRow struct {
+		name string
+		k    *terKernel
+		w, a []byte
+	}
+	var layouts []layoutRow
+	q2 := ternaryRow(t, rng, gguf.TypeQ2_0, n)
 	for _, from := range []gguf.Type{gguf.TypeTQ2_0, gguf.TypeQ2_0} {
-		orig := ternaryRow(t, rng, from, n)
-		a := q8k[0]
+		orig, a := tq[from], q8k[0]
 		if from == gguf.TypeQ2_0 {
-			a = q80[0]
-			b.Run("Q2_0/int", func(b *testing.B) {
-				for b.Loop() {
-					kernels[from].dot(n, orig, a)
-				}
-			})
+			orig, a = q2, q80[0]
 		}
 		for _, kind := range []layout.Kind{layout.Ter3, layout.Ter2, layout.Ter2S128} {
 			st, _ := layout.Stored(gguf.TensorInfo{Name: "w", Dims: []uint64{n}, Type: from}, kind)
@@ -227,13 +226,22 @@ func BenchmarkTernary(b *testing.B) {
 			if err := layout.PackTernary(kind, from, w, orig, n, 0); err != nil {
 				b.Fatal(err)
 			}
-			k := terKernels[layout.Entry{Kind: kind, From: from}]
-			b.Run(string(kind)+"/"+from.String(), func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					k.dot(n, w, a)
-				}
+			layouts = append(layouts, layoutRow{string(kind) + "/" + from.String(), terKernels[layout.Entry{Kind: kind, From: from}], w, a})
+		}
+	}
+	for _, set := range KernelSets() {
+		install(set)
+		for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+			w, k := tq[typ], kernels[typ]
+			run(b, set+"/"+typ.String()+"/int", w, func() { k.dot(n, w, q8k[0]) })
+			run(b, set+"/"+typ.String()+"/deq", w, func() {
+				_ = DequantizeRow(typ, row, w)
+				dotF32(n, BytesOf(row), BytesOf(actf))
 			})
+		}
+		run(b, set+"/Q2_0/int", q2, func() { kernels[gguf.TypeQ2_0].dot(n, q2, q80[0]) })
+		for _, l := range layouts {
+			run(b, set+"/"+l.name, l.w, func() { l.k.dot(n, l.w, l.a) })
 		}
 	}
 }
