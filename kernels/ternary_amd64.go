@@ -14,16 +14,16 @@ func dotTQ1_0AVX2(x, y *byte, nb int) float32
 func dotTQ2_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
-func dotTer2Q8_0AVX2(sc, codes, y *byte, ng, shift int) float32
+func dotTer2Q8_0AVX2(sc, codes, y *byte, n, shift int) float32
 
 //go:noescape
-func dotTer3Q8_0AVX2(sc, codes, y *byte, ng, shift int) float32
+func dotTer3Q8_0AVX2(sc, codes, y *byte, n, shift int) float32
 
 //go:noescape
-func dotTer2Q8_KAVX2(sc, codes, y *byte, nb, shift int, sumf float32) (float32, int)
+func dotTer2Q8_KAVX2(sc, codes, y *byte, n, shift int, sumf float32) (float32, int)
 
 //go:noescape
-func dotTer3Q8_KAVX2(sc, codes, y *byte, nb, shift int, sumf float32) (float32, int)
+func dotTer3Q8_KAVX2(sc, codes, y *byte, n, shift int, sumf float32) (float32, int)
 
 // The TQ1_0 and TQ2_0 kernels of the avx2 and vnni sets: ternary_amd64.s,
 // the portable kernels' sums and float steps, so the same bits.
@@ -42,8 +42,8 @@ func dotTQ2_0Asm(n int, w, a []byte) float32 {
 // differ, which the caller runs in Go: never in a file made from
 // TQ1_0/TQ2_0, whose scales are per block).
 type terAsm struct {
-	q8_0 func(sc, codes, y *byte, ng, shift int) float32
-	q8_K func(sc, codes, y *byte, nb, shift int, sumf float32) (float32, int)
+	q8_0 func(sc, codes, y *byte, n, shift int) float32
+	q8_K func(sc, codes, y *byte, n, shift int, sumf float32) (float32, int)
 }
 
 var terAsms = map[layout.Kind]terAsm{

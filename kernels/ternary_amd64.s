@@ -78,6 +78,16 @@
 	VPBROADCASTD X14, Y14 \
 	VXORPS X8, X8, X8
 
+// TERARGS loads the arguments of the layout kernels (sc R8, codes SI, y
+// DI, n BX, shift CX) and the constants.
+#define TERARGS \
+	MOVQ sc+0(FP), R8 \
+	MOVQ codes+8(FP), SI \
+	MOVQ y+16(FP), DI \
+	MOVQ n+24(FP), BX \
+	MOVQ shift+32(FP), CX \
+	CONSTS
+
 // ACC(src, yoff) adds the products of the codes in src with the 32
 // activation bytes at yoff(DI) to the int16 pairs of Y6.
 #define ACC(src, yoff) \
@@ -241,16 +251,11 @@ tq1done:
 	VMULSS X3, X2, X2 \
 	VADDSS X2, X8, X8
 
-// func dotTer2Q8_0AVX2(sc, codes, y *byte, ng, shift int) float32
+// func dotTer2Q8_0AVX2(sc, codes, y *byte, n, shift int) float32
 // A ter2 (shift 0) or ter2s128 (shift 1: one scale per two groups) row of
-// ng groups against Q8_0 activations.
+// n groups against Q8_0 activations.
 TEXT ·dotTer2Q8_0AVX2(SB), NOSPLIT, $0-44
-	MOVQ sc+0(FP), R8
-	MOVQ codes+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ ng+24(FP), BX
-	MOVQ shift+32(FP), CX
-	CONSTS
+	TERARGS
 	XORQ R10, R10
 t2q0loop:
 	CMPQ R10, BX
@@ -266,15 +271,10 @@ t2q0done:
 	MOVSS X8, ret+40(FP)
 	RET
 
-// func dotTer3Q8_0AVX2(sc, codes, y *byte, ng, shift int) float32
-// A ter3 row of ng groups against Q8_0 activations (shift 0).
+// func dotTer3Q8_0AVX2(sc, codes, y *byte, n, shift int) float32
+// A ter3 row of n groups against Q8_0 activations (shift 0).
 TEXT ·dotTer3Q8_0AVX2(SB), NOSPLIT, $0-44
-	MOVQ sc+0(FP), R8
-	MOVQ codes+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ ng+24(FP), BX
-	MOVQ shift+32(FP), CX
-	CONSTS
+	TERARGS
 	XORQ R10, R10
 t3q0loop:
 	CMPQ R10, BX
@@ -316,17 +316,12 @@ s128: \
 	JNE  done \
 next:
 
-// func dotTer2Q8_KAVX2(sc, codes, y *byte, nb, shift int, sumf float32) (float32, int)
-// From sumf on, a ter2 (shift 0) or ter2s128 (shift 1) row of nb blocks
+// func dotTer2Q8_KAVX2(sc, codes, y *byte, n, shift int, sumf float32) (float32, int)
+// From sumf on, a ter2 (shift 0) or ter2s128 (shift 1) row of n blocks
 // against Q8_K activations, up to the first block whose scales differ:
 // returns the sum and the blocks done (the caller runs that block).
 TEXT ·dotTer2Q8_KAVX2(SB), NOSPLIT, $0-64
-	MOVQ sc+0(FP), R8
-	MOVQ codes+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), BX
-	MOVQ shift+32(FP), CX
-	CONSTS
+	TERARGS
 	MOVSS sumf+40(FP), X8
 	XORQ R9, R9
 t2qkloop:
@@ -358,15 +353,10 @@ t2qkdone:
 	MOVQ R9, ret1+56(FP)
 	RET
 
-// func dotTer3Q8_KAVX2(sc, codes, y *byte, nb, shift int, sumf float32) (float32, int)
+// func dotTer3Q8_KAVX2(sc, codes, y *byte, n, shift int, sumf float32) (float32, int)
 // dotTer2Q8_KAVX2 for a ter3 row (shift 0).
 TEXT ·dotTer3Q8_KAVX2(SB), NOSPLIT, $0-64
-	MOVQ sc+0(FP), R8
-	MOVQ codes+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ nb+24(FP), BX
-	MOVQ shift+32(FP), CX
-	CONSTS
+	TERARGS
 	MOVSS sumf+40(FP), X8
 	XORQ R9, R9
 t3qkloop:
