@@ -265,24 +265,24 @@ func (l terLayout) dotQ8_0(n int, w, a []byte) float32 {
 
 // dotQ8_K is the dot of a row of an original TQ1_0 or TQ2_0 tensor with
 // Q8_K activations: per 256 weights one integer sum and ggml's generic
-// float step (blockQ8_K).
+// float step. The four scales of a block are equal in a file made from
+// TQ1_0/TQ2_0 (one scale per block); where they are not, each group's sum
+// is scaled by its own.
 func (l terLayout) dotQ8_K(n int, w, a []byte) float32 {
 	scales, codes := l.split(n, w)
 	nb := n / 256
 	a = a[:nb*q8_KBytes]
 	var sumf float32
 	for b := 0; b < nb; b++ {
-		sumf = l.blockQ8_K(scales, codes, a[b*q8_KBytes:(b+1)*q8_KBytes], b, sumf)
+		sumf = l.blockQ8_K(b, scales, codes, a, sumf)
 	}
 	return sumf
 }
 
-// blockQ8_K adds block b (activations y) of a dotQ8_K row to sumf. The
-// four scales of a block are equal in a file made from TQ1_0/TQ2_0 (one
-// scale per block); where they are not, each group's sum is scaled by its
-// own.
-func (l terLayout) blockQ8_K(scales, codes, y []byte, b int, sumf float32) float32 {
+// blockQ8_K adds block b (256 weights) of dotQ8_K to sumf.
+func (l terLayout) blockQ8_K(b int, scales, codes, a []byte, sumf float32) float32 {
 	var g terCodes
+	y := a[b*q8_KBytes : (b+1)*q8_KBytes]
 	sc := [4]uint16{}
 	for k := range sc {
 		sc[k] = le16(scales[2*((4*b+k)/l.perScale):])
@@ -309,8 +309,8 @@ func (l terLayout) blockQ8_K(scales, codes, y []byte, b int, sumf float32) float
 }
 
 // terPortable returns the portable kernel of layout entry e: dotQ8_0 for
-// rows of Q2_0 tensors, dotQ8_K for TQ1_0/TQ2_0 ones (what every kernel
-// set's installTernary restores where it has no faster one).
+// a Q2_0 original, dotQ8_K for a TQ1_0 or TQ2_0 one (installTernary puts
+// it back under the portable set).
 func terPortable(e layout.Entry) dotFunc {
 	l := terLayouts[e.Kind]
 	if e.From == gguf.TypeQ2_0 {

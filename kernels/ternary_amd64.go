@@ -76,7 +76,7 @@ func terDotAsm(e layout.Entry) dotFunc {
 			var done int
 			sumf, done = f.q8_K(&scales[2*(4*b/l.perScale)], &codes[4*b*l.codeBytes], &a[b*q8_KBytes], nb-b, shift, sumf)
 			if b += done; b < nb {
-				sumf = l.blockQ8_K(scales, codes, a[b*q8_KBytes:(b+1)*q8_KBytes], b, sumf)
+				sumf = l.blockQ8_K(b, scales, codes, a, sumf)
 			}
 		}
 		return sumf

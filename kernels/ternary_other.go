@@ -2,8 +2,8 @@
 
 package kernels
 
-// installTernary installs the ternary-layout kernels of kernel set name:
-// without assembly every set runs the portable ones.
+// installTernary installs the portable kernels of the ternary layouts with
+// every set: there is no assembly for them here.
 func installTernary(string) {
 	for e, k := range terKernels {
 		k.dot = terPortable(e)
