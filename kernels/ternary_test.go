@@ -384,91 +384,42 @@ func ternaryEdgeActs(rng *rand.Rand, act gguf.Type, n int) [][]byte {
 	return out
 }
 
-// TestTernaryKernelSets checks, under every kernel set of this CPU, the
-// installed TQ1_0, TQ2_0 and ternary-layout kernels against the portable
-// ones bit for bit (each set must give the same bits: assembly or Go) on
-// random and edge rows of several lengths, and against their references
-// (ggml's generic kernels; for the layouts the row restored) where the
-// row is one a file can hold. Layout rows of random bytes (trits of any
-// byte, TQ2_0's fourth code, group scales that differ within a Q8_K
-// block) are compared with the portable kernel only.
-func TestTernaryKernelSets(t *testing.T) {
+// TestTernaryKernelsEdgeActs checks, under every kernel set of this CPU,
+// the installed TQ1_0, TQ2_0 and ternary-layout kernels against the
+// portable ones bit for bit on the activations of ternaryEdgeActs (every
+// byte -128 or 127, random bytes, Q8_K bsums that do not match their
+// bytes), which quantized activations never are, on TestTernaryKernelSets'
+// rows (ternaryTestRow): the kernels must take the bytes as the portable
+// ones do.
+func TestTernaryKernelsEdgeActs(t *testing.T) {
 	defer SelectKernels("")
 	rng := rand.New(rand.NewPCG(26, 86))
+	const n = 1280
+	q8k, q80 := ternaryEdgeActs(rng, gguf.TypeQ8_K, n), ternaryEdgeActs(rng, gguf.TypeQ8_0, n)
 	for _, set := range KernelSets() {
 		install(set)
-		for _, n := range []int{256, 512, 1280, 4096} {
-			q8k, q80 := ternaryActs(t, rng, n)
-			q8k = append(q8k, ternaryEdgeActs(rng, gguf.TypeQ8_K, n)...)
-			q80 = append(q80, ternaryEdgeActs(rng, gguf.TypeQ8_0, n)...)
-			for _, c := range []struct {
-				typ      gguf.Type
-				bs       int
-				portable dotFunc
-			}{
-				{gguf.TypeTQ1_0, tq1_0Bytes, dotTQ1_0Go},
-				{gguf.TypeTQ2_0, tq2_0Bytes, dotTQ2_0Go},
-			} {
-				for r := 0; r < 4; r++ {
-					w := randomBytes(rng, n/256*c.bs, c.bs, c.bs-2)
-					if r%2 == 1 {
-						w = ternaryRow(t, rng, c.typ, n)
-					}
-					for j, a := range q8k {
-						got, want, ref := kernels[c.typ].dot(n, w, a), c.portable(n, w, a), kernels[c.typ].ref(n, w, a)
-						if math.Float32bits(got) != math.Float32bits(want) {
-							t.Errorf("set %s: %s n %d row %d act %d: %.9g, portable %.9g", set, c.typ, n, r, j, got, want)
-						}
-						if j < 5 && math.Float32bits(got) != math.Float32bits(ref) {
-							t.Errorf("set %s: %s n %d row %d act %d: %.9g, ggml generic %.9g", set, c.typ, n, r, j, got, ref)
-						}
-					}
+		for _, c := range []struct {
+			typ      gguf.Type
+			bs       int
+			portable dotFunc
+		}{{gguf.TypeTQ1_0, tq1_0Bytes, dotTQ1_0Go}, {gguf.TypeTQ2_0, tq2_0Bytes, dotTQ2_0Go}} {
+			w := randomBytes(rng, n/256*c.bs, c.bs, c.bs-2)
+			for j, a := range q8k {
+				if got, want := kernels[c.typ].dot(n, w, a), c.portable(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("set %s: %s act %d: %.9g, portable %.9g", set, c.typ, j, got, want)
 				}
 			}
-			for e, k := range terKernels {
-				if e.Kind == layout.Ter2S128 && n%128 != 0 {
-					continue
-				}
-				acts := q8k
-				if e.From == gguf.TypeQ2_0 {
-					acts = q80
-				}
-				st, err := layout.Stored(gguf.TensorInfo{Name: "w", Dims: []uint64{uint64(n)}, Type: e.From}, e.Kind)
-				if err != nil {
-					t.Fatal(err)
-				}
-				portable := terPortable(e)
-				for r := 0; r < 6; r++ {
-					w := make([]byte, st.Dims[0])
-					valid := r < 3
-					if valid {
-						if err := layout.PackTernary(e.Kind, e.From, w, ternaryRow(t, rng, e.From, n), int64(n), 0); err != nil {
-							t.Fatal(err)
-						}
-					} else {
-						for i := range w {
-							w[i] = byte(rng.Uint32())
-						}
-						ns := n / 64 / terLayouts[e.Kind].perScale
-						for i := 0; i < ns; i++ {
-							binary.LittleEndian.PutUint16(w[2*i:], quant.FP32ToFP16(float32(rng.NormFloat64())))
-						}
-						if r == 5 && e.From != gguf.TypeQ2_0 {
-							// Every block's scales equal but the last's.
-							for i := 0; i < ns; i++ {
-								copy(w[2*i:2*i+2], w[2*(i/(4/terLayouts[e.Kind].perScale))*(4/terLayouts[e.Kind].perScale):])
-							}
-							w[2*(ns-1)] ^= 1
-						}
-					}
-					for j, a := range acts {
-						got, want := k.dot(n, w, a), portable(n, w, a)
-						if math.Float32bits(got) != math.Float32bits(want) {
-							t.Errorf("set %s: %s from %s n %d row %d act %d: %.9g, portable %.9g", set, e.Kind, e.From, n, r, j, got, want)
-						}
-						if ref := k.ref; valid && j < 5 && math.Float32bits(got) != math.Float32bits(ref(n, w, a)) {
-							t.Errorf("set %s: %s from %s n %d row %d act %d: %.9g, reference %.9g", set, e.Kind, e.From, n, r, j, got, ref(n, w, a))
-						}
+		}
+		for _, e := range ternaryEntries() {
+			acts := q8k
+			if e.From == gguf.TypeQ2_0 {
+				acts = q80
+			}
+			for r := 0; r < 6; r++ {
+				w, _ := ternaryTestRow(t, rng, e, n, r)
+				for j, a := range acts {
+					if got, want := terKernels[e].dot(n, w, a), terPortable(e)(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+						t.Errorf("set %s: %s from %s row %d act %d: %.9g, portable %.9g", set, e.Kind, e.From, r, j, got, want)
 					}
 				}
 			}
