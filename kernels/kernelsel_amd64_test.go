@@ -8,6 +8,7 @@ var avx2KernelNames = withKernels(withKernels(portableKernelNames, map[string]st
 	"Q8_0": "dotQ8_0Asm", "Q4_0": "dotQ4_0Asm", "IQ4_NL": "dotIQ4NLAsm",
 	"Q2_K": "dotQ2_KAsm", "Q3_K": "dotQ3_KAsm", "Q4_K": "dotQ4_KAsm", "Q6_K": "dotQ6_KAsm",
 	"Q1_0": "dotQ1_0Asm", "Q2_0": "dotQ2_0Asm", "F16": "dotF16Asm",
+	"TQ1_0": "dotTQ1_0Asm", "TQ2_0": "dotTQ2_0Asm",
 	"q2lut.group": "q2lutGroupAVX2", "q2lut.dot": "dotQ2_KAsm", "q2lut.tables": "q2lutTablesAsm",
 }), q1lutAVX512Names())
 
