@@ -29,6 +29,7 @@ type armSet struct {
 	name                                                 string
 	q8_0, q4_K                                           sumsFunc
 	q8_0Dot, q4_KDot, q6_KDot, q2_KDot, q1_0Dot, q2_0Dot blocksFunc
+	tq1_0Dot, tq2_0Dot                                   blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).
