@@ -123,3 +123,53 @@ func ternaryTestRow(t *testing.T, rng *rand.Rand, e layout.Entry, n, r int) ([]b
 	}
 	return w, false
 }
+
+// BenchmarkTernaryKernels measures one 4096-weight row product under
+// every kernel set this CPU offers: TQ1_0 and TQ2_0 rows ("TQ1_0/SET"),
+// and the layout kernels ("LAYOUT.FROM/SET": ter3 of TQ1_0, ter2 and
+// ter2s128 of TQ2_0, and the three layouts of Q2_0), rows packed from
+// quantized normal values; bench/icount.sh counts their instructions
+// (testdata/icount-arm64.txt).
+func BenchmarkTernaryKernels(b *testing.B) {
+	defer SelectKernels("")
+	t := &testing.T{}
+	const n = 4096
+	rng := rand.New(rand.NewPCG(26, 11))
+	q8k, q80 := ternaryActs(t, rng, n)
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+		w := ternaryRow(t, rng, typ, n)
+		for _, set := range KernelSets() {
+			b.Run(typ.String()+"/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				dot := kernels[typ].dot
+				for b.Loop() {
+					dot(n, w, q8k[0])
+				}
+			})
+		}
+	}
+	for _, e := range []layout.Entry{
+		{Kind: layout.Ter3, From: gguf.TypeTQ1_0}, {Kind: layout.Ter2, From: gguf.TypeTQ2_0},
+		{Kind: layout.Ter2S128, From: gguf.TypeTQ2_0}, {Kind: layout.Ter3, From: gguf.TypeQ2_0},
+		{Kind: layout.Ter2, From: gguf.TypeQ2_0}, {Kind: layout.Ter2S128, From: gguf.TypeQ2_0},
+	} {
+		w, _ := ternaryTestRow(t, rng, e, n, 0)
+		a := q8k[0]
+		if e.From == gguf.TypeQ2_0 {
+			a = q80[0]
+		}
+		for _, set := range KernelSets() {
+			b.Run(string(e.Kind)+"."+e.From.String()+"/"+set, func(b *testing.B) {
+				if err := SelectKernels(set); err != nil {
+					b.Fatal(err)
+				}
+				dot := terKernels[e].dot
+				for b.Loop() {
+					dot(n, w, a)
+				}
+			})
+		}
+	}
+}
