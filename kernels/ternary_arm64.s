@@ -338,14 +338,13 @@ done: \
 // kernel adds the first product to a zero sumi, which differs only when
 // both products are -0; then dx*sumi is a zero, and adding a zero of
 // either sign leaves sumf as it is, sumf never being -0: it starts at +0,
-// and a sum is -0 only of two -0.) V22: 0x01 bytes; R9 the group's scale.
+// and a sum is -0 only of two -0.) V22: 0x01 bytes; R9 the group's scale;
+// R1 and R13 at the group's two blocks' qs, R14 = 68.
 #define Q80_GROUP(CODES, MAC, WIDEN) \
-	MOVHU (R1), R10 \
-	MOVHU 34(R1), R11 \
-	ADD $2, R1 \
-	VLD1.P 32(R1), [V18.B16, V19.B16] \
-	ADD $2, R1 \
-	VLD1.P 32(R1), [V20.B16, V21.B16] \
+	MOVHU -2(R1), R10 \
+	MOVHU -2(R13), R11 \
+	VLD1.P (R1)(R14), [V18.B16, V19.B16] \
+	VLD1.P (R13)(R14), [V20.B16, V21.B16] \
 	CODES \
 	SUB16(10, 10, 22) \
 	SUB16(11, 11, 22) \
@@ -388,6 +387,9 @@ done: \
 	CBZ R3, done \
 	CONSTS \
 	VMOVI $1, V22.B16 \
+	ADD $2, R1 \
+	ADD $34, R1, R13 \
+	MOVD $68, R14 \
 loop: \
 	MOVHU.P 2(R2), R9 \
 	GROUPS(CODES, MAC, WIDEN) \
