@@ -7,10 +7,13 @@ import (
 	"github.com/ggufkit/gguf/layout"
 )
 
-// The armv7 kernels of TQ2_0 and of the ter2 and ter2s128 layouts
+// The armv7 kernels of TQ1_0, TQ2_0 and of the ter2 and ter2s128 layouts
 // (ternary_arm.s): NEON integer sums, scaled here in the portable kernels'
 // float steps (tqDot, terLayout.dotQ8_K and dotQ8_0), so the results are
-// theirs bit for bit. TQ1_0 and ter3 keep the portable kernels.
+// theirs bit for bit. ter3 keeps the portable kernels.
+
+//go:noescape
+func tq1_0SumsNEON(w, a *byte, nb int, out *int32)
 
 //go:noescape
 func tq2_0SumsNEON(w, a *byte, nb int, out *int32)
@@ -20,6 +23,13 @@ func ter2SumsQ8KNEON(c, a *byte, nb int, out *int32)
 
 //go:noescape
 func ter2SumsQ8_0NEON(c, a *byte, ng int, out *int32)
+
+func dotTQ1_0Arm(n int, w, a []byte) float32 {
+	return armDot(arm.tq1_0, n/256, tq1_0Bytes, q8_KBytes, 1, w, a, func(sumf float32, g []int32, x, y []byte) float32 {
+		d := float32(f16(x[tq1_0Bytes-2:]) * lef32(y))
+		return sumf + float32(float32(g[0])*d)
+	})
+}
 
 func dotTQ2_0Arm(n int, w, a []byte) float32 {
 	return armDot(arm.tq2_0, n/256, tq2_0Bytes, q8_KBytes, 1, w, a, func(sumf float32, g []int32, x, y []byte) float32 {

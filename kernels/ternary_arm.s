@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The armv7 NEON sums of TQ2_0 and of the ter2 and ter2s128 layouts (the
+// The armv7 NEON sums of TQ1_0, TQ2_0 and of the ter2 and ter2s128 layouts (the
 // same code bytes: ternary.go), WORD-encoded (Arm ARM A32; Go's arm
 // assembler has no NEON mnemonics): the 2-bit codes q split with VSHR and
 // VAND, multiplied with VMULL/VMLAL.S8 into int16 lanes (a lane takes at
@@ -42,8 +42,13 @@
 #define VANDQ(d, n, m) WORD $(0xF2000150 | RN(n) | RD(d) | RM(m))
 // VSHR.U8 Q(d/2), Q(m/2), #sh
 #define VSHRU8(d, m, sh) WORD $(0xF3800050 | ((16-(sh))<<16) | RD(d) | RM(m))
-// VMOV.I8 Q(d/2), #imm (imm < 16)
-#define VMOVI8(d, imm) WORD $(0xF2800E50 | RD(d) | (imm))
+// VMOV.I8 Q(d/2), #imm
+#define VMOVI8(d, imm) WORD $(0xF2800E50 | RD(d) | ((imm)&15) | ((((imm)>>4)&7)<<16) | ((((imm)>>7)&1)<<24))
+// VMUL.I8 and VHADD.U8 Q(d/2), Q(n/2), Q(m/2)
+#define VMULI8(d, n, m) WORD $(0xF2000950 | RN(n) | RD(d) | RM(m))
+#define VHADDU8(d, n, m) WORD $(0xF3000040 | RN(n) | RD(d) | RM(m))
+// VLD1.32 {D(v)[], D(v+1)[]}, [R(n)] (four bytes into every 32-bit lane)
+#define VLD1R32(v, n) WORD $(0xF4A00CAF | ((n)<<16) | RD(v))
 
 // The four fields of the 16 code bytes in Q(c/2) into Q10-Q13 (D20-D27;
 // field l of byte j is weight 16l+j of a ter2 group; Q15: 0x03 bytes).
@@ -215,6 +220,110 @@ loop:
 	VPADDI32(13, 28, 29)
 	VPADDI32(16, 12, 13)
 	VST1x1P(16, 2)
+	SUB.S $1, R3
+	BNE loop
+done:
+	RET
+
+// tq1qh: the multipliers of TQ1_0's qh trits (its four bytes in every
+// 32-bit lane times 1, 3, 9, 27: weights 240+4n+j are trit n of byte j).
+DATA tq1qh<>+0(SB)/8, $0x0303030301010101
+DATA tq1qh<>+8(SB)/8, $0x1b1b1b1b09090909
+GLOBL tq1qh<>(SB), RODATA|NOPTR, $16
+
+// Trit 0 of the bytes of Q(s/2) into Q12 (D24, D25), and trit n (Q(p/2):
+// 3^n bytes): ((b*3^n mod 256)*3)>>8 as (p + p>>1)/2 >> 6 (VHADD, exact);
+// Q13 scratch.
+#define TRIT0(s) \
+	VSHRU8(26, s, 1) \
+	VHADDU8(24, s, 26) \
+	VSHRU8(24, 24, 6)
+#define TRIT(s, p) \
+	VMULI8(24, s, p) \
+	VSHRU8(26, 24, 1) \
+	VHADDU8(24, 24, 26) \
+	VSHRU8(24, 24, 6)
+
+// Q14 (int16) += products of the trits in D24, D25 and D(y), D(y+1).
+#define TMLA(y) \
+	VMLALS8(28, 24, y) \
+	VMLALS8(28, 25, y+1)
+
+// func tq1_0SumsNEON(w, a *byte, nb int, out *int32): one sum per block
+// (54 bytes: qs[48], qh[4], d): trit n of qs bytes 0-15 (Q0) and 16-31
+// (Q1) are weights 32n.. and 32n+16.., of bytes 32-47 (Q2) 160+16n.., of
+// qh (Q3) 240... Q8-Q11: 3, 9, 27, 81; Q15: tq1qh.
+TEXT ·tq1_0SumsNEON(SB), NOSPLIT, $0-16
+	MOVW w+0(FP), R0
+	MOVW a+4(FP), R1
+	MOVW nb+8(FP), R3
+	MOVW out+12(FP), R2
+	CMP $0, R3
+	BEQ done
+	VMOVI8(16, 3)
+	VMOVI8(18, 9)
+	VMOVI8(20, 27)
+	VMOVI8(22, 81)
+	MOVW $tq1qh<>(SB), R5
+	VLD1x2P(30, 5)
+	ADD $4, R1
+loop:
+	VMOVI8(28, 0)
+	VLD1x4P(0, 0)
+	VLD1x2P(4, 0)
+	VLD1R32(6, 0)
+	ADD $6, R0
+	VLD1x4P(8, 1)
+	VLD1x4P(12, 1)
+	TRIT0(0)
+	TMLA(8)
+	TRIT0(2)
+	TMLA(10)
+	TRIT(0, 16)
+	TMLA(12)
+	TRIT(2, 16)
+	TMLA(14)
+	VLD1x4P(8, 1)
+	VLD1x4P(12, 1)
+	TRIT(0, 18)
+	TMLA(8)
+	TRIT(2, 18)
+	TMLA(10)
+	TRIT(0, 20)
+	TMLA(12)
+	TRIT(2, 20)
+	TMLA(14)
+	VLD1x4P(8, 1)
+	VLD1x4P(12, 1)
+	TRIT(0, 22)
+	TMLA(8)
+	TRIT(2, 22)
+	TMLA(10)
+	TRIT0(4)
+	TMLA(12)
+	TRIT(4, 16)
+	TMLA(14)
+	VLD1x4P(8, 1)
+	VLD1x4P(12, 1)
+	TRIT(4, 18)
+	TMLA(8)
+	TRIT(4, 20)
+	TMLA(10)
+	TRIT(4, 22)
+	TMLA(12)
+	TRIT(6, 30)
+	TMLA(14)
+	VPADDLS16(28, 28)
+	VLD1x4P(0, 1)
+	VPADDLS16(0, 0)
+	VPADALS16(0, 2)
+	VSUBI32(28, 28, 0)
+	VPADDI32(28, 28, 29)
+	VPADDI32(28, 28, 28)
+	VMOVRD(4, 28)
+	MOVW R4, (R2)
+	ADD $4, R2
+	ADD $4, R1
 	SUB.S $1, R3
 	BNE loop
 done:
