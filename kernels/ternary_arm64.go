@@ -102,33 +102,40 @@ func installTernary(name string) {
 
 // terArmQ8_0 is layout l's dotQ8_0 with kernel f. A ter3 row of one group
 // runs in Go: f reads each group's codes from 3 bytes before it, in the
-// scales of longer rows.
+// scales of longer rows. (The wrappers slice the row themselves: split's
+// division cost more instructions than the assembly's loop control,
+// testdata/icount-arm64.txt.)
 func terArmQ8_0(l terLayout, f terQ8_0Func) dotFunc {
+	sh, cb := uint(l.perScale/2), l.codeBytes // perScale: 1 or 2
 	return func(n int, w, a []byte) float32 {
-		ng := n / 64
+		ng := n >> 6
 		if ng < 2 {
 			return l.dotQ8_0(n, w, a)
 		}
-		sc, c := l.split(n, w)
-		a = a[:2*ng*q8_0Bytes]
-		return f(&sc[0], &c[0], &a[0], ng)
+		sb := n >> (5 + sh) // the scales' bytes
+		w, a = w[:sb+ng*cb], a[:2*ng*q8_0Bytes]
+		return f(&w[0], &w[sb], &a[0], ng)
 	}
 }
 
 // terArmQ8K is layout l's dotQ8_K with kernel f, the blocks whose group
 // scales differ (none in a file made from TQ1_0 or TQ2_0) run in Go.
 func terArmQ8K(l terLayout, f terQ8KFunc) dotFunc {
+	sh, cb := uint(l.perScale/2), l.codeBytes
 	return func(n int, w, a []byte) float32 {
-		nb := n / 256
-		sc, c := l.split(n, w)
-		a = a[:nb*q8_KBytes]
-		var sumf float32
-		for b := 0; b < nb; {
-			s, done := f(&sc[2*4*b/l.perScale], &c[4*b*l.codeBytes], &a[b*q8_KBytes], nb-b, sumf)
-			sumf, b = s, b+done
-			if b < nb {
-				sumf = l.blockQ8_K(b, sc, c, a, sumf)
-				b++
+		nb := n >> 8
+		if nb == 0 {
+			return 0
+		}
+		sb := n >> (5 + sh)
+		w, a = w[:sb+4*nb*cb], a[:nb*q8_KBytes]
+		sumf, done := f(&w[0], &w[sb], &a[0], nb, 0)
+		for done < nb {
+			sc, c := w[:sb], w[sb:]
+			sumf = l.blockQ8_K(done, sc, c, a, sumf)
+			if done++; done < nb {
+				s, d := f(&sc[8*done>>sh], &c[4*done*cb], &a[done*q8_KBytes], nb-done, sumf)
+				sumf, done = s, done+d
 			}
 		}
 		return sumf
