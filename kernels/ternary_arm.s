@@ -1,6 +1,7 @@
 //go:build arm && !purego
 
 #include "textflag.h"
+#include "kernels_arm.h"
 
 // The armv7 NEON sums of TQ1_0, TQ2_0 and of the ter2 and ter2s128 layouts (the
 // same code bytes: ternary.go), WORD-encoded (Arm ARM A32; Go's arm
@@ -11,35 +12,18 @@
 // (q-1)*y. Go scales them (ternary_arm.go), in the portable kernels'
 // float steps.
 
-// Register fields of D registers 0-31: Vd with D (bit 22), Vn with N
-// (bit 7), Vm with M (bit 5).
-#define RD(d) ((((d)&15)<<12) | (((d)>>4)<<22))
-#define RN(n) ((((n)&15)<<16) | (((n)>>4)<<7))
-#define RM(m) (((m)&15) | (((m)>>4)<<5))
-
 // VLD1.8 {D(v)-D(v+3)}, [R(n)]! and {D(v), D(v+1)}, [R(n)]! (advancing
-// R(n) by 32, 16 bytes); VLD1.8 {D(v)-D(v+3)}, [R(n)]
+// R(n) by 32, 16 bytes)
 #define VLD1x4P(v, n) WORD $(0xF420020D | ((n)<<16) | RD(v))
 #define VLD1x2P(v, n) WORD $(0xF4200A0D | ((n)<<16) | RD(v))
-#define VLD1x4(v, n) WORD $(0xF420020F | ((n)<<16) | RD(v))
 // VST1.8 {D(v), D(v+1)}, [R(n)]! and {D(v)}, [R(n)]!
 #define VST1x2P(v, n) WORD $(0xF4000A0D | ((n)<<16) | RD(v))
 #define VST1x1P(v, n) WORD $(0xF400070D | ((n)<<16) | RD(v))
-// VMULL.S8 and VMLAL.S8 Q(d/2), D(n), D(m)
-#define VMULLS8(d, n, m) WORD $(0xF2800C00 | RN(n) | RD(d) | RM(m))
+// VMLAL.S8 Q(d/2), D(n), D(m)
 #define VMLALS8(d, n, m) WORD $(0xF2800800 | RN(n) | RD(d) | RM(m))
-// VPADDL.S16 and VPADAL.S16 Q(d/2), Q(m/2)
-#define VPADDLS16(d, m) WORD $(0xF3B40240 | RD(d) | RM(m))
-#define VPADALS16(d, m) WORD $(0xF3B40640 | RD(d) | RM(m))
-// VPADD.I32 D(d), D(n), D(m)
-#define VPADDI32(d, n, m) WORD $(0xF2200B10 | RN(n) | RD(d) | RM(m))
 // VSUB.I32 and VSUB.I8 Q(d/2), Q(n/2), Q(m/2)
 #define VSUBI32(d, n, m) WORD $(0xF3200840 | RN(n) | RD(d) | RM(m))
 #define VSUBI8(d, n, m) WORD $(0xF3000840 | RN(n) | RD(d) | RM(m))
-// VMOV.32 R(t), D(n)[0]
-#define VMOVRD(t, n) WORD $(0xEE100B10 | RN(n) | ((t)<<12))
-// VAND Q(d/2), Q(n/2), Q(m/2)
-#define VANDQ(d, n, m) WORD $(0xF2000150 | RN(n) | RD(d) | RM(m))
 // VSHR.U8 Q(d/2), Q(m/2), #sh
 #define VSHRU8(d, m, sh) WORD $(0xF3800050 | ((16-(sh))<<16) | RD(d) | RM(m))
 // VMOV.I8 Q(d/2), #imm
@@ -129,6 +113,25 @@ loop:
 done:
 	RET
 
+// One TQ2_0 half block: 32 code bytes at R0 (Q0, Q1; field l of byte j is
+// weight 32l+j), its 128 activations at R1 (D4-D19), into Q14.
+#define TQ2_HALF \
+	VLD1x4P(0, 0) \
+	VLD1x4P(4, 1) \
+	VLD1x4P(8, 1) \
+	VLD1x4P(12, 1) \
+	VLD1x4P(16, 1) \
+	FIELDS(0) \
+	MLA2(20, 4) \
+	MLA2(22, 8) \
+	MLA2(24, 12) \
+	MLA2(26, 16) \
+	FIELDS(2) \
+	MLA2(20, 6) \
+	MLA2(22, 10) \
+	MLA2(24, 14) \
+	MLA2(26, 18)
+
 // func tq2_0SumsNEON(w, a *byte, nb int, out *int32): one sum per block
 // (66 bytes: qs[64], d; field l of qs byte 32h+j is weight 128h+32l+j).
 TEXT ·tq2_0SumsNEON(SB), NOSPLIT, $0-16
@@ -142,36 +145,8 @@ TEXT ·tq2_0SumsNEON(SB), NOSPLIT, $0-16
 	ADD $4, R1
 loop:
 	VMOVI8(28, 0)
-	VLD1x4P(0, 0)
-	VLD1x4P(4, 1)
-	VLD1x4P(8, 1)
-	VLD1x4P(12, 1)
-	VLD1x4P(16, 1)
-	FIELDS(0)
-	MLA2(20, 4)
-	MLA2(22, 8)
-	MLA2(24, 12)
-	MLA2(26, 16)
-	FIELDS(2)
-	MLA2(20, 6)
-	MLA2(22, 10)
-	MLA2(24, 14)
-	MLA2(26, 18)
-	VLD1x4P(0, 0)
-	VLD1x4P(4, 1)
-	VLD1x4P(8, 1)
-	VLD1x4P(12, 1)
-	VLD1x4P(16, 1)
-	FIELDS(0)
-	MLA2(20, 4)
-	MLA2(22, 8)
-	MLA2(24, 12)
-	MLA2(26, 16)
-	FIELDS(2)
-	MLA2(20, 6)
-	MLA2(22, 10)
-	MLA2(24, 14)
-	MLA2(26, 18)
+	TQ2_HALF
+	TQ2_HALF
 	VPADDLS16(28, 28)
 	VLD1x4P(0, 1)
 	VPADDLS16(0, 0)
