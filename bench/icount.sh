@@ -175,9 +175,9 @@ out=$tmp/icount-arm64.txt
 	echo "# TYPE.groups: one call of the set's group kernel (kernels/repack.go: 8 rows interleaved at load, SDOT by"
 	echo "#   element under dotprod, Q4_0 under neon with SMLAL), against ggml's vec_dot of the type (its own"
 	echo "#   repacked gemv kernels, which llama.cpp uses for Q4_0 on arm64, are not counted)."
-	echo "# TQ1_0, TQ2_0 and LAYOUT.FROM (a ternary layout, kernels/ternary.go, of a FROM tensor): one row product of"
-	echo "#   BenchmarkTernaryKernels, against ggml's kernel of the original type (ter3 of TQ1_0 against TQ1_0's,"
-	echo "#   ter2 and ter2s128 of TQ2_0 against TQ2_0's, the layouts of Q2_0 against Q2_0's)."
+	echo "# TQ1_0, TQ2_0 and TYPE.LAYOUT (a ternary layout, kernels/ternary.go, of a TYPE tensor): one row product of"
+	echo "#   BenchmarkTernaryKernels, against ggml's kernel of the original type (TQ1_0.ter3 against TQ1_0's,"
+	echo "#   TQ2_0.ter2 and TQ2_0.ter2s128 against TQ2_0's, Q2_0's layouts against Q2_0's)."
 	echo "# ggml: ggml_vec_dot_* of Debian sid libggml0 $(basename "$(ls "$glib"/libggml-base.so.0.*)" | sed 's/libggml-base.so.//') arm64 via bench/icount-ggml.c; neon rows"
 	echo "#   against libggml-cpu-armv8.0_1.so (-march=armv8-a), dotprod rows against libggml-cpu-armv8.2_1.so"
 	echo "#   (-march=armv8.2-a+dotprod); the function's own code counted."
@@ -220,12 +220,12 @@ Q1_0.q1lut+tables BenchmarkArm64Kernels 2 $q2lutRows ggml_vec_dot_q1_0_q8_0 $((n
 Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 TQ1_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq1_0_q8_K $((n / 256 * 54)) $((n / 256 * 292))
 TQ2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
-ter3.TQ1_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq1_0_q8_K $((n / 256 * 54)) $((n / 256 * 292))
-ter2.TQ2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
-ter2s128.TQ2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
-ter3.Q2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
-ter2.Q2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
-ter2s128.Q2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+TQ1_0.ter3 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq1_0_q8_K $((n / 256 * 54)) $((n / 256 * 292))
+TQ2_0.ter2 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
+TQ2_0.ter2s128 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
+Q2_0.ter3 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+Q2_0.ter2 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+Q2_0.ter2s128 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 EOF
 } >"$out"
 cat "$out"

@@ -84,10 +84,10 @@ const (
 )
 
 // icountTernary are the ternary layout rows of testdata/icount-arm64.txt
-// (BenchmarkTernaryKernels: LAYOUT.FROM), one per layout kernel of
+// (BenchmarkTernaryKernels: FROM.LAYOUT), one per layout kernel of
 // ternary_arm64.s (the Q8_K kernels of ter3 and ter2 run TQ1_0 and TQ2_0
 // originals alike: one of each is counted).
-var icountTernary = []string{"ter3.TQ1_0", "ter2.TQ2_0", "ter2s128.TQ2_0", "ter3.Q2_0", "ter2.Q2_0", "ter2s128.Q2_0"}
+var icountTernary = []string{"TQ1_0.ter3", "TQ2_0.ter2", "TQ2_0.ter2s128", "Q2_0.ter3", "Q2_0.ter2", "Q2_0.ter2s128"}
 
 // icountPacked are the types with group kernels (repack.go) whose
 // "TYPE.groups" rows BenchmarkArm64Kernels measures where a set has them.

@@ -126,7 +126,7 @@ func ternaryTestRow(t *testing.T, rng *rand.Rand, e layout.Entry, n, r int) ([]b
 
 // BenchmarkTernaryKernels measures one 4096-weight row product under
 // every kernel set this CPU offers: TQ1_0 and TQ2_0 rows ("TQ1_0/SET"),
-// and the layout kernels ("LAYOUT.FROM/SET": ter3 of TQ1_0, ter2 and
+// and the layout kernels ("FROM.LAYOUT/SET": ter3 of TQ1_0, ter2 and
 // ter2s128 of TQ2_0, and the three layouts of Q2_0), rows packed from
 // quantized normal values; bench/icount.sh counts their instructions
 // (testdata/icount-arm64.txt).
@@ -161,7 +161,7 @@ func BenchmarkTernaryKernels(b *testing.B) {
 			a = q80[0]
 		}
 		for _, set := range KernelSets() {
-			b.Run(string(e.Kind)+"."+e.From.String()+"/"+set, func(b *testing.B) {
+			b.Run(e.From.String()+"."+string(e.Kind)+"/"+set, func(b *testing.B) {
 				if err := SelectKernels(set); err != nil {
 					b.Fatal(err)
 				}
