@@ -132,6 +132,20 @@ done:
 	MLA2(24, 14) \
 	MLA2(26, 18)
 
+// The sum of a TQ block: Q14's int16 lanes, widened, less the bsums at R1
+// (advanced), stored to (R2) (advanced).
+#define TQ_STORE \
+	VPADDLS16(28, 28) \
+	VLD1x4P(0, 1) \
+	VPADDLS16(0, 0) \
+	VPADALS16(0, 2) \
+	VSUBI32(28, 28, 0) \
+	VPADDI32(28, 28, 29) \
+	VPADDI32(28, 28, 28) \
+	VMOVRD(4, 28) \
+	MOVW R4, (R2) \
+	ADD $4, R2
+
 // func tq2_0SumsNEON(w, a *byte, nb int, out *int32): one sum per block
 // (66 bytes: qs[64], d; field l of qs byte 32h+j is weight 128h+32l+j).
 TEXT ·tq2_0SumsNEON(SB), NOSPLIT, $0-16
@@ -147,16 +161,7 @@ loop:
 	VMOVI8(28, 0)
 	TQ2_HALF
 	TQ2_HALF
-	VPADDLS16(28, 28)
-	VLD1x4P(0, 1)
-	VPADDLS16(0, 0)
-	VPADALS16(0, 2)
-	VSUBI32(28, 28, 0)
-	VPADDI32(28, 28, 29)
-	VPADDI32(28, 28, 28)
-	VMOVRD(4, 28)
-	MOVW R4, (R2)
-	ADD $4, R2
+	TQ_STORE
 	ADD $2, R0
 	ADD $4, R1
 	SUB.S $1, R3
@@ -288,16 +293,7 @@ loop:
 	TMLA(12)
 	TRIT(6, 30)
 	TMLA(14)
-	VPADDLS16(28, 28)
-	VLD1x4P(0, 1)
-	VPADDLS16(0, 0)
-	VPADALS16(0, 2)
-	VSUBI32(28, 28, 0)
-	VPADDI32(28, 28, 29)
-	VPADDI32(28, 28, 28)
-	VMOVRD(4, 28)
-	MOVW R4, (R2)
-	ADD $4, R2
+	TQ_STORE
 	ADD $4, R1
 	SUB.S $1, R3
 	BNE loop
