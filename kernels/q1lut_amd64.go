@@ -23,7 +23,7 @@ func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
 }
 
 //go:noescape
-func q1lutGroupAVX2(grp, tab *byte, nb int, out *float32, acc *[8 * q1lutRows]float32)
+func q1lutGroupAVX2(grp, tab *byte, nb int, out *float32)
 
 // q1lutAVX2 is the kernel of the x86 sets on CPUs with AVX2 but not
 // AVX-512: byte tables of the biased entries (q1lutTablesU16) looked up by
@@ -42,39 +42,11 @@ const q1lutTabBlockU16 = 128 + 16*64
 func q1lutTabBytesU16(n int) int { return n / 128 * q1lutTabBlockU16 }
 
 // q1lutTablesU16 writes the AVX2 kernel's tables of activation row a.
-func q1lutTablesU16(tab, a []byte, n int) {
-	for b := 0; b < n/128; b++ {
-		tb := tab[b*q1lutTabBlockU16 : (b+1)*q1lutTabBlockU16]
-		d := F32s(tb[:128])
-		for k := 0; k < 4; k++ {
-			dk := f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
-			for i := 0; i < 8; i++ {
-				d[8*k+i] = dk
-			}
-		}
-		for G := 0; G < 32; G++ {
-			y := a[(4*b+G/8)*q8_0Bytes+2+4*(G%8):]
-			t := tb[128+64*(G/2)+16*(G%2):]
-			for c, v := range q1lutSigned(i8s(y[:4])) {
-				u := uint16(v + 32768)
-				t[c] = byte(u)
-				t[32+c] = byte(u >> 8)
-			}
-		}
-	}
-}
+func q1lutTablesU16(tab, a []byte, n int) { q1lutTablesSplit(tab, a, n, 8, 32768, 8) }
 
-// q1lutGroupAVX2Asm is q1lutGroupAVX2 with its bounds checked; the lanes'
-// sums of the 16 rows live in acc.
+// q1lutGroupAVX2Asm is q1lutGroupAVX2 with its bounds checked.
 func q1lutGroupAVX2Asm(n int, g, a, tab []byte, out []float32) {
-	nb := n / 128
-	if nb == 0 {
-		clear(out[:q1lutRows])
-		return
-	}
-	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*q1lutTabBlockU16-1], out[q1lutRows-1]
-	var acc [8 * q1lutRows]float32
-	q1lutGroupAVX2(&g[0], &tab[0], nb, &out[0], &acc)
+	q1lutCall(q1lutGroupAVX2, q1lutTabBlockU16, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: with the

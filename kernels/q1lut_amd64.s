@@ -103,7 +103,8 @@ block:
 // half. The kernel runs, per block, p = 0..3 and within p k = 0..3, so
 // that the sums of d_k times the entries of the rows 4q..4q+3 complete in
 // Y(q) (Y0-Y3); then Y(q) times the rows' weight scales (Y4-Y7, the same
-// four rows' in both halves) is FMA'd into acc at 128q+32p. Y8 holds 0x0f
+// four rows' in both halves) is FMA'd into the lanes' sums at 128q+32p
+// of the frame (0(SP)-511(SP), zeroed first). Y8 holds 0x0f
 // bytes, Y9 the shift counts (0, 4), Y10 words 0x4b00, Y11 2^23+32768,
 // Y12-Y15 scratch.
 
@@ -132,20 +133,20 @@ block:
 	OP (32*(k))(DI), Y15, Y2 \
 	OP (32*(k))(DI), Y12, Y3
 
-// LANES(p): lanes 2p, 2p+1 of the block into acc.
+// LANES(p): lanes 2p, 2p+1 of the block into the lanes' sums.
 #define LANES(p) \
 	LOOK16(p, 0, VMULPS) \
 	LOOK16(4+(p), 1, VFMADD231PS) \
 	LOOK16(8+(p), 2, VFMADD231PS) \
 	LOOK16(12+(p), 3, VFMADD231PS) \
-	VFMADD213PS (32*(p))(R8), Y4, Y0 \
-	VMOVUPS Y0, (32*(p))(R8) \
-	VFMADD213PS (128+32*(p))(R8), Y5, Y1 \
-	VMOVUPS Y1, (128+32*(p))(R8) \
-	VFMADD213PS (256+32*(p))(R8), Y6, Y2 \
-	VMOVUPS Y2, (256+32*(p))(R8) \
-	VFMADD213PS (384+32*(p))(R8), Y7, Y3 \
-	VMOVUPS Y3, (384+32*(p))(R8)
+	VFMADD213PS (32*(p))(SP), Y4, Y0 \
+	VMOVUPS Y0, (32*(p))(SP) \
+	VFMADD213PS (128+32*(p))(SP), Y5, Y1 \
+	VMOVUPS Y1, (128+32*(p))(SP) \
+	VFMADD213PS (256+32*(p))(SP), Y6, Y2 \
+	VMOVUPS Y2, (256+32*(p))(SP) \
+	VFMADD213PS (384+32*(p))(SP), Y7, Y3 \
+	VMOVUPS Y3, (384+32*(p))(SP)
 
 // WSCALE(q): the weight scales of rows 4q..4q+3 in both halves of Y(4+q).
 #define WSCALE(q, X, Y) \
@@ -154,26 +155,33 @@ block:
 
 // HSUM4(q): rows 4q..4q+3, ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
 #define HSUM4(q) \
-	VMOVUPS (128*(q))(R8), X0 \
-	VADDPS (128*(q)+64)(R8), X0, X0 \
-	VMOVUPS (128*(q)+32)(R8), X1 \
-	VADDPS (128*(q)+96)(R8), X1, X1 \
+	VMOVUPS (128*(q))(SP), X0 \
+	VADDPS (128*(q)+64)(SP), X0, X0 \
+	VMOVUPS (128*(q)+32)(SP), X1 \
+	VADDPS (128*(q)+96)(SP), X1, X1 \
 	VADDPS X1, X0, X0 \
-	VMOVUPS (128*(q)+16)(R8), X1 \
-	VADDPS (128*(q)+80)(R8), X1, X1 \
-	VMOVUPS (128*(q)+48)(R8), X2 \
-	VADDPS (128*(q)+112)(R8), X2, X2 \
+	VMOVUPS (128*(q)+16)(SP), X1 \
+	VADDPS (128*(q)+80)(SP), X1, X1 \
+	VMOVUPS (128*(q)+48)(SP), X2 \
+	VADDPS (128*(q)+112)(SP), X2, X2 \
 	VADDPS X2, X1, X1 \
 	VADDPS X1, X0, X0 \
 	VMOVUPS X0, (16*(q))(DX)
 
-// func q1lutGroupAVX2(grp, tab *byte, nb int, out *float32, acc *[128]float32)
-TEXT ·q1lutGroupAVX2(SB), NOSPLIT, $0-40
+// func q1lutGroupAVX2(grp, tab *byte, nb int, out *float32)
+TEXT ·q1lutGroupAVX2(SB), $512-32
 	MOVQ grp+0(FP), SI
 	MOVQ tab+8(FP), DI
 	MOVQ nb+16(FP), CX
 	MOVQ out+24(FP), DX
-	MOVQ acc+32(FP), R8
+	VXORPS Y0, Y0, Y0
+	MOVQ   $0, AX
+
+zero:
+	VMOVUPS Y0, (SP)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, $512
+	JNE     zero
 	MOVL $0x0f0f0f0f, AX
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
