@@ -221,33 +221,19 @@ const q1lutTabBlockLH = 16 + 16*64
 func q1lutTabBytesLH(n int) int { return n / 128 * q1lutTabBlockLH }
 
 // q1lutTablesLH writes the byte tables of activation row a.
-func q1lutTablesLH(tab, a []byte, n int) { q1lutTablesSplit(tab, a, n, 1, 0, 6) }
-
-// q1lutTablesSplit writes the tables of activation row a whose entries are
-// split in two bytes (q1lutTablesLH, the AVX2 kernel's q1lutTablesU16),
-// per 128-column block: the four q8_0 activation scales as float32, each
-// rep times, then for each sign byte vector v (0-15) 64 bytes: lo(2v),
-// lo(2v+1), hi(2v), hi(2v+1), 16 each, where entry T, biased to u = T +
-// bias, is stored as lo = u mod 2^shift and hi = u >> shift (arithmetic).
-func q1lutTablesSplit(tab, a []byte, n, rep int, bias int32, shift uint) {
-	hdr := 16 * rep
-	blk := hdr + 16*64
+func q1lutTablesLH(tab, a []byte, n int) {
 	for b := 0; b < n/128; b++ {
-		tb := tab[b*blk : (b+1)*blk]
-		d := F32s(tb[:hdr])
-		for k := 0; k < 4; k++ {
-			dk := f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
-			for i := 0; i < rep; i++ {
-				d[rep*k+i] = dk
-			}
+		tb := tab[b*q1lutTabBlockLH : (b+1)*q1lutTabBlockLH]
+		hd := F32s(tb[:16])
+		for k := range hd {
+			hd[k] = f16tab[le16(a[(4*b+k)*q8_0Bytes:])]
 		}
 		for G := 0; G < 32; G++ {
 			y := a[(4*b+G/8)*q8_0Bytes+2+4*(G%8):]
-			t := tb[hdr+64*(G/2)+16*(G%2):]
+			t := tb[16+64*(G/2)+16*(G%2):]
 			for c, v := range q1lutSigned(i8s(y[:4])) {
-				u := v + bias
-				t[c] = byte(u & (1<<shift - 1))
-				t[32+c] = byte(u >> shift)
+				t[c] = byte(v & 63)
+				t[32+c] = byte(v >> 6)
 			}
 		}
 	}
