@@ -10,9 +10,9 @@
 // Q8 (vectors 0, 1) and Q9 (2, 3), at most 4*63 each, the H ones in Q10.
 // VADDL.U8 and VSHLL.S8 #6 widen them to the rows' exact int16 sums,
 // VMOVL.S16 and VCVT to float32, then the generic float steps: sumi +=
-// d_k*sum (Q12-Q15), and per block sumf += d_w*sumi, with the weight scales
-// d_w converted by the caller (dw: 16 float32 per block; armv7 NEON need
-// not convert f16) and sumf kept in memory across calls. NEON float32
+// d_k*sum (Q12-Q15), and per block sumf += d_w*sumi (sumf kept in out),
+// the weight scales d_w converted through f16tab (armv7 NEON need not
+// convert f16) and moved into Q0-Q3 one by one. NEON float32
 // arithmetic flushes subnormals to zero, which these steps never meet: f16
 // scales are multiples of 2^-24, so every nonzero product and sum is at
 // least 2^-94 in magnitude, a normal float32. Go's arm assembler has no
@@ -107,18 +107,30 @@
 	VADDF32Q(28, 28, 8) \
 	VADDF32Q(30, 30, 12)
 
-// func q1lutGroupNEONv7(grp, tab *byte, nb int, dw *float32, sumf *[16]float32)
-TEXT ·q1lutGroupNEONv7(SB), NOSPLIT, $0-20
+// DW(r, d, x): row r's weight scale (f16 at R4), converted through f16tab
+// (R8), into D(d)[x].
+#define DW(r, d, x) \
+	MOVHU (2*(r))(R4), R7 \
+	MOVW  R7<<2(R8), R7 \
+	WORD  $(0xEE000B10 | ((x)<<21) | ((d)<<16) | (7<<12))
+
+// func q1lutGroupNEONv7(grp, tab *byte, nb int, out *float32)
+TEXT ·q1lutGroupNEONv7(SB), NOSPLIT, $0-16
 	MOVW grp+0(FP), R0
 	MOVW tab+4(FP), R1
 	MOVW nb+8(FP), R2
-	MOVW dw+12(FP), R3
-	MOVW sumf+16(FP), R5
+	MOVW out+12(FP), R5
 	ADD  $32, R5, R6
+	MOVW $·f16tab(SB), R8
 	VMOVI8x15(22)
+	VMOVI8x0(0)
+	VMOVI8x0(2)
+	VST1x4Q(0, 5) // sumf, kept in out
+	VST1x4Q(0, 6)
 
 block:
-	ADD $32, R0 // past the weight scales (in dw)
+	MOVW R0, R4 // the block's weight scales
+	ADD  $32, R0
 	VMOVI8x0(24)
 	VMOVI8x0(26)
 	VMOVI8x0(28)
@@ -128,8 +140,22 @@ block:
 	QBLOCK(10, 1)
 	QBLOCK(11, 0)
 	QBLOCK(11, 1)
-	VLD1x4P(0, 3)
-	VLD1x4P(4, 3)
+	DW(0, 0, 0)
+	DW(1, 0, 1)
+	DW(2, 1, 0)
+	DW(3, 1, 1)
+	DW(4, 2, 0)
+	DW(5, 2, 1)
+	DW(6, 3, 0)
+	DW(7, 3, 1)
+	DW(8, 4, 0)
+	DW(9, 4, 1)
+	DW(10, 5, 0)
+	DW(11, 5, 1)
+	DW(12, 6, 0)
+	DW(13, 6, 1)
+	DW(14, 7, 0)
+	DW(15, 7, 1)
 	VLD1x4Q(8, 5)
 	VLD1x4Q(12, 6)
 	VMULF32Q(0, 0, 24)
