@@ -1,6 +1,7 @@
 //go:build arm && !purego
 
 #include "textflag.h"
+#include "kernels_arm.h"
 
 // The Q1_0 lookup kernel in armv7 NEON (q1lutGroupLH is the specification,
 // as for arm64's q1lut_arm64.s): 16 rows of a group per Q register, on the
@@ -16,33 +17,24 @@
 // arithmetic flushes subnormals to zero, which these steps never meet: f16
 // scales are multiples of 2^-24, so every nonzero product and sum is at
 // least 2^-94 in magnitude, a normal float32. Go's arm assembler has no
-// NEON mnemonics: every NEON instruction is WORD-encoded (Arm ARM A32).
-
-// Register fields of D registers 0-31 (as in kernels_arm.s).
-#define RD(d) ((((d)&15)<<12) | (((d)>>4)<<22))
-#define RN(n) ((((n)&15)<<16) | (((n)>>4)<<7))
-#define RM(m) (((m)&15) | (((m)>>4)<<5))
+// NEON mnemonics: every NEON instruction is WORD-encoded (Arm ARM A32;
+// kernels_arm.h has those kernels_arm.s uses too).
 
 // VLD1.8 {D(v), D(v+1)}, [R(n)]! and {D(v)-D(v+3)}, [R(n)]! (post-increment)
 #define VLD1x2P(v, n) WORD $(0xF4200A0D | ((n)<<16) | RD(v))
 #define VLD1x4P(v, n) WORD $(0xF420020D | ((n)<<16) | RD(v))
-// VLD1.8 {D(v)-D(v+3)}, [R(n)] and VST1.8 {D(v)-D(v+3)}, [R(n)]
-#define VLD1x4Q(v, n) WORD $(0xF420020F | ((n)<<16) | RD(v))
-#define VST1x4Q(v, n) WORD $(0xF400020F | ((n)<<16) | RD(v))
+// VST1.8 {D(v)-D(v+3)}, [R(n)]
+#define VST1x4(v, n) WORD $(0xF400020F | ((n)<<16) | RD(v))
 // VTBL.8 D(d), {D(n), D(n+1)}, D(m)
 #define VTBL2(d, n, m) WORD $(0xF3B00900 | RN(n) | RD(d) | RM(m))
-// VAND, VADD.I8, VADD.I16, VADD.F32, VMUL.F32 Q(d/2), Q(n/2), Q(m/2)
-#define VANDQ(d, n, m) WORD $(0xF2000150 | RN(n) | RD(d) | RM(m))
+// VADD.I8, VADD.I16, VADD.F32, VMUL.F32 Q(d/2), Q(n/2), Q(m/2)
 #define VADDI8Q(d, n, m) WORD $(0xF2000840 | RN(n) | RD(d) | RM(m))
 #define VADDI16Q(d, n, m) WORD $(0xF2100840 | RN(n) | RD(d) | RM(m))
 #define VADDF32Q(d, n, m) WORD $(0xF2000D40 | RN(n) | RD(d) | RM(m))
 #define VMULF32Q(d, n, m) WORD $(0xF3000D50 | RN(n) | RD(d) | RM(m))
 // VMUL.F32 Q(d/2), Q(n/2), D(m)[x] (m < 16)
 #define VMULF32S(d, n, m, x) WORD $(0xF3A00940 | RN(n) | RD(d) | ((x)<<5) | (m))
-// VSHR.U8 Q(d/2), Q(m/2), #4
-#define VSHRU8x4(d, m) WORD $(0xF38C0050 | RD(d) | RM(m))
-// VMOV.I8 Q(d/2), #15 and #0
-#define VMOVI8x15(d) WORD $(0xF2800E5F | RD(d))
+// VMOV.I8 Q(d/2), #0
 #define VMOVI8x0(d) WORD $(0xF2800E50 | RD(d))
 // VADDL.U8 Q(d/2), D(n), D(m)
 #define VADDLU8(d, n, m) WORD $(0xF3800000 | RN(n) | RD(d) | RM(m))
@@ -125,8 +117,8 @@ TEXT ·q1lutGroupNEONv7(SB), NOSPLIT, $0-16
 	VMOVI8x15(22)
 	VMOVI8x0(0)
 	VMOVI8x0(2)
-	VST1x4Q(0, 5) // sumf, kept in out
-	VST1x4Q(0, 6)
+	VST1x4(0, 5) // sumf, kept in out
+	VST1x4(0, 6)
 
 block:
 	MOVW R0, R4 // the block's weight scales
@@ -156,8 +148,8 @@ block:
 	DW(13, 6, 1)
 	DW(14, 7, 0)
 	DW(15, 7, 1)
-	VLD1x4Q(8, 5)
-	VLD1x4Q(12, 6)
+	VLD1x4(8, 5)
+	VLD1x4(12, 6)
 	VMULF32Q(0, 0, 24)
 	VMULF32Q(2, 2, 26)
 	VMULF32Q(4, 4, 28)
@@ -166,8 +158,8 @@ block:
 	VADDF32Q(10, 10, 2)
 	VADDF32Q(12, 12, 4)
 	VADDF32Q(14, 14, 6)
-	VST1x4Q(8, 5)
-	VST1x4Q(12, 6)
+	VST1x4(8, 5)
+	VST1x4(12, 6)
 	SUB.S $1, R2
 	BNE   block
 	RET
