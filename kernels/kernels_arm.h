@@ -23,3 +23,7 @@
 #define VMOVRD(t, n) WORD $(0xEE100B10 | RN(n) | ((t)<<12))
 // VAND Q(d/2), Q(n/2), Q(m/2)
 #define VANDQ(d, n, m) WORD $(0xF2000150 | RN(n) | RD(d) | RM(m))
+// VSHR.U8 Q(d/2), Q(m/2), #4
+#define VSHRU8x4(d, m) WORD $(0xF38C0050 | RD(d) | RM(m))
+// VMOV.I8 Q(d/2), #15
+#define VMOVI8x15(d) WORD $(0xF2800E5F | RD(d))

@@ -6,14 +6,10 @@
 // The armv7 (GOARM=7) NEON sums of Q8_0 and Q4_K, as q8_0SumsNEON and
 // q4_KSumsNEON compute them on arm64 (see kernels_arm64.s). Go's arm assembler has no NEON mnemonics, so every
 // NEON instruction is WORD-encoded (Arm ARM A32; kernels_arm.h has the
-// encodings shared with ternary_arm.s).
+// encodings shared with ternary_arm.s and q1lut_arm.s).
 
 // VMOV.32 R(t), D(n)[1]
 #define VMOVRD1(t, n) WORD $(0xEE300B10 | RN(n) | ((t)<<12))
-// VSHR.U8 Q(d/2), Q(m/2), #4
-#define VSHRU8x4(d, m) WORD $(0xF38C0050 | RD(d) | RM(m))
-// VMOV.I8 Q(d/2), #15
-#define VMOVI8x15(d) WORD $(0xF2800E5F | RD(d))
 
 // Q(acc/2) = pairwise int32 sums of the products of D(x)..D(x+3) and
 // D(y)..D(y+3); Q10 and Q11 are scratch.

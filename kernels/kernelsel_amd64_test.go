@@ -13,10 +13,10 @@ var avx2KernelNames = withKernels(withKernels(portableKernelNames, map[string]st
 }), q1lutAVX512Names())
 
 // q1lutAVX512Names are the Q1_0 lookup kernels of the avx2 and vnni sets:
-// the AVX-512 one where the CPU has AVX-512, none otherwise.
+// the AVX-512 one where the CPU has AVX-512, the AVX2 one otherwise.
 func q1lutAVX512Names() map[string]string {
 	if !hasAVX512F {
-		return map[string]string{"q1lut.group": "none", "q1lut.tables": "none"}
+		return map[string]string{"q1lut.group": "q1lutGroupAVX2Asm", "q1lut.tables": "q1lutTablesU16"}
 	}
 	return map[string]string{"q1lut.group": "q1lutGroupAsm", "q1lut.tables": "q1lutTablesF32"}
 }
