@@ -29,6 +29,8 @@ type MTP struct {
 	// Type is the type of the 2-D weights, as convert_hf_to_gguf's
 	// --outtype: F32, F16, BF16 or Q8_0 (Q8_0 falls back to F16 for rows
 	// that are no whole blocks, as the converter does); norms are F32.
+	// 0 is the converter's auto: BF16 if the first 2-D tensor of the
+	// checkpoint is BF16, else F16.
 	Type gguf.Type
 	// Threads converting rows (<1 means 1).
 	Threads int
@@ -126,6 +128,9 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	if arch != "qwen35" {
 		return nil, fmt.Errorf("--add-mtp: the model is %q: only a dense qwen35 model takes a Qwen3.5 MTP block", arch)
 	}
+	if m.Type == 0 {
+		m.Type = mtpAutoType(m)
+	}
 	switch m.Type {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
 	default:
@@ -185,6 +190,22 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 		return nil, err
 	}
 	return added, nil
+}
+
+// mtpAutoType is convert_hf_to_gguf's --outtype auto: the checkpoint's
+// first 2-D tensor decides (BF16 keeps BF16, anything else is F16).
+func mtpAutoType(m *MTP) gguf.Type {
+	for _, s := range m.Sources {
+		for _, t := range s.File.Tensors {
+			if len(t.Shape) >= 2 {
+				if t.DType == "BF16" {
+					return gguf.TypeBF16
+				}
+				return gguf.TypeF16
+			}
+		}
+	}
+	return gguf.TypeF16
 }
 
 func mtpSourceNames(m *MTP) string {

@@ -12,15 +12,6 @@ import (
 	"github.com/ggufkit/gguf/safetensors"
 )
 
-// qwen35MTP is a small qwen35 model with an MTP block: full attention every
-// second layer, an FFN of 96 (Q8_0 rows of ffn_down are then 3 blocks) and
-// eh_proj rows of 2 x 64.
-func qwen35MTP(typ gguf.Type) fixture.Model {
-	return fixture.Model{Arch: "qwen35", Name: "mtp", Layers: 2, Embd: 64, FF: 96, Heads: 2, KVHeads: 1, HeadDim: 32,
-		RopeDims: 8, RopeSections: [4]int32{2, 1, 1, 0}, Vocab: 64, Tied: true, Type: typ,
-		SSMConv: 4, SSMHeadDim: 16, SSMKHeads: 1, SSMVHeads: 2, FullAttnInterval: 2, NextN: 1, Seed: 9}
-}
-
 // mtpSource opens a safetensors file as an --add-mtp source.
 func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 	t.Helper()
@@ -39,7 +30,7 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 func TestAddMTPEqualsConverted(t *testing.T) {
 	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
 		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-			c, err := fixture.QwenMTP(qwen35MTP(main), out)
+			c, err := fixture.QwenMTP(fixture.Qwen35MTP(main), out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +48,7 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 
 // TestAddMTPErrors: what --add-mtp refuses, each with a clear error.
 func TestAddMTPErrors(t *testing.T) {
-	c, err := fixture.QwenMTP(qwen35MTP(gguf.TypeF32), gguf.TypeF32)
+	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/safetensors"
 	"github.com/ggufkit/gguf/sink"
 	"github.com/ggufkit/gguf/source"
 )
@@ -58,6 +60,8 @@ type opFlags struct {
 	noSpecials  bool
 	adds        []string
 	replace     bool
+	mtp         []string
+	mtpType     string
 	drops       []string
 	renames     []string
 	sets        []string
@@ -79,6 +83,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	o.registerHead(cmd)
 	cmd.Flags().StringArrayVar(&o.adds, "add", nil, "add the tensors of another GGUF (SRC or SRC.gguf:REGEX), repeatable")
 	cmd.Flags().BoolVar(&o.replace, "replace", false, "let --add replace tensors of the same name")
+	cmd.Flags().StringArrayVar(&o.mtp, "add-mtp", nil, "add the MTP block (mtp.* tensors) of a Qwen3.5 checkpoint's .safetensors file (path, URL or hf://), as convert_hf_to_gguf.py writes it; repeatable for shards")
+	cmd.Flags().StringVar(&o.mtpType, "mtp-outtype", "auto", "type of the MTP block's weights, as convert_hf_to_gguf.py's --outtype: f32, f16, bf16, q8_0 or auto (the checkpoint's 16-bit type)")
 	cmd.Flags().StringArrayVar(&o.drops, "drop", nil, "drop tensors whose name matches REGEX, repeatable")
 	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set metadata KEY=TYPE:VALUE (TYPE u8..f64, bool, str, arr[T] with @FILE or a,b,c), repeatable")
@@ -143,6 +149,9 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closer
 		add.Input = planInput(src)
 		opts.Adds = append(opts.Adds, add)
 	}
+	if err := o.mtpOptions(cmd, &opts, closers); err != nil {
+		return opts, err
+	}
 	if o.headIDs != "" {
 		f, err := os.Open(o.headIDs)
 		if err != nil {
@@ -163,6 +172,45 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closer
 		}
 	}
 	return opts, nil
+}
+
+// mtpOptions opens the --add-mtp sources, decoding their safetensors
+// headers.
+func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]io.Closer) error {
+	if len(o.mtp) == 0 {
+		if cmd.Flags().Changed("mtp-outtype") {
+			return usageError("--mtp-outtype needs --add-mtp")
+		}
+		return nil
+	}
+	m := &ops.MTP{Threads: o.quant.threads}
+	switch strings.ToLower(o.mtpType) {
+	case "auto":
+	case "f32":
+		m.Type = gguf.TypeF32
+	case "f16":
+		m.Type = gguf.TypeF16
+	case "bf16":
+		m.Type = gguf.TypeBF16
+	case "q8_0":
+		m.Type = gguf.TypeQ8_0
+	default:
+		return usageError("--mtp-outtype %q: want f32, f16, bf16, q8_0 or auto", o.mtpType)
+	}
+	for _, spec := range o.mtp {
+		var f *safetensors.File
+		src, err := openRawSource(cmd, spec, func(r io.ReaderAt, size int64) (err error) {
+			f, err = safetensors.Parse(r, size)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("--add-mtp: %w", err)
+		}
+		*closers = append(*closers, src)
+		m.Sources = append(m.Sources, ops.MTPSource{Input: src.PlanInput(), File: f})
+	}
+	opts.MTP = m
+	return nil
 }
 
 func newBuildCmd() *cobra.Command {
