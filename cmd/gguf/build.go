@@ -84,7 +84,7 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&o.adds, "add", nil, "add the tensors of another GGUF (SRC or SRC.gguf:REGEX), repeatable")
 	cmd.Flags().BoolVar(&o.replace, "replace", false, "let --add replace tensors of the same name")
 	cmd.Flags().StringArrayVar(&o.mtp, "add-mtp", nil, "add the MTP block (mtp.* tensors) of a Qwen3.5 checkpoint's .safetensors file (path, URL or hf://), as convert_hf_to_gguf.py writes it; repeatable for shards")
-	cmd.Flags().StringVar(&o.mtpType, "mtp-outtype", "auto", "type of the MTP block's weights, as convert_hf_to_gguf.py's --outtype: f32, f16, bf16, q8_0 or auto (the checkpoint's 16-bit type)")
+	cmd.Flags().StringVar(&o.mtpType, "mtp-outtype", "auto", "type of the MTP block's weights, as convert_hf_to_gguf.py's outtype: f32, f16, bf16, q8_0 or auto (the checkpoint's 16-bit type)")
 	cmd.Flags().StringArrayVar(&o.drops, "drop", nil, "drop tensors whose name matches REGEX, repeatable")
 	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set metadata KEY=TYPE:VALUE (TYPE u8..f64, bool, str, arr[T] with @FILE or a,b,c), repeatable")
