@@ -224,3 +224,36 @@ func Write(w io.Writer, md map[string]string, ts []WriteTensor) error {
 	}
 	return nil
 }
+
+// MaxIndexBytes bounds a sharded checkpoint's index file: a few MB for the
+// largest models' hundreds of thousands of tensor names.
+const MaxIndexBytes = 64 << 20
+
+// ParseIndex decodes a sharded checkpoint's index
+// (model.safetensors.index.json, as transformers writes it): the
+// weight_map from each tensor name to the file holding it, read up to
+// MaxIndexBytes.
+func ParseIndex(r io.Reader) (map[string]string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxIndexBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: reading the index: %w", err)
+	}
+	if len(b) > MaxIndexBytes {
+		return nil, fmt.Errorf("safetensors: index larger than %d MiB", MaxIndexBytes>>20)
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, fmt.Errorf("safetensors: index: %w", err)
+	}
+	if idx.WeightMap == nil {
+		return nil, fmt.Errorf("safetensors: index has no weight_map")
+	}
+	for name, file := range idx.WeightMap {
+		if file == "" || strings.Contains(file, "/") || strings.Contains(file, "\\") || file == "." || file == ".." {
+			return nil, fmt.Errorf("safetensors: index maps %q to %q: not a file next to the index", name, file)
+		}
+	}
+	return idx.WeightMap, nil
+}

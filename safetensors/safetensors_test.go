@@ -109,3 +109,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseIndex: a transformers index gives its weight_map; a shard
+// outside the index's directory, no weight_map or bad JSON are errors.
+func TestParseIndex(t *testing.T) {
+	m, err := ParseIndex(strings.NewReader(`{"metadata":{"total_size":8},"weight_map":{"mtp.fc.weight":"model-00002-of-00002.safetensors","lm_head.weight":"model-00001-of-00002.safetensors"}}`))
+	if err != nil || len(m) != 2 || m["mtp.fc.weight"] != "model-00002-of-00002.safetensors" {
+		t.Fatalf("%v %v", m, err)
+	}
+	for _, bad := range []string{`{"weight_map":{"a":"../x.safetensors"}}`, `{"metadata":{}}`, `{"weight_map":`, `{"weight_map":{"a":""}}`} {
+		if _, err := ParseIndex(strings.NewReader(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/safetensors"
@@ -83,7 +88,7 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	o.registerHead(cmd)
 	cmd.Flags().StringArrayVar(&o.adds, "add", nil, "add the tensors of another GGUF (SRC or SRC.gguf:REGEX), repeatable")
 	cmd.Flags().BoolVar(&o.replace, "replace", false, "let --add replace tensors of the same name")
-	cmd.Flags().StringArrayVar(&o.mtp, "add-mtp", nil, "add the MTP block (mtp.* tensors) of a Qwen3.5 checkpoint's .safetensors file (path, URL or hf://), as convert_hf_to_gguf.py writes it; repeatable for shards")
+	cmd.Flags().StringArrayVar(&o.mtp, "add-mtp", nil, "add the MTP block (mtp.* tensors) of a Qwen3.5 checkpoint, as convert_hf_to_gguf.py writes it: a .safetensors file (path, URL or hf://; repeatable for shards) or its model.safetensors.index.json (the shards holding mtp.*)")
 	cmd.Flags().StringVar(&o.mtpType, "mtp-outtype", "auto", "type of the MTP block's weights, as convert_hf_to_gguf.py's outtype: f32, f16, bf16, q8_0 or auto (the checkpoint's 16-bit type)")
 	cmd.Flags().StringArrayVar(&o.drops, "drop", nil, "drop tensors whose name matches REGEX, repeatable")
 	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
@@ -197,7 +202,11 @@ func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]i
 	default:
 		return usageError("--mtp-outtype %q: want f32, f16, bf16, q8_0 or auto", o.mtpType)
 	}
-	for _, spec := range o.mtp {
+	specs, err := mtpShards(cmd, o.mtp, closers)
+	if err != nil {
+		return err
+	}
+	for _, spec := range specs {
 		var f *safetensors.File
 		src, err := openRawSource(cmd, spec, func(r io.ReaderAt, size int64) (err error) {
 			f, err = safetensors.Parse(r, size)
@@ -211,6 +220,55 @@ func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]i
 	}
 	opts.MTP = m
 	return nil
+}
+
+// mtpShards replaces each --add-mtp argument naming a sharded checkpoint's
+// index (*.index.json) by the shards that hold its mtp.* tensors, named
+// next to it.
+func mtpShards(cmd *cobra.Command, specs []string, closers *[]io.Closer) ([]string, error) {
+	var out []string
+	for _, spec := range specs {
+		if !strings.HasSuffix(spec, ".index.json") {
+			out = append(out, spec)
+			continue
+		}
+		var wm map[string]string
+		src, err := openRawSource(cmd, spec, func(r io.ReaderAt, size int64) error {
+			if size > safetensors.MaxIndexBytes {
+				return fmt.Errorf("index of %d bytes: larger than %d MiB", size, safetensors.MaxIndexBytes>>20)
+			}
+			b := make([]byte, size)
+			if _, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
+				return err
+			}
+			var err error
+			wm, err = safetensors.ParseIndex(bytes.NewReader(b))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--add-mtp: %w", err)
+		}
+		*closers = append(*closers, src)
+		var files []string
+		for name, file := range wm {
+			if strings.HasPrefix(name, "mtp.") || strings.HasPrefix(name, "model.mtp.") {
+				files = append(files, file)
+			}
+		}
+		slices.Sort(files)
+		files = slices.Compact(files)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("--add-mtp %s: the index names no mtp.* tensor (a checkpoint without an MTP block)", spec)
+		}
+		dir := spec[:strings.LastIndex(spec, "/")+1]
+		if !hfremote.IsRemote(spec) {
+			dir = filepath.Dir(spec) + string(filepath.Separator)
+		}
+		for _, f := range files {
+			out = append(out, dir+f)
+		}
+	}
+	return out, nil
 }
 
 func newBuildCmd() *cobra.Command {

@@ -34,7 +34,8 @@ func withFiller(t *testing.T, ck []byte) []byte {
 
 // TestBuildAddMTP: gguf build --add-mtp of a local checkpoint and of one on
 // the loopback Hub (model and checkpoint both hf://, the checkpoint read
-// by ranges: its header and the MTP tensors, not the 4 MiB before them)
+// by ranges: its header and the MTP tensors, not the 4 MiB before them;
+// or named by its sharded index, which leads to the shard holding mtp.*)
 // equals the model as convert_hf_to_gguf.py writes it with the block, and
 // the output drafts with --spec-type draft-mtp, the text unchanged.
 func TestBuildAddMTP(t *testing.T) {
@@ -57,8 +58,11 @@ func TestBuildAddMTP(t *testing.T) {
 		t.Fatal("build --add-mtp of a local checkpoint differs from the converted model")
 	}
 
+	index := `{"metadata":{},"weight_map":{"model.language_model.embed_tokens.weight":"model-00001-of-00002.safetensors",` +
+		`"mtp.fc.weight":"model-00002-of-00002.safetensors","mtp.norm.weight":"model-00002-of-00002.safetensors"}}`
 	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
-		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big)})
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big),
+		"ck/model-00002-of-00002.safetensors": hubtest.Bytes(big), "ck/model.safetensors.index.json": hubtest.Bytes([]byte(index))})
 	before := hub.Stats()
 	remote := filepath.Join(dir, "remote.gguf")
 	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "Q8_0", "-o", remote, "--stats")
@@ -70,6 +74,11 @@ func TestBuildAddMTP(t *testing.T) {
 		t.Errorf("fetched %d bytes: more than the model and the MTP tensors (%d)", fetched, limit)
 	}
 	t.Logf("fetched %d bytes of %d + %d\n%s", fetched, len(c.Base), len(big), r.stderr)
+	viaIndex := filepath.Join(dir, "index.gguf")
+	mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/ck/model.safetensors.index.json", "--mtp-outtype", "q8_0", "-o", viaIndex)
+	if got, _ := os.ReadFile(viaIndex); !bytes.Equal(got, c.Want) {
+		t.Fatal("build --add-mtp of a checkpoint's index differs from the converted model")
+	}
 
 	args := []string{"run", local, "-p", "t1 t2 t3 t4", "-n", "12", "--temp", "0"}
 	plain := mustRun(t, nil, args...)
