@@ -293,6 +293,9 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 			break
 		}
 		st.Drafted += len(draft)
+		if len(draft) > 0 {
+			st.Drafts++
+		}
 		for i := 0; i <= len(draft); i++ {
 			var t int32
 			t, stop, err = next(r.rows[i*V : (i+1)*V])
