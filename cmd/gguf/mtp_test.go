@@ -39,7 +39,7 @@ func withFiller(t *testing.T, ck []byte) []byte {
 // equals the model as convert_hf_to_gguf.py writes it with the block, and
 // the output drafts with --spec-type draft-mtp, the text unchanged.
 func TestBuildAddMTP(t *testing.T) {
-	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeQ8_0), gguf.TypeQ8_0)
+	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +85,15 @@ func TestBuildAddMTP(t *testing.T) {
 	spec := mustRun(t, nil, append(args, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
 	if !bytes.Equal(plain.stdout, spec.stdout) || !strings.Contains(string(spec.stderr), "draft acceptance rate") {
 		t.Fatalf("draft-mtp on the built model: %q vs %q\n%s", spec.stdout, plain.stdout, spec.stderr)
+	}
+	// a conversation of two turns, the MTP block kept from one to the next
+	chatArgs := []string{"run", local, "--chat", "-n", "6", "--temp", "0", "--chat-template", "chatml"}
+	in := "t1 t2 t3\nt4 t5\n"
+	plainChat := mustRun(t, strings.NewReader(in), chatArgs...)
+	specChat := mustRun(t, strings.NewReader(in), append(chatArgs, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
+	t.Logf("chat: %q / %q; run: %q", specChat.stdout, specChat.stderr, spec.stdout)
+	if !bytes.Equal(plainChat.stdout, specChat.stdout) || !strings.Contains(string(specChat.stderr), "draft acceptance rate") {
+		t.Fatalf("draft-mtp chat: %q vs %q\n%s", specChat.stdout, plainChat.stdout, specChat.stderr)
 	}
 }
 
