@@ -29,9 +29,10 @@ type MTP struct {
 	// Type is the type of the 2-D weights, as convert_hf_to_gguf's
 	// --outtype: F32, F16, BF16 or Q8_0 (Q8_0 falls back to F16 for rows
 	// that are no whole blocks, as the converter does); norms are F32.
-	// 0 is the converter's auto: BF16 if the first 2-D tensor of the
-	// checkpoint is BF16, else F16.
 	Type gguf.Type
+	// Auto ignores Type for the converter's auto: BF16 if the first 2-D
+	// tensor of the checkpoint is BF16, else F16.
+	Auto bool
 	// Threads converting rows (<1 means 1).
 	Threads int
 }
@@ -128,13 +129,14 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	if arch != "qwen35" {
 		return nil, fmt.Errorf("--add-mtp: the model is %q: only a dense qwen35 model takes a Qwen3.5 MTP block", arch)
 	}
-	if m.Type == 0 {
-		m.Type = mtpAutoType(m)
+	typ := m.Type
+	if m.Auto {
+		typ = mtpAutoType(m)
 	}
-	switch m.Type {
+	switch typ {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
 	default:
-		return nil, fmt.Errorf("--add-mtp: type %s: want f32, f16, bf16 or q8_0 (convert_hf_to_gguf's --outtype)", m.Type)
+		return nil, fmt.Errorf("--add-mtp: type %s: want f32, f16, bf16 or q8_0 (convert_hf_to_gguf's --outtype)", typ)
 	}
 	bc, ok := md.ArchUint("block_count")
 	if !ok || bc == 0 || bc > math.MaxInt32 {
@@ -176,7 +178,7 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	slices.SortFunc(ts, func(a, b mtpTensor) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.order, b.order)) })
 	var added []string
 	for i := range ts {
-		pt, err := mtpPlanTensor(p, &ts[i], m, int(embd))
+		pt, err := mtpPlanTensor(p, &ts[i], typ, m.Threads, int(embd))
 		if err != nil {
 			return nil, fmt.Errorf("--add-mtp %s: %s: %w", ts[i].src.Input.Name, ts[i].t.Name, err)
 		}
@@ -220,7 +222,7 @@ func mtpSourceNames(m *MTP) string {
 // main model's tensor of the same name in its last layer that has one, or
 // against embedding_length for the nextn.* ones) and returns the output
 // tensor converting it.
-func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, m *MTP, embd int) (plan.Tensor, error) {
+func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int) (plan.Tensor, error) {
 	t := mt.t
 	from, ok := mtpSourceType(t.DType)
 	if !ok {
@@ -255,7 +257,7 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, m *MTP, embd int) (plan.Tensor, 
 	}
 	rowLen := int64(dims[0])
 	norm := len(dims) == 1 || strings.HasSuffix(mt.name, "_norm.weight")
-	to := m.Type
+	to := typ
 	if norm {
 		to = gguf.TypeF32
 	} else if tt, err := to.Traits(); err != nil {
@@ -266,7 +268,6 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, m *MTP, embd int) (plan.Tensor, 
 	info := gguf.TensorInfo{Name: mt.name, Dims: dims, Type: to}
 	inRow := rowLen * safetensors.ElemSize(t.DType)
 	outRow := info.RowBytes()
-	threads := m.Threads
 	note := "convert " + t.DType + " to " + to.String()
 	if norm {
 		note += " +1"

@@ -39,6 +39,14 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 			if !bytes.Equal(got, c.Want) {
 				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
 			}
+			if out == gguf.TypeBF16 {
+				// the checkpoint is BF16: the converter's auto keeps it
+				got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
+				if !bytes.Equal(got, c.Want) {
+					t.Fatalf("main %s, MTP auto: not the BF16 output", main)
+				}
+			}
 			if len(rep.Added) != 15 || rep.Added[0] != "blk.2.attn_norm.weight" {
 				t.Fatalf("added %v", rep.Added)
 			}

@@ -191,6 +191,7 @@ func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]i
 	m := &ops.MTP{Threads: o.quant.threads}
 	switch strings.ToLower(o.mtpType) {
 	case "auto":
+		m.Auto = true
 	case "f32":
 		m.Type = gguf.TypeF32
 	case "f16":
