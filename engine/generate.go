@@ -34,6 +34,9 @@ type GenStats struct {
 	// drafted and the sampler kept (GenerateSpec), Drafts the steps that
 	// verified a draft.
 	Passes, Drafted, Accepted, Drafts int
+	// AcceptedAt counts the accepted tokens by their place in their draft
+	// (0: a draft's first token).
+	AcceptedAt []int
 }
 
 // AcceptRate returns the share of drafted tokens accepted, 0 without

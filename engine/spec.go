@@ -301,6 +301,10 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 			t, stop, err = next(r.rows[i*V : (i+1)*V])
 			if i < len(draft) && t == draft[i] && !stop && err == nil {
 				st.Accepted++
+				for len(st.AcceptedAt) <= i {
+					st.AcceptedAt = append(st.AcceptedAt, 0)
+				}
+				st.AcceptedAt[i]++
 				r.hist = append(r.hist, t)
 				continue
 			}

@@ -18,6 +18,7 @@ type metrics struct {
 	// speculative decoding: steps that verified a draft, tokens drafted
 	// and accepted
 	drafts, drafted, accepted atomic.Int64
+	acceptedAt                []atomic.Int64 // by place in the draft, up to --spec-draft-n-max
 }
 
 // add counts a generation.
@@ -30,6 +31,11 @@ func (m *metrics) add(st engine.GenStats) {
 	m.drafts.Add(int64(st.Drafts))
 	m.drafted.Add(int64(st.Drafted))
 	m.accepted.Add(int64(st.Accepted))
+	for i, n := range st.AcceptedAt {
+		if i < len(m.acceptedAt) {
+			m.acceptedAt[i].Add(int64(n))
+		}
+	}
 }
 
 // pagerTotals sums the slots' pager counts as of their last generation,
@@ -78,6 +84,11 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 		put("llamacpp:spec_decode_num_drafts_total", "counter", "Speculative: Total speculative decoding verification steps", float64(m.drafts.Load()))
 		put("llamacpp:spec_decode_num_draft_tokens_total", "counter", "Speculative: Total draft tokens generated", float64(m.drafted.Load()))
 		put("llamacpp:spec_decode_num_accepted_tokens_total", "counter", "Speculative: Total draft tokens accepted by the target model", float64(m.accepted.Load()))
+		name := "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"
+		fmt.Fprintf(&b, "# HELP %s Accepted tokens per draft position\n# TYPE %s counter\n", name, name)
+		for i := range m.acceptedAt {
+			fmt.Fprintf(&b, "%s{position=\"%d\"} %d\n", name, i, m.acceptedAt[i].Load())
+		}
 	}
 	put("gguf:requests_total", "counter", "Generations finished or stopped", float64(m.requests.Load()))
 	put("gguf:requests_refused_total", "counter", "Requests refused with 503: every slot busy and the queue full", float64(m.refused.Load()))

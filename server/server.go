@@ -145,6 +145,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{cfg: cfg, tickets: make(chan struct{}, len(cfg.Slots)), eogIDs: map[int32]bool{}, created: time.Now().Unix()}
+	if s.speculative() {
+		s.met.acceptedAt = make([]atomic.Int64, cfg.Spec.NMax)
+	}
 	for i, st := range cfg.Slots {
 		sl := &slot{id: i, s: st}
 		s.slots = append(s.slots, sl)

@@ -136,6 +136,10 @@ func TestServeDraftMTP(t *testing.T) {
 	if got := metric(t, spec.URL, "llamacpp:spec_decode_num_accepted_tokens_total"); got != accepted {
 		t.Errorf("spec_decode_num_accepted_tokens_total %g, the timings' %g", got, accepted)
 	}
+	if got := metric(t, spec.URL, `llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"}`) +
+		metric(t, spec.URL, `llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="1"}`); got != accepted {
+		t.Errorf("accepted per position sum to %g, not %g", got, accepted)
+	}
 	if metric(t, spec.URL, "llamacpp:spec_decode_num_drafts_total") == 0 {
 		t.Error("no verification steps counted")
 	}
