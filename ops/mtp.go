@@ -296,14 +296,14 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 
 // mtpMetadata sets block_count and nextn_predict_layers as the converter
 // writes them: both u32, nextn_predict_layers where its set_gguf_parameters
-// adds it (just before the ssm.* keys Qwen3NextModel adds after it). A
-// per-layer array the model has (of block_count elements) would need an
-// entry for the new layers nobody can guess: refused.
+// adds it (just before the ssm.* keys Qwen3NextModel adds after it). A key
+// llama.cpp reads per layer given as an array (head counts, FFN width)
+// would need entries for the new layers nobody can guess: refused.
 func mtpMetadata(p *plan.Plan, arch string, n, layers int) error {
 	md := p.Metadata
-	for _, kv := range md.KVs() {
-		if strings.HasPrefix(kv.Key, arch+".") && kv.Value.Type() == gguf.TypeArray && kv.Value.Len() == n {
-			return fmt.Errorf("--add-mtp: %s has an entry per layer: it needs entries for the MTP layers too", kv.Key)
+	for _, k := range []string{"attention.head_count", "attention.head_count_kv", "feed_forward_length"} {
+		if v, ok := md.Get(arch + "." + k); ok && v.Type() == gguf.TypeArray {
+			return fmt.Errorf("--add-mtp: %s.%s has an entry per layer: it needs entries for the MTP layers too", arch, k)
 		}
 	}
 	md.Set(arch+".block_count", gguf.Uint32(uint32(n+layers)))

@@ -54,6 +54,23 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 	}
 }
 
+// TestAddMTPFourLayers: a model of four layers (as many as
+// rope.dimension_sections has entries, an array that is no per-layer key)
+// takes its block too.
+func TestAddMTPFourLayers(t *testing.T) {
+	m := fixture.Qwen35MTP(gguf.TypeF32)
+	m.Layers = 4
+	c, err := fixture.QwenMTP(m, gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+		Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0}})
+	if !bytes.Equal(got, c.Want) {
+		t.Fatal("four layers: output differs from the converted model")
+	}
+}
+
 // TestAddMTPErrors: what --add-mtp refuses, each with a clear error.
 func TestAddMTPErrors(t *testing.T) {
 	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
