@@ -106,6 +106,8 @@ type State struct {
 	// inject, when set, fills s.x for a batch in place of the token
 	// embeddings: the MTP block's input (mtpDraft.inject).
 	inject func(s *State, tokens []int32) error
+	// draft is the MTP block attached for good (AttachMTP), nil if none.
+	draft *mtpDraft
 
 	pool *kernels.Pool
 	mm   *kernels.Products
@@ -197,6 +199,9 @@ func NewState(m *Model, o Options) (*State, error) {
 
 // Close stops the worker goroutines and the pager's readers.
 func (s *State) Close() {
+	if s.draft != nil {
+		s.draft.close()
+	}
 	s.pool.Close()
 	s.pg.close()
 }
