@@ -205,16 +205,8 @@ func (c *kvCache) scores(q []float32, slot, from, kvo int, scale float32, sc []f
 	hd := len(q)
 	qa = qa[:kernels.ActRowBytes(c.tk, hd)]
 	_ = kernels.QuantizeAct(c.tk, qa, q)
-	dot := kernels.RowDot(c.tk)
 	off := (slot*c.ctx+from)*c.kRow + kernels.ActRowBytes(c.tk, kvo)
-	mx := negInf
-	for t := range sc {
-		v := dot(hd, c.k[off:off+len(qa)], qa) * scale
-		sc[t] = v
-		mx = max(mx, v)
-		off += c.kRow
-	}
-	return mx
+	return kernels.KeyScores(c.tk, hd, c.k[off:], c.kRow, qa, scale, sc)
 }
 
 // values sets out = sum over t of p[t] * value from+t of one head (kvo:
@@ -227,17 +219,9 @@ func (c *kvCache) values(p []float32, slot, from, kvo int, out []float32, pa []b
 		n := len(p)
 		pa = pa[:2*n]
 		_ = kernels.QuantizeAct(gguf.TypeF16, pa, p)
-		dot := kernels.RowDot(gguf.TypeF16)
-		for d := range out {
-			o := 2 * ((slot*c.kvd+kvo+d)*c.ctx + from)
-			out[d] = dot(n, c.v[o:o+2*n], pa)
-		}
+		kernels.ValueDotsF16(pa, c.v[2*((slot*c.kvd+kvo)*c.ctx+from):], 2*c.ctx, n, out)
 	default:
-		clear(out)
 		off := (slot*c.ctx+from)*c.vRow + kernels.ActRowBytes(c.tv, kvo)
-		for _, w := range p {
-			kernels.MadQ8_0(out, c.v[off:off+kernels.ActRowBytes(c.tv, len(out))], w)
-			off += c.vRow
-		}
+		kernels.MadQ8_0Rows(out, c.v[off:], c.vRow, p)
 	}
 }
