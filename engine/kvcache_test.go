@@ -236,3 +236,41 @@ func TestKVCacheSizes(t *testing.T) {
 		t.Errorf("bf16 accepted")
 	}
 }
+
+// BenchmarkKVAttention measures one query's attention over a 4096-position
+// cache of 8 heads of 64 (scores, softmax, values, every head) in each
+// cache type; bench/kvattn.sh runs it alternated and prints the f16 and
+// q8_0 medians as ratios to f32's.
+func BenchmarkKVAttention(b *testing.B) {
+	const hd, kvd, ctx = 64, 512, 4096
+	r := rand.New(rand.NewPCG(5, 6))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	q := rnd(hd)
+	for _, tt := range CacheTypes {
+		c, err := newKVCache(tt, tt, 1, ctx, kvd, hd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for p := range ctx {
+			c.put(0, p, rnd(kvd), rnd(kvd))
+		}
+		ws := newAttnScratch(ctx, hd)
+		out := make([]float32, hd)
+		b.Run(CacheTypeName(tt), func(b *testing.B) {
+			for range b.N {
+				for kvo := 0; kvo < kvd; kvo += hd {
+					sc := ws.sc[:ctx]
+					mx := c.scores(q, 0, 0, kvo, 0.125, sc, ws.qa)
+					kernels.SoftmaxMax(sc, mx)
+					c.values(sc, 0, 0, kvo, out, ws.pa)
+				}
+			}
+		})
+	}
+}
