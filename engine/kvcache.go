@@ -186,6 +186,96 @@ type attnScratch struct {
 	sc []float32 // scores, then probabilities, of up to ctx positions
 	qa []byte    // the query in the key kernel's activation type
 	pa []byte    // the probabilities in f16 (F16 values)
+
+	// With pruning (Options.AttnEps): the kept positions' indices, up to
+	// pruneChunk of their values gathered (g) and a head's partial sums
+	// (acc); kept and seen count positions.
+	idx        []int32
+	g          []float32
+	acc        []float32
+	kept, seen int64
+}
+
+// pruneChunk is how many kept positions' values pruned attention gathers
+// at a time: the gather buffer is bounded whatever the context.
+const pruneChunk = 512
+
+// addPruning adds the buffers of pruned attention.
+func (ws *attnScratch) addPruning(ctx, hd int) {
+	ws.idx = make([]int32, ctx)
+	// hd float32 per position (F32 values) is the most any type takes.
+	ws.g = make([]float32, hd*pruneChunk)
+	ws.acc = make([]float32, hd)
+}
+
+// pruned sets out to the attention output of one head over the scores sc
+// (maximum mx) with the positions whose score is below mx + lnEps left
+// out: neither exponentiated nor counted in the softmax's sum, nor their
+// values summed. The kept positions' values are gathered pruneChunk
+// positions at a time into a contiguous copy and summed by the unpruned
+// kernels (Vdots, ValueDotsF16, MadQ8_0RowsAdd), chunk sums added in
+// order; when every position is kept and they fit one chunk, the result
+// is the unpruned one bit for bit.
+func (c *kvCache) pruned(sc []float32, mx, lnEps float32, slot, from, kvo int, out []float32, ws *attnScratch) {
+	thr := mx + lnEps
+	k := 0
+	for t, x := range sc {
+		if x >= thr {
+			sc[k], ws.idx[k] = x, int32(t)
+			k++
+		}
+	}
+	ws.kept += int64(k)
+	ws.seen += int64(len(sc))
+	p := sc[:k]
+	kernels.SoftmaxMax(p, mx)
+	hd := len(out)
+	if c.tv == gguf.TypeQ8_0 {
+		clear(out)
+	}
+	for c0 := 0; c0 < k; c0 += pruneChunk {
+		n := min(pruneChunk, k-c0)
+		idx, pc := ws.idx[c0:c0+n], p[c0:c0+n]
+		dst := out
+		if c0 > 0 && c.tv != gguf.TypeQ8_0 {
+			dst = ws.acc
+		}
+		switch c.tv {
+		case gguf.TypeF32:
+			g := ws.g[:hd*n]
+			for d := range hd {
+				row, gd := c.vf[(slot*c.kvd+kvo+d)*c.ctx+from:], g[d*n:(d+1)*n]
+				for j, t := range idx {
+					gd[j] = row[t]
+				}
+			}
+			kernels.Vdots(pc, g, n, dst)
+		case gguf.TypeF16:
+			g := kernels.BytesOf(ws.g)[:2*hd*n]
+			for d := range hd {
+				row, gd := c.v[2*((slot*c.kvd+kvo+d)*c.ctx+from):], g[2*d*n:2*(d+1)*n]
+				for j, t := range idx {
+					gd[2*j], gd[2*j+1] = row[2*t], row[2*t+1]
+				}
+			}
+			pa := ws.pa[:2*n]
+			_ = kernels.QuantizeAct(gguf.TypeF16, pa, pc)
+			kernels.ValueDotsF16(pa, g, 2*n, n, dst)
+		default:
+			rb := kernels.ActRowBytes(c.tv, hd)
+			g := kernels.BytesOf(ws.g)[:rb*n]
+			base := (slot*c.ctx+from)*c.vRow + kernels.ActRowBytes(c.tv, kvo)
+			for j, t := range idx {
+				copy(g[j*rb:(j+1)*rb], c.v[base+int(t)*c.vRow:])
+			}
+			kernels.MadQ8_0RowsAdd(out, g, rb, pc)
+		}
+		if c0 > 0 && c.tv != gguf.TypeQ8_0 {
+			for d, x := range ws.acc {
+				out[d] += x
+			}
+		}
+	}
 }
 
 func newAttnScratch(ctx, hd int) attnScratch {

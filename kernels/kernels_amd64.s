@@ -1663,8 +1663,8 @@ sq8done:
 	VADDPS tmp, acc, acc
 
 // func madQ8_0RowsAVX2(out *float32, v *byte, vstride, nb, npos int, p *float32)
-// out = sum over t < npos of p[t] * the dequantized Q8_0 row v + t*vstride
-// (nb blocks), in order of t: MadQ8_0Rows with each block's 32 sums in
+// out += sum over t < npos of p[t] * the dequantized Q8_0 row v + t*vstride
+// (nb blocks), in order of t: MadQ8_0RowsAdd with each block's 32 sums in
 // four registers across all the rows.
 TEXT ·madQ8_0RowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DX
@@ -1674,10 +1674,10 @@ TEXT ·madQ8_0RowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ npos+32(FP), R12
 	MOVQ p+40(FP), R11
 mq8blk:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
 	MOVQ   R10, SI
 	MOVQ   R11, DI
 	MOVQ   R12, CX

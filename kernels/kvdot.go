@@ -69,10 +69,16 @@ func MadQ8_0(out []float32, x []byte, w float32) {
 // added as MadQ8_0 adds it and in order of i, so bit for bit a cleared out
 // followed by MadQ8_0 for every row.
 func MadQ8_0Rows(out []float32, v []byte, vstride int, p []float32) {
+	clear(out)
+	MadQ8_0RowsAdd(out, v, vstride, p)
+}
+
+// MadQ8_0RowsAdd is MadQ8_0Rows adding to out instead of setting it: rows
+// taken in several calls add up to the same bits as in one.
+func MadQ8_0RowsAdd(out []float32, v []byte, vstride int, p []float32) {
 	if madQ8_0RowsFast(out, v, vstride, p) {
 		return
 	}
-	clear(out)
 	rb := ActRowBytes(gguf.TypeQ8_0, len(out))
 	for i, w := range p {
 		MadQ8_0(out, v[i*vstride:i*vstride+rb], w)

@@ -61,7 +61,7 @@ func valueDotsF16Fast(pa, v []byte, vstride, n int, out []float32) int {
 	return rows
 }
 
-// madQ8_0RowsFast is MadQ8_0Rows in assembly: per block of 32 outputs,
+// madQ8_0RowsFast is MadQ8_0RowsAdd in assembly: per block of 32 outputs,
 // four vectors of sums over every row, each product d*q then w*(d*q)
 // rounded and added as MadQ8_0 does (no fused multiply-add).
 func madQ8_0RowsFast(out []float32, v []byte, vstride int, p []float32) bool {

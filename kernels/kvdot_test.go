@@ -84,9 +84,13 @@ func TestKVManyPositions(t *testing.T) {
 					for i, w := range p {
 						MadQ8_0(want, k[i*stride:i*stride+rb], w)
 					}
+					// the same rows in two calls of MadQ8_0RowsAdd
+					split := make([]float32, hd)
+					MadQ8_0RowsAdd(split, k, stride, p[:n/2])
+					MadQ8_0RowsAdd(split, k[n/2*stride:], stride, p[n/2:])
 					for d := range hd {
-						if !same(out[d], want[d]) {
-							t.Fatalf("%s q8_0 values, head %d, %d positions: out[%d] %g, MadQ8_0 %g", set, hd, n, d, out[d], want[d])
+						if !same(out[d], want[d]) || !same(split[d], want[d]) {
+							t.Fatalf("%s q8_0 values, head %d, %d positions: out[%d] %g (in two calls %g), MadQ8_0 %g", set, hd, n, d, out[d], split[d], want[d])
 						}
 					}
 				}
