@@ -10,10 +10,39 @@ func vdotsF16NEON(v, a *byte, vstride, m int, lanes *[8][4]float32)
 //go:noescape
 func madQ8_0RowsNEON(out *float32, v *byte, vstride, nb, npos int, p *float32)
 
-// keyScoresFast leaves the keys to the one-row kernels (arm64's are NEON
-// already, and a call per key costs less there than on amd64).
-func keyScoresFast(gguf.Type, int, []byte, int, []byte, float32, []float32) (float32, bool) {
-	return 0, false
+//go:noescape
+func scoresF16NEON(k, q *byte, kstride, hd, n4 int, lanes *[4]float32)
+
+// keyScoresFast is KeyScores for F16 keys (heads of a multiple of 8) in
+// NEON, four keys at a time and up to 64 a call, each key's lanes summed
+// as dotF16Arm sums them; Q8_0 keys stay with the one-row kernels (NEON
+// already, and a call per key costs less here than on amd64).
+func keyScoresFast(t gguf.Type, hd int, k []byte, kstride int, qa []byte, scale float32, sc []float32) (float32, bool) {
+	n := len(sc)
+	if !useNEON || t != gguf.TypeF16 || hd%8 != 0 || hd == 0 || n < 4 {
+		return 0, false
+	}
+	_, _ = k[(n-1)*kstride+2*hd-1], qa[2*hd-1]
+	var lanes [64][4]float32
+	mx := negInf
+	i := 0
+	for i+4 <= n {
+		g := min(len(lanes), (n-i)&^3)
+		scoresF16NEON(&k[i*kstride], &qa[0], kstride, hd, g/4, &lanes[0])
+		for j, s := range lanes[:g] {
+			v := ((s[0] + s[1]) + (s[2] + s[3])) * scale
+			sc[i+j] = v
+			mx = max(mx, v)
+		}
+		i += g
+	}
+	dot := kernels[gguf.TypeF16].dot
+	for ; i < n; i++ {
+		v := dot(hd, k[i*kstride:i*kstride+2*hd], qa) * scale
+		sc[i] = v
+		mx = max(mx, v)
+	}
+	return mx, true
 }
 
 // valueDotsF16Fast computes ValueDotsF16 for the leading multiple of 8

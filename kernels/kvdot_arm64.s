@@ -184,3 +184,69 @@ mq8pos:
 	SUBS $1, R3
 	BNE  mq8blk
 	RET
+
+// func scoresF16NEON(k, q *byte, kstride, hd, n4 int, lanes *[4]float32)
+// For n4 groups of four keys kstride bytes apart from k: each key's four
+// dotF16NEON sums with q over hd halves (a positive multiple of 8) into
+// lanes, a key after the other; the four keys of a group at once, so that
+// their dependent adds overlap. FMUL then FADD: the products of halves are
+// exact, so the sums are dotF16NEON's.
+TEXT ·scoresF16NEON(SB), NOSPLIT, $0-48
+	MOVD k+0(FP), R0
+	MOVD q+8(FP), R4
+	MOVD kstride+16(FP), R5
+	MOVD hd+24(FP), R6
+	MOVD n4+32(FP), R7
+	MOVD lanes+40(FP), R8
+
+sf16grp:
+	ADD  R5, R0, R1
+	ADD  R5, R1, R2
+	ADD  R5, R2, R3
+	ADD  R5, R3, R12
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R4, R9
+	MOVD R6, R10
+
+sf16loop:
+	VLD1.P 16(R9), [V26.H8]
+	FCVTL(24, 26)
+	FCVTL2(25, 26)
+	VLD1.P 16(R0), [V0.H8]
+	VLD1.P 16(R1), [V1.H8]
+	VLD1.P 16(R2), [V2.H8]
+	VLD1.P 16(R3), [V3.H8]
+	FCVTL(8, 0)
+	FMUL4(8, 8, 24)
+	FCVTL(9, 1)
+	FMUL4(9, 9, 24)
+	FCVTL(10, 2)
+	FMUL4(10, 10, 24)
+	FCVTL(11, 3)
+	FMUL4(11, 11, 24)
+	FADD4(16, 16, 8)
+	FADD4(17, 17, 9)
+	FADD4(18, 18, 10)
+	FADD4(19, 19, 11)
+	FCVTL2(8, 0)
+	FMUL4(8, 8, 25)
+	FCVTL2(9, 1)
+	FMUL4(9, 9, 25)
+	FCVTL2(10, 2)
+	FMUL4(10, 10, 25)
+	FCVTL2(11, 3)
+	FMUL4(11, 11, 25)
+	FADD4(16, 16, 8)
+	FADD4(17, 17, 9)
+	FADD4(18, 18, 10)
+	FADD4(19, 19, 11)
+	SUBS $8, R10
+	BNE  sf16loop
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R8)
+	MOVD R12, R0
+	SUBS $1, R7
+	BNE  sf16grp
+	RET
