@@ -1,9 +1,10 @@
 #!/bin/sh
 # Attention speed per KV cache type (engine's BenchmarkKVAttention: one
-# query over 4096 positions, 8 heads of 64): the types' runs alternate
-# (-count rounds of f32, f16, q8_0), and the f16 and q8_0 medians are
-# printed as ratios to f32's, with the load average (the figures mean
-# little on a loaded machine).
+# query over 4096 positions, 8 heads of 64), exact and pruned (--attn-eps
+# 1e-3): the runs alternate (-count rounds of every variant), and each
+# median of the CPU time per op (the benchmark's thread's, cpu-ns/op: wall
+# time on a shared machine measures the other jobs) is printed as a ratio
+# to exact f32's, with the wall-time medians and the load average.
 # Usage: bench/kvattn.sh [rounds] [extra go test flags]
 set -e
 cd "$(dirname "$0")/.."
@@ -13,17 +14,18 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 go test ./engine -run '^$' -bench '^BenchmarkKVAttention$' -benchtime 20x -count "$rounds" "$@" |
 awk '
 /^BenchmarkKVAttention\// {
-	split($1, p, "/"); sub(/-[0-9]+$/, "", p[2]); n[p[2]]++; v[p[2], n[p[2]]] = $3
+	split($1, p, "/"); sub(/-[0-9]+$/, "", p[2]); n[p[2]]++; w[p[2], n[p[2]]] = $3
+	for (i = 5; i < NF; i++) if ($(i + 1) == "cpu-ns/op") v[p[2], n[p[2]]] = $i
 }
-function median(k,   i, j, t, a, m) {
+function median(k, x,   i, j, t, a, m) {
 	m = n[k]
-	for (i = 1; i <= m; i++) a[i] = v[k, i]
+	for (i = 1; i <= m; i++) a[i] = x == "w" ? w[k, i] : v[k, i]
 	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 }
 END {
-	f = median("f32")
-	for (k in n) printf "%-5s median %.0f ns/op over %d runs, %.2fx f32\n", k, median(k), n[k], median(k) / f
+	f = median("f32", "v")
+	for (k in n) printf "%-13s median %.0f cpu-ns/op over %d runs, %.2fx f32 (wall %.0f ns/op)\n", k, median(k, "v"), n[k], median(k, "v") / f, median(k, "w")
 	"cut -d\" \" -f1-3 /proc/loadavg" | getline load
 	print "load average after: " load
 }'

@@ -33,7 +33,7 @@ var attnDigests = map[string]string{
 // kernels and an AttnEps of 0 leave the logits as they were, bit for bit,
 // in every cache type and kernel set (attnDigests), and that a threshold
 // so low that no position is pruned (1e-38: ln is -87.5) gives the same
-// bits through the pruned path (its kept positions fit one chunk).
+// bits through the pruned path.
 func TestAttnEpsOffUnchanged(t *testing.T) {
 	t.Cleanup(func() { _ = kernels.SelectKernels("") })
 	m := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen3", Type: "F32"}))
@@ -71,18 +71,19 @@ func TestAttnEpsOffUnchanged(t *testing.T) {
 	}
 }
 
-// TestAttnEpsPruned runs one head of pruned attention (eps 1e-3) over a
-// cache of 300 positions with scores spread as a trained model's are (a
-// query of norm ~2.5x the keys'), in every cache type, and checks that
-// positions were skipped, exactly those below max + ln(eps) (kept counts
-// them), and that the output is the float64 attention over the kept
-// positions only, normalized over them, within the type's rounding (as
-// TestKVCacheTypes: 1e-6 f32, 2e-3 f16, 2e-2 q8_0). A second cache of
-// 1100 positions at eps 1e-38 keeps all of them in three gather chunks,
-// and must give the unpruned output within the same bounds.
+// TestAttnEpsPruned runs one head of pruned attention in every cache type
+// over caches whose scores spread as a trained model's do (a query of
+// norm 2.5-6x the keys'), and checks that positions were skipped, exactly
+// those below max + ln(eps) (kept counts them), and that the output is the
+// float64 attention over the kept positions only, normalized over them,
+// within the type's rounding (as TestKVCacheTypes: 1e-6 f32, 2e-3 f16,
+// 2e-2 q8_0). The cases take each path of kvCache.pruned: 42 % kept
+// (F32/F16: every position summed, the pruned with probability 0), 3 %
+// kept (gathered), ~600 of 5000 kept (gathered in two chunks); and at eps
+// 1e-38 all of 1100 positions are kept, which must give the unpruned
+// output bit for bit.
 func TestAttnEpsPruned(t *testing.T) {
 	const hd, kvd = 64, 128
-	lnEps := float32(math.Log(1e-3))
 	r := rand.New(rand.NewPCG(7, 8))
 	rnd := func(n int, s float64) []float32 {
 		x := make([]float32, n)
@@ -91,47 +92,66 @@ func TestAttnEpsPruned(t *testing.T) {
 		}
 		return x
 	}
-	q := rnd(hd, 2.5)
-	for _, ctx := range []int{300, 1100} {
-		keys, vals := make([][]float32, ctx), make([][]float32, ctx)
-		for p := range ctx {
+	for _, cs := range []struct {
+		ctx    int
+		qscale float64
+		eps    float64 // 0: keep about 600 positions
+	}{{300, 2.5, 1e-3}, {300, 6, 1e-3}, {5000, 2.5, 0}, {1100, 2.5, 1e-38}} {
+		q := rnd(hd, cs.qscale)
+		keys, vals := make([][]float32, cs.ctx), make([][]float32, cs.ctx)
+		for p := range cs.ctx {
 			keys[p], vals[p] = rnd(kvd, 1), rnd(kvd, 1)
 		}
 		for _, tc := range []struct {
 			t   gguf.Type
 			tol float64
 		}{{gguf.TypeF32, 1e-6}, {gguf.TypeF16, 2e-3}, {gguf.TypeQ8_0, 2e-2}} {
-			c, err := newKVCache(tc.t, tc.t, 2, ctx, kvd, hd)
+			c, err := newKVCache(tc.t, tc.t, 2, cs.ctx, kvd, hd)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for p := range ctx {
+			for p := range cs.ctx {
 				c.put(1, p, keys[p], vals[p])
 			}
-			ws := newAttnScratch(ctx, hd)
-			ws.addPruning(ctx, hd)
+			ws := newAttnScratch(cs.ctx, hd)
+			ws.addPruning(cs.ctx, hd)
 			const from, kvo = 2, hd
-			n := ctx - from
+			n := cs.ctx - from
 			sc := ws.sc[:n]
 			mx := c.scores(q, 1, from, kvo, 0.125, sc, ws.qa)
 			scores := slices.Clone(sc)
-			out := make([]float32, hd)
-			eps := lnEps
-			if ctx > 1000 {
-				eps = float32(math.Log(1e-38))
+			lnEps := float32(math.Log(cs.eps))
+			if cs.eps == 0 {
+				sorted := slices.Clone(scores)
+				slices.Sort(sorted)
+				lnEps = sorted[n-600] - mx
 			}
-			c.pruned(sc, mx, eps, 1, from, kvo, out, &ws)
+			out := make([]float32, hd)
+			c.pruned(sc, mx, lnEps, 1, from, kvo, out, &ws)
 			var keep []int
 			for i, x := range scores {
-				if x >= mx+eps {
+				if x >= mx+lnEps {
 					keep = append(keep, i)
 				}
 			}
 			if ws.kept != int64(len(keep)) || ws.seen != int64(n) {
 				t.Fatalf("%s, %d positions: counted %d kept of %d, want %d of %d", tc.t, n, ws.kept, ws.seen, len(keep), n)
 			}
-			if ctx < 1000 && (len(keep) == n || len(keep) == 0) {
-				t.Fatalf("%s: eps 1e-3 kept %d of %d positions: the test's scores prune nothing", tc.t, len(keep), n)
+			if cs.eps == 1e-38 {
+				if len(keep) != n {
+					t.Fatalf("%s: eps 1e-38 kept %d of %d positions", tc.t, len(keep), n)
+				}
+				want := make([]float32, hd)
+				copy(sc, scores)
+				kernels.SoftmaxMax(sc, mx)
+				c.values(sc, 1, from, kvo, want, ws.pa)
+				if !slices.Equal(kernels.BytesOf(out), kernels.BytesOf(want)) {
+					t.Errorf("%s: nothing pruned, output %v, unpruned %v", tc.t, out, want)
+				}
+				continue
+			}
+			if len(keep) == n || len(keep) == 0 {
+				t.Fatalf("%s: kept %d of %d positions: the case prunes nothing", tc.t, len(keep), n)
 			}
 			var sum float64
 			for _, i := range keep {

@@ -200,6 +200,13 @@ type attnScratch struct {
 // at a time: the gather buffer is bounded whatever the context.
 const pruneChunk = 512
 
+// pruneGather: pruned attention gathers an F32 or F16 (transposed) value
+// cache's kept columns when at most 1/pruneGather of the positions are
+// kept; more, and it sums every position, the pruned ones with
+// probability 0 (BenchmarkKVAttention: gathering a fifth cost more than
+// the whole sum).
+const pruneGather = 8
+
 // addPruning adds the buffers of pruned attention.
 func (ws *attnScratch) addPruning(ctx, hd int) {
 	ws.idx = make([]int32, ctx)
@@ -211,11 +218,13 @@ func (ws *attnScratch) addPruning(ctx, hd int) {
 // pruned sets out to the attention output of one head over the scores sc
 // (maximum mx) with the positions whose score is below mx + lnEps left
 // out: neither exponentiated nor counted in the softmax's sum, nor their
-// values summed. The kept positions' values are gathered pruneChunk
+// values summed. A Q8_0 cache's kept rows, and an F32 or F16 cache's kept
+// columns when few are kept (pruneGather), are gathered pruneChunk
 // positions at a time into a contiguous copy and summed by the unpruned
 // kernels (Vdots, ValueDotsF16, MadQ8_0RowsAdd), chunk sums added in
-// order; when every position is kept and they fit one chunk, the result
-// is the unpruned one bit for bit.
+// order; otherwise the unpruned sum runs with the pruned positions'
+// probabilities 0. When every position is kept, the result is the
+// unpruned one bit for bit (Q8_0's chunks continue the same sums).
 func (c *kvCache) pruned(sc []float32, mx, lnEps float32, slot, from, kvo int, out []float32, ws *attnScratch) {
 	thr := mx + lnEps
 	k := 0
@@ -229,6 +238,20 @@ func (c *kvCache) pruned(sc []float32, mx, lnEps float32, slot, from, kvo int, o
 	ws.seen += int64(len(sc))
 	p := sc[:k]
 	kernels.SoftmaxMax(p, mx)
+	if c.tv != gguf.TypeQ8_0 && k*pruneGather > len(sc) {
+		// Too many kept for gathering a transposed cache's columns to pay
+		// (it reads as many cache lines as the whole rows): the
+		// probabilities go back to their positions, zeros between.
+		next := len(sc)
+		for j := k - 1; j >= 0; j-- {
+			t, x := int(ws.idx[j]), sc[j]
+			clear(sc[t+1 : next])
+			sc[t], next = x, t
+		}
+		clear(sc[:next])
+		c.values(sc, slot, from, kvo, out, ws.pa)
+		return
+	}
 	hd := len(out)
 	if c.tv == gguf.TypeQ8_0 {
 		clear(out)
@@ -243,21 +266,11 @@ func (c *kvCache) pruned(sc []float32, mx, lnEps float32, slot, from, kvo int, o
 		switch c.tv {
 		case gguf.TypeF32:
 			g := ws.g[:hd*n]
-			for d := range hd {
-				row, gd := c.vf[(slot*c.kvd+kvo+d)*c.ctx+from:], g[d*n:(d+1)*n]
-				for j, t := range idx {
-					gd[j] = row[t]
-				}
-			}
+			kernels.GatherCols(kernels.BytesOf(g), c.v[4*((slot*c.kvd+kvo)*c.ctx+from):], 4, c.ctx, hd, idx)
 			kernels.Vdots(pc, g, n, dst)
 		case gguf.TypeF16:
 			g := kernels.BytesOf(ws.g)[:2*hd*n]
-			for d := range hd {
-				row, gd := c.v[2*((slot*c.kvd+kvo+d)*c.ctx+from):], g[2*d*n:2*(d+1)*n]
-				for j, t := range idx {
-					gd[2*j], gd[2*j+1] = row[2*t], row[2*t+1]
-				}
-			}
+			kernels.GatherCols(g, c.v[2*((slot*c.kvd+kvo)*c.ctx+from):], 2, c.ctx, hd, idx)
 			pa := ws.pa[:2*n]
 			_ = kernels.QuantizeAct(gguf.TypeF16, pa, pc)
 			kernels.ValueDotsF16(pa, g, 2*n, n, dst)

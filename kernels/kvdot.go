@@ -84,3 +84,28 @@ func MadQ8_0RowsAdd(out []float32, v []byte, vstride int, p []float32) {
 		MadQ8_0(out, v[i*vstride:i*vstride+rb], w)
 	}
 }
+
+// GatherCols copies the columns idx of rows rows of a transposed value
+// cache to dst, row after row (dst[d*len(idx)+j] = src[d*stride+idx[j]]),
+// for pruned attention: F32 caches as float32 (esize 4), F16 ones as their
+// halves (esize 2), src and dst in bytes, stride in elements.
+func GatherCols(dst, src []byte, esize, stride, rows int, idx []int32) {
+	n := len(idx)
+	if esize == 4 {
+		d, s := F32s(dst), F32s(src)
+		for r := range rows {
+			dr, sr := d[r*n:(r+1)*n:(r+1)*n], s[r*stride:]
+			for j, t := range idx {
+				dr[j] = sr[t]
+			}
+		}
+		return
+	}
+	d, s := u16s(dst), u16s(src)
+	for r := range rows {
+		dr, sr := d[r*n:(r+1)*n:(r+1)*n], s[r*stride:]
+		for j, t := range idx {
+			dr[j] = sr[t]
+		}
+	}
+}
