@@ -160,7 +160,7 @@ func TestAttnEpsPruned(t *testing.T) {
 			for d := range hd {
 				var want float64
 				for _, i := range keep {
-					want += math.Exp(float64(scores[i]-mx)) / sum * float64(vals[from+i][kvo+d])
+					want += float64(math.Exp(float64(scores[i]-mx)) / sum * float64(vals[from+i][kvo+d]))
 				}
 				if e := math.Abs(float64(out[d]) - want); e > tc.tol {
 					t.Errorf("%s, %d of %d positions kept: out[%d] %g, float64 pruned attention %g", tc.t, len(keep), n, d, out[d], want)
