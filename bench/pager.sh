@@ -6,7 +6,10 @@
 # three ways on the same sampled text (temp 1, seed 1):
 #
 #   mmap     whole file mapped, page cache warm: compute only
-#   paged    --moe-pool 16 (1/4 of the experts) under --moe-sim-flash
+#   paged    --moe-pool 16 (1/4 of the experts) under --moe-sim-flash, read
+#            through the page cache (--moe-direct=false: the simulated flash
+#            alone is the device, as thrash's; bench/pager-direct.sh measures
+#            direct I/O)
 #   thrash   whole file mapped under the same simulated flash, every
 #            weight a token reads charged to it (a page cache that keeps
 #            nothing between tokens: stock llama.cpp on a device whose RAM
@@ -21,17 +24,9 @@ set -euo pipefail
 flash=${1:-200MB/s,0.3ms}
 n=${2:-64}
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${PAGER_BENCH_DIR:-/tmp/pgbench}
-mkdir -p "$work"
 cd "$root"
-go build -o "$work/gguf" ./cmd/gguf
-model=$work/moe-1g6-s3.gguf
-if [ ! -f "$model" ]; then
-	go run ./bench/genmodel -o "$model" -layers 15 -embd 1024 -ff 1024 -experts 64 -experts-used 4 \
-		-heads 16 -kv-heads 8 -vocab 4096 -type Q8_0 -head-type Q8_0 -expert-type Q4_K \
-		-moe-skew 3 -expert-templates 8 -tied=false
-fi
-prompt="t1 t2 t3 t4 t5 t1 t2 t6 t7 t1 t3 t8"
+# shellcheck source=bench/pager-model.sh
+. bench/pager-model.sh
 run() { # name, tokens, flags...
 	local name=$1 toks=$2
 	shift 2
@@ -40,15 +35,15 @@ run() { # name, tokens, flags...
 	grep '^gguf:' "$work/${name// /_}.err"
 }
 run mmap "$n"
-run paged "$n" --moe-pool 16 --moe-sim-flash "$flash" --moe-stats
+run paged "$n" --moe-pool 16 --moe-direct=false --moe-sim-flash "$flash" --moe-stats
 for v in "--moe-policy lfu:0.95" "--moe-prefetch 4" "--moe-policy lfu:0.95 --moe-prefetch 4" "--moe-bias 0.1" "--moe-bias 0.3"; do
 	# shellcheck disable=SC2086 # $v is a list of flags
-	run "paged $v" "$n" --moe-pool 16 --moe-sim-flash "$flash" --moe-stats $v
+	run "paged $v" "$n" --moe-pool 16 --moe-direct=false --moe-sim-flash "$flash" --moe-stats $v
 done
 thrash_n=$(( n < 16 ? n : 16 ))
 run thrash "$thrash_n" --moe-sim-flash "$flash"
 run mmap-short "$thrash_n"
-run paged-short "$thrash_n" --moe-pool 16 --moe-sim-flash "$flash"
+run paged-short "$thrash_n" --moe-pool 16 --moe-direct=false --moe-sim-flash "$flash"
 cmp -s "$work/mmap.txt" "$work/paged.txt" && echo "paged text == mmap text" || echo "paged text DIFFERS from mmap text"
 gen() { sed -n 's/.*generated [0-9]* tokens in [^ ]* (\([0-9.]*\) tok\/s).*/\1/p' "$work/$1.err"; }
 awk -v p="$(gen paged-short)" -v t="$(gen thrash)" -v m="$(gen mmap-short)" \

@@ -600,7 +600,7 @@ func (m *Model) loadLayer(ts *tensorSet, c *Config, i int) error {
 			return err
 		}
 	}
-	return m.loadFFN(ts, c, i, p)
+	return m.loadFFN(ts, c, l, i, p)
 }
 
 // loadAttention loads an attention layer's projections, biases and norms.
@@ -686,10 +686,9 @@ func (ld *layerTensors) experts(dst *[]*Matrix, name string, cols, rows, n int) 
 	}
 }
 
-// loadFFN loads layer i's FFN: dense, or the router, experts, shared
-// experts and their gate of a MoE layer.
-func (m *Model) loadFFN(ts *tensorSet, c *Config, i int, p string) error {
-	l := &m.Layers[i]
+// loadFFN loads layer i's FFN into l: dense, or the router, experts,
+// shared experts and their gate of a MoE layer.
+func (m *Model) loadFFN(ts *tensorSet, c *Config, l *Layer, i int, p string) error {
 	f := c.fam
 	if !c.moeLayer(i) {
 		return ts.ffn(&l.FFN, p, "", c.Embd, c.FF, f.biases == biasOptional)

@@ -26,11 +26,14 @@ type mtpBlock struct {
 // HasMTP reports whether the model has a NextN/MTP block to draft with.
 func (m *Model) HasMTP() bool { return m.mtp != nil }
 
-// loadMTP loads the first NextN block of a dense qwen35 model when the
-// file has its tensors (llama.cpp's loader requires them with load_mtp;
-// without it, as here without them, the block is skipped).
+// loadMTP loads the first NextN block of a qwen35 or qwen35moe model when
+// the file has its tensors (llama.cpp's loader requires them with
+// load_mtp; without it, as here without them, the block is skipped). A
+// qwen35moe block's FFN is a MoE layer like the main ones (router,
+// experts, the gated shared expert), as llama_model_qwen35moe's graph_mtp
+// builds it.
 func (m *Model) loadMTP(ts *tensorSet, c *Config) error {
-	if c.NextN == 0 || !c.fam.attnGate || c.Experts > 0 {
+	if c.NextN == 0 || !c.fam.attnGate {
 		return nil
 	}
 	i := c.Layers
@@ -60,7 +63,7 @@ func (m *Model) loadMTP(ts *tensorSet, c *Config) error {
 	if err := m.loadAttention(ts, c, l, p); err != nil {
 		return err
 	}
-	if err := ts.ffn(&l.FFN, p, "", c.Embd, c.FF, false); err != nil {
+	if err := m.loadFFN(ts, c, l, i, p); err != nil {
 		return err
 	}
 	if b.HeadNorm == nil {
@@ -98,7 +101,12 @@ func newMTPDraft(s *State, nmax int) (*mtpDraft, error) {
 	m := s.m
 	b := m.mtp
 	if b == nil {
-		return nil, fmt.Errorf("draft-mtp: the model has no NextN/MTP block (nextn_predict_layers and blk.N.nextn.* tensors; dense qwen35 only)")
+		return nil, fmt.Errorf("draft-mtp: the model has no NextN/MTP block (nextn_predict_layers and blk.N.nextn.* tensors: qwen35 and qwen35moe)")
+	}
+	if len(b.Layer.GateExps) > 0 && b.Layer.GateExps[0].Data() == nil {
+		// The pager serves the main layers' slots; the block's experts
+		// would need pools of their own.
+		return nil, fmt.Errorf("draft-mtp: the MTP block's experts are paged with the model's (open it without --moe-pool, or use --spec-type ngram-simple)")
 	}
 	mm := &Model{Config: m.Config, Metadata: m.Metadata, Embed: m.Embed, Output: m.Output, OutputIDs: m.OutputIDs,
 		OutputNorm: b.HeadNorm, RopeFactors: m.RopeFactors, Layers: []Layer{b.Layer}}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dustin/go-humanize"
@@ -12,6 +13,7 @@ import (
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/kernels"
+	"github.com/ggufkit/gguf/ops"
 )
 
 // TestNgramSimpleDraft checks the lookup against cases worked by hand from
@@ -60,7 +62,7 @@ func specCases() []crosscheck.Case {
 		types = types[:1]
 	}
 	for _, typ := range types {
-		for _, shape := range append([]string{"dense", "qwen35mtp"}, crosscheck.FamilyShapes...) {
+		for _, shape := range append([]string{"dense", "qwen35mtp", "qwen35moemtp"}, crosscheck.FamilyShapes...) {
 			out = append(out, crosscheck.Case{Shape: shape, Type: typ})
 		}
 	}
@@ -175,11 +177,13 @@ func TestMTPMirrorBatches(t *testing.T) {
 // token 17 at the next position). Measured: max |diff| 5.7e-6 (F32) and
 // 7.2e-7 (Q8_0) on logits of magnitude ~1, the argmax the same; the
 // tolerance, 1e-4, is far below what a wrong pairing of tokens and hidden
-// states, a missing norm or a wrong position gives (O(0.1) and more).
+// states, a missing norm or a wrong position gives (O(0.1) and more). The
+// qwen35moe block (a MoE FFN with the gated shared expert): 1.2e-5 (F32),
+// 9.5e-7 (Q8_0).
 func TestMTPLlamaCpp(t *testing.T) {
-	for _, typ := range []string{"F32", "Q8_0"} {
-		c := crosscheck.Case{Shape: "qwen35mtp", Type: typ}
-		raw, err := os.ReadFile(filepath.Join("testdata", "llamacpp", c.Tag()+".mtp.f32"))
+	for _, c := range crosscheck.MTPCases() {
+		tag := c.Tag()
+		raw, err := os.ReadFile(filepath.Join("testdata", "llamacpp", tag+".mtp.f32"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,10 +194,30 @@ func TestMTPLlamaCpp(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, at := maxDiff(got, want)
-		t.Logf("%s: max |ours - llama.cpp| %.3g", typ, d)
+		t.Logf("%s: max |ours - llama.cpp| %.3g", tag, d)
 		if d > 1e-4 || argmax(got) != argmax(want) {
-			t.Errorf("%s: MTP logits differ from llama.cpp's by %g at %d (argmax %d, llama.cpp %d)", typ, d, at, argmax(got), argmax(want))
+			t.Errorf("%s: MTP logits differ from llama.cpp's by %g at %d (argmax %d, llama.cpp %d)", tag, d, at, argmax(got), argmax(want))
 		}
+	}
+}
+
+// TestMTPPagedRefused: a qwen35moe opened with its experts paged has an
+// MTP block whose experts have no bytes (the pager fills the main layers'
+// slots only): draft-mtp must refuse it with an error, not run on nil
+// matrices.
+func TestMTPPagedRefused(t *testing.T) {
+	c := crosscheck.Case{Shape: "qwen35moemtp", Type: "Q8_0"}
+	last := writeModel(t, t.TempDir(), "last.gguf", runOps(t, crossBytes(t, c), ops.Options{ExpertsLast: true}))
+	m, err := OpenWith(last, OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	s := newState(t, m, Options{Ctx: 64, Pager: &PagerOptions{Pool: 8}})
+	_, err = GenerateSpec(s, NewSampler(SamplerOptions{}, m.Config.Vocab), crosscheck.PromptIDs, 4,
+		func(int32) bool { return false }, func(int32) error { return nil }, SpecOptions{Type: SpecDraftMTP, NMax: 2})
+	if err == nil || !strings.Contains(err.Error(), "paged") {
+		t.Fatalf("draft-mtp on a paged qwen35moe: err %v, want the paged experts refused", err)
 	}
 }
 

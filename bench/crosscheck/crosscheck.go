@@ -115,6 +115,13 @@ var Shapes = map[string]Shape{
 	"qwen35mtp": {"qwen35mtp", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
 		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
 		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 117}},
+	// qwen35moe with its MTP block (blk.4: gated full attention and a MoE
+	// FFN like the main layers', with the gated shared expert); the main
+	// layers' weights are qwen35moe's (drawn first, in the same order)
+	"qwen35moemtp": {"qwen35moemtp", fixture.Model{Arch: "qwen35moe", Name: "xcheck-qwen35moe", Layers: 4, Embd: 256, FF: 512,
+		Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SharedExperts: 1,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 118}},
 	// qwen35 with MoE FFNs in every layer: 8 experts of 256, top 2,
 	// softmax renormalized, and one shared expert of 256 whose output is
 	// scaled by sigmoid(ffn_gate_inp_shexp x)
@@ -214,9 +221,14 @@ func Cases() []Case {
 }
 
 // MTPCases are the files whose MTP block bench/llama-mtp.sh checks
-// against libllama's MTP context: qwen35mtp in F32 and Q8_0.
+// against libllama's MTP context: qwen35mtp and qwen35moemtp in F32 and
+// Q8_0.
 func MTPCases() []Case {
-	return []Case{{Shape: "qwen35mtp", Type: "F32"}, {Shape: "qwen35mtp", Type: "Q8_0"}}
+	var out []Case
+	for _, shape := range []string{"qwen35mtp", "qwen35moemtp"} {
+		out = append(out, Case{Shape: shape, Type: "F32"}, Case{Shape: shape, Type: "Q8_0"})
+	}
+	return out
 }
 
 // FamilyCases returns the cases of the other families: each of

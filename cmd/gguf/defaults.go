@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ggufkit/gguf/engine"
+	"github.com/ggufkit/gguf/experts"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/memguard"
 	"github.com/ggufkit/gguf/source"
@@ -78,17 +79,23 @@ func samplingDefaults(cmd *cobra.Command, md *gguf.Metadata, penalty *float32, l
 }
 
 // warnUnguarded warns, with the memory guard off (--mem-reserve off),
-// about --mlock of more weights than the memory available and an expert
+// about --mlock of more weights than the memory available (with the
+// expert pager only the part before the experts is locked) and an expert
 // budget larger than it: both crashed the seeds' iPad (E141, E150).
+// Pools asked for as a slot count are checked once the model is open
+// (warnUnguardedPools).
 func warnUnguarded(verb, path string, mf *modelFlags) {
-	r, err := memguard.Read(memRoots())
-	if err != nil || r.Available() <= 0 {
+	avail := availableUnguarded()
+	if avail <= 0 {
 		return
 	}
-	avail := r.Available()
 	if mf.mlock {
 		if src, err := source.Open(context.Background(), path, source.Options{}); err == nil {
-			if size := src.Size(); size > avail {
+			size := src.Size()
+			if info := experts.Describe(src.File()); mf.paged() && info != nil && info.Last {
+				size = info.NonExpertEnd
+			}
+			if size > avail {
 				fmt.Fprintf(stderr, "gguf: %s: warning: --mlock of %s of weights with %s available\n",
 					verb, humanize.IBytes(uint64(size)), humanize.IBytes(uint64(avail)))
 			}
@@ -99,4 +106,29 @@ func warnUnguarded(verb, path string, mf *modelFlags) {
 		fmt.Fprintf(stderr, "gguf: %s: warning: --moe-budget %s is more than the %s available\n",
 			verb, mf.budget, humanize.IBytes(uint64(avail)))
 	}
+}
+
+// warnUnguardedPools warns, with the memory guard off, about expert pools
+// asked for as a slot count (--moe-pool) that take more than the memory
+// available: the seeds' iPad panicked with pool 16 (E141), which --moe-pool
+// 16 asks for just as silently.
+func warnUnguardedPools(verb string, m *engine.Model, po *engine.PagerOptions, n int) {
+	if po == nil || po.Pool <= 0 {
+		return
+	}
+	avail := availableUnguarded()
+	if pools := int64(po.Pool) * m.ExpertSlotBytes() * int64(n); avail > 0 && pools > avail {
+		fmt.Fprintf(stderr, "gguf: %s: warning: --moe-pool %d takes %s with %s available\n",
+			verb, po.Pool, humanize.IBytes(uint64(pools)), humanize.IBytes(uint64(avail)))
+	}
+}
+
+// availableUnguarded is the memory available (0 when unknown), read for
+// the warnings given with the guard off.
+func availableUnguarded() int64 {
+	r, err := memguard.Read(memRoots())
+	if err != nil {
+		return 0
+	}
+	return r.Available()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ggufkit/gguf/engine"
 	"github.com/ggufkit/gguf/hfremote"
+	"github.com/ggufkit/gguf/internal/osmem"
 	"github.com/ggufkit/gguf/internal/safetext"
 	"github.com/ggufkit/gguf/kernels"
 	"github.com/ggufkit/gguf/vocabselect"
@@ -121,6 +122,9 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 	if err != nil {
 		return fail(err)
 	}
+	if po != nil && po.Direct && !mf.isGiven("moe-direct") && !directReads(path, mf.expertsFrom) {
+		mf.direct, po.Direct = false, false // the default, not asked for: read through the page cache
+	}
 	m, err := engine.OpenWith(path, oo)
 	if err != nil {
 		return fail(err)
@@ -176,4 +180,19 @@ func weightsLine(m *engine.Model, s *engine.State) string {
 			humanize.IBytes(uint64(m.WeightBytes)), humanize.IBytes(uint64(st.PoolBytes)))
 	}
 	return "weights " + humanize.IBytes(uint64(m.WeightBytes))
+}
+
+// directReads reports whether the experts' file (expertsFrom when given,
+// else path) can be opened for direct I/O: not on every file system
+// (tmpfs has no O_DIRECT) nor every OS.
+func directReads(path, expertsFrom string) bool {
+	if expertsFrom != "" {
+		path = expertsFrom
+	}
+	f, err := osmem.OpenDirect(path)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }

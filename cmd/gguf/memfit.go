@@ -110,6 +110,9 @@ func fitBeforeOpen(verb, path string, mf *modelFlags, g *memguard.Guard) (memFit
 // was asked for and they all fit. A model whose one-token working set or
 // KV cache does not fit is refused.
 func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engine.PagerOptions, ctx, n int) error {
+	if fit.g == nil {
+		warnUnguardedPools(verb, m, po, n)
+	}
 	if fit.budget < 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"golang.org/x/sys/unix"
 
 	"github.com/ggufkit/gguf/engine"
@@ -114,6 +115,50 @@ func TestMemGuardFit(t *testing.T) {
 	simMemory(t, sim, reserve+m.ResidentBytes/2)
 	checkOneLineError(t, runGGUF(t, nil, append(args, "--no-mmap")...), 2, "--no-mmap")
 	checkOneLineError(t, runGGUF(t, nil, append(args, "--mem-reserve", "lots")...), 2, "--mem-reserve")
+}
+
+// TestMemWarnUnguarded: with the guard off (--mem-reserve off) nothing
+// is resized or refused, but --moe-pool N, --moe-budget and --mlock that
+// take more than the memory available each warn on one stderr line with
+// the numbers (the seeds' E141 and E150 panicked an iPad), and --mlock
+// with the pager counts only the part it locks, the non-experts.
+func TestMemWarnUnguarded(t *testing.T) {
+	dir := t.TempDir()
+	path, m := memModel(t, dir)
+	slot := m.ExpertSlotBytes()
+	avail := m.ResidentBytes + 10*slot + 1<<20
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() <= avail || 40*slot <= avail {
+		t.Fatalf("the model (%d bytes, slots of %d) is too small for the test", st.Size(), slot)
+	}
+	sim := filepath.Join(dir, "sim")
+	t.Setenv("GGUF_MEM_ROOT", sim)
+	simMemory(t, sim, avail)
+	args := []string{"run", path, "-p", "t1 t2", "-n", "2", "--temp", "0", "-t", "1", "-c", "64", "--mem-reserve", "off"}
+	for _, c := range []struct{ flags, warning string }{
+		{"--moe-pool 40", fmt.Sprintf("warning: --moe-pool 40 takes %s with %s available", humanize.IBytes(uint64(40*slot)), humanize.IBytes(uint64(avail)))},
+		{"--moe-budget 900M", "warning: --moe-budget 900M is more than the " + humanize.IBytes(uint64(avail)) + " available"},
+		{"--mlock", fmt.Sprintf("warning: --mlock of %s of weights with %s available", humanize.IBytes(uint64(st.Size())), humanize.IBytes(uint64(avail)))},
+		{"--moe-pool 4", ""},
+		{"--moe-pool 4 --mlock", ""},
+	} {
+		r := mustRun(t, nil, append(args, strings.Fields(c.flags)...)...)
+		var warnings []string
+		for _, l := range strings.Split(string(r.stderr), "\n") {
+			if strings.Contains(l, "warning") {
+				warnings = append(warnings, l)
+			}
+		}
+		switch {
+		case c.warning == "" && len(warnings) > 0:
+			t.Errorf("%s: %q, want no warning", c.flags, warnings)
+		case c.warning != "" && (len(warnings) != 1 || !strings.HasSuffix(warnings[0], c.warning)):
+			t.Errorf("%s: %q, want one line ending %q", c.flags, warnings, c.warning)
+		}
+	}
 }
 
 // TestMemGuardRun: while run generates, memory falling below the reserve

@@ -16,6 +16,18 @@ import (
 	"github.com/ggufkit/gguf/internal/fixture"
 )
 
+// writeXLMoE writes ci-moe with 8 experts, 2 used, to dir as moe.gguf
+// and its experts-last build (pageable) as xl.gguf.
+func writeXLMoE(t *testing.T, dir string) {
+	t.Helper()
+	m := fixture.Named["ci-moe"]
+	m.Experts, m.ExpertsUsed = 8, 2
+	if err := os.WriteFile(filepath.Join(dir, "moe.gguf"), m.Build(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, nil, "build", filepath.Join(dir, "moe.gguf"), "--experts-last", "-o", filepath.Join(dir, "xl.gguf"))
+}
+
 // TestMoEPagedRun: run and perplexity on an experts-last build give the
 // same text and perplexity with the pager as without it, the trace they
 // write replays in moe simulate to the hits the run counted, and the
@@ -23,12 +35,7 @@ import (
 func TestMoEPagedRun(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	m := fixture.Named["ci-moe"]
-	m.Experts, m.ExpertsUsed = 8, 2
-	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	writeXLMoE(t, dir)
 	args := []string{"run", p("xl.gguf"), "-p", "t1 t2 t3", "-n", "24", "--temp", "0", "-t", "2"}
 	want := mustRun(t, nil, args...)
 	got := mustRun(t, nil, append(args, "--moe-pool", "3", "--moe-policy", "lfu:0.9", "--moe-trace", p("run.trace"), "--moe-stats")...)
@@ -89,6 +96,63 @@ func TestMoEPagedRun(t *testing.T) {
 	} {
 		checkOneLineError(t, runGGUF(t, nil, c.args...), exitUsage, c.msg)
 	}
+}
+
+// TestMoEDirectDefault: the pager reads experts with direct I/O by
+// default (bench/pager-direct.sh measured it faster under a memory limit,
+// as the seeds' E140 did on an iPad), --moe-direct=false through the page
+// cache, and a file system without direct I/O (tmpfs) falls back to the
+// page cache unless --moe-direct was asked for, which is then a one-line
+// error, as is --moe-direct given without the pager. The text is the same
+// every way.
+func TestMoEDirectDefault(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	writeXLMoE(t, dir)
+	if !directReads(p("xl.gguf"), "") {
+		t.Skipf("no direct I/O in %s", dir)
+	}
+	args := []string{"-p", "t1 t2 t3", "-n", "8", "--temp", "0", "-t", "1", "--moe-pool", "3", "--moe-stats"}
+	run := func(path string, flags ...string) result {
+		return mustRun(t, nil, append(append([]string{"run", path}, args...), flags...)...)
+	}
+	want := run(p("xl.gguf"))
+	for _, c := range []struct {
+		path  string
+		flags []string
+		how   string
+	}{
+		{p("xl.gguf"), nil, "experts read with direct I/O"},
+		{p("xl.gguf"), []string{"--moe-direct=false"}, "experts read through the page cache"},
+	} {
+		r := run(c.path, c.flags...)
+		if !strings.Contains(string(r.stderr), c.how) || string(r.stdout) != string(want.stdout) {
+			t.Errorf("%v: %q (want %q)\n%s", c.flags, r.stdout, want.stdout, r.stderr)
+		}
+	}
+	checkOneLineError(t, runGGUF(t, nil, "run", p("xl.gguf"), "-n", "1", "--moe-direct"), exitUsage, "needs the expert pager")
+	shm, err := os.MkdirTemp("/dev/shm", "gguf-direct")
+	if err != nil {
+		t.Logf("no /dev/shm: the fallback is not checked (%v)", err)
+		return
+	}
+	defer os.RemoveAll(shm)
+	raw, err := os.ReadFile(p("xl.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(shm, "xl.gguf")
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if directReads(tmp, "") {
+		t.Logf("%s has direct I/O: the fallback is not checked", shm)
+		return
+	}
+	if r := run(tmp); !strings.Contains(string(r.stderr), "experts read through the page cache") || string(r.stdout) != string(want.stdout) {
+		t.Errorf("tmpfs: %q (want %q)\n%s", r.stdout, want.stdout, r.stderr)
+	}
+	checkOneLineError(t, runGGUF(t, nil, append(append([]string{"run", tmp}, args...), "--moe-direct")...), 1, "--moe-direct")
 }
 
 // TestMoESimulateBounds: moe simulate clamps a pool to the layer's experts

@@ -41,12 +41,7 @@ func fileSums(t *testing.T, dir string) map[string]string {
 func TestTraceOutput(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	m := fixture.Named["ci-moe"]
-	m.Experts, m.ExpertsUsed = 8, 2
-	if err := os.WriteFile(p("moe.gguf"), m.Build(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mustRun(t, nil, "build", p("moe.gguf"), "--experts-last", "-o", p("xl.gguf"))
+	writeXLMoE(t, dir)
 	os.Remove(p("moe.gguf"))
 	os.Symlink("xl.gguf", p("link.gguf"))
 	if err := os.Link(p("xl.gguf"), p("hard.gguf")); err != nil {
