@@ -168,7 +168,8 @@ func NewState(m *Model, o Options) (*State, error) {
 		s.at.scratch[w] = newAttnScratch(o.Ctx, c.HeadDim)
 	}
 	if c.Experts > 0 {
-		s.moe = newMoEBuffers(c, b)
+		s.moe = newMoEBuffers(m, c, b, o.Threads)
+		s.moe.serial.hb, s.moe.serial.hb2 = s.hb, s.hb2
 	}
 	s.newMixerState(o.Ctx, b, o.Threads)
 	if c.fam.attnGate {
