@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ggufkit/gguf/bench/crosscheck"
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/moegen"
 )
@@ -41,6 +42,22 @@ func TestMoEThreadsBitIdentical(t *testing.T) {
 			if st.Misses == 0 {
 				t.Errorf("%s paged: nothing was paged in", name)
 			}
+		}
+	}
+}
+
+// TestQwen35ThreadsBitIdentical: a prompt's Gated DeltaNet layers on 3
+// threads (the convolution by ranges of channels, the delta rule, output
+// norm and gate by value heads) give exactly the logits of one thread.
+func TestQwen35ThreadsBitIdentical(t *testing.T) {
+	ids := crosscheck.TextIDs(199)
+	for _, typ := range []string{"F32", "Q8_0"} {
+		m := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen35", Type: typ}))
+		want := sequenceLogits(t, newState(t, m, Options{Ctx: 256, Batch: 200, Threads: 1}), ids, len(ids))
+		got := sequenceLogits(t, newState(t, m, Options{Ctx: 256, Batch: 200, Threads: 3}), ids, len(ids))
+		if !sameBits(got, want) {
+			d, at := maxDiff(got, want)
+			t.Errorf("%s: 3 threads differ from 1 by %g at position %d", typ, d, at/m.Config.Vocab)
 		}
 	}
 }
