@@ -187,7 +187,8 @@ func NewState(m *Model, o Options) (*State, error) {
 		s.at.lnEps = float32(math.Log(o.AttnEps))
 	}
 	if c.Experts > 0 {
-		s.moe = newMoEBuffers(c, b)
+		s.moe = newMoEBuffers(m, c, b, o.Threads)
+		s.moe.serial.hb, s.moe.serial.hb2 = s.hb, s.hb2
 	}
 	s.newMixerState(o.Ctx, b, o.Threads)
 	if c.fam.attnGate {

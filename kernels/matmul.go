@@ -96,6 +96,9 @@ func padRows(batch int) int {
 // bits its own pass would. Integer products are exact either way.
 func (s *Products) SetRowExact(on bool) { s.mt.rowExact = on }
 
+// RowExact reports whether SetRowExact is on.
+func (s *Products) RowExact() bool { return s.mt.rowExact }
+
 // floatSums reports whether k's products are float sums, whose four-row
 // kernels may add in another order than the one-row ones.
 func (k *kernel) floatSums() bool {
