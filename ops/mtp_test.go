@@ -7,6 +7,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/mtpfixture"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
 	"github.com/ggufkit/gguf/safetensors"
@@ -30,7 +31,7 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 func TestAddMTPEqualsConverted(t *testing.T) {
 	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
 		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-			c, err := fixture.QwenMTP(fixture.Qwen35MTP(main), out)
+			c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(main), out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +61,7 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 func TestAddMTPFourLayers(t *testing.T) {
 	m := fixture.Qwen35MTP(gguf.TypeF32)
 	m.Layers = 4
-	c, err := fixture.QwenMTP(m, gguf.TypeQ8_0)
+	c, err := mtpfixture.QwenMTP(m, gguf.TypeQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestAddMTPFourLayers(t *testing.T) {
 
 // TestAddMTPErrors: what --add-mtp refuses, each with a clear error.
 func TestAddMTPErrors(t *testing.T) {
-	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
 	if err != nil {
 		t.Fatal(err)
 	}

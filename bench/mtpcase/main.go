@@ -3,7 +3,7 @@
 // as a Qwen3.5 checkpoint holds it (DIR/mtp.safetensors: mtp.* names, BF16,
 // norms stored minus 1) and the model with the block as
 // convert_hf_to_gguf.py writes it with --outtype TYPE (DIR/want.gguf), all
-// from internal/fixture.QwenMTP.
+// from internal/mtpfixture.QwenMTP.
 //
 //	mtpcase -dir DIR [-type f32|f16|bf16|q8_0]
 package main
@@ -17,6 +17,7 @@ import (
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/mtpfixture"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mtpcase:", err)
 		os.Exit(2)
 	}
-	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), t)
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), t)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mtpcase:", err)
 		os.Exit(1)

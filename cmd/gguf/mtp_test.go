@@ -10,6 +10,7 @@ import (
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/hfremote/hubtest"
 	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/mtpfixture"
 	"github.com/ggufkit/gguf/safetensors"
 )
 
@@ -39,7 +40,7 @@ func withFiller(t *testing.T, ck []byte) []byte {
 // equals the model as convert_hf_to_gguf.py writes it with the block, and
 // the output drafts with --spec-type draft-mtp, the text unchanged.
 func TestBuildAddMTP(t *testing.T) {
-	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestBuildAddMTP(t *testing.T) {
 // TestBuildAddMTPErrors: a bad checkpoint and a bad --mtp-outtype are
 // one-line errors.
 func TestBuildAddMTPErrors(t *testing.T) {
-	c, err := fixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
 	if err != nil {
 		t.Fatal(err)
 	}
