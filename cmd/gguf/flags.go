@@ -51,6 +51,7 @@ var flagBounds = map[string]bounds{
 	"--experts":                  atLeast(0),
 	"--batch-size":               atLeast(0),
 	"--moe-topp":                 {min: 0, max: 1},
+	"--attn-eps":                 {min: 0, max: math.Nextafter(1, 0)}, // a threshold below 1, or 0 (off)
 	"--moe-pool":                 atLeast(0),
 	"--moe-bias":                 atLeast(0),
 	"--moe-prefetch":             atLeast(0),
