@@ -87,7 +87,7 @@ type Model struct {
 	// expert tensor's bytes are; such tensors are not mapped.
 	paged map[string]expertSource
 	// mtp is the NextN/MTP block, nil without one (or where it is not
-	// run: the other families, qwen35moe).
+	// run: the families other than qwen35 and qwen35moe).
 	mtp *mtpBlock
 	// maps holds the file mappings (not the files read into memory).
 	maps [][]byte

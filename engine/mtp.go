@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/ggufkit/gguf/kernels"
 )
@@ -21,6 +22,42 @@ type mtpBlock struct {
 	HeadNorm     []float32
 	Head         *Matrix // nil: the model's head
 	Embed        *Matrix // nil: token_embd
+	// once reads a paged model's block experts (readMTPExperts) for the
+	// first draft State; err is its result.
+	once sync.Once
+	err  error
+}
+
+// readMTPExperts reads the MTP block's experts into memory when the
+// model's experts are paged: the pager's pools serve the main layers only,
+// and a draft runs the block once per drafted token, every token, so its
+// experts are held resident (one MoE layer's experts, added to
+// ResidentBytes), read when draft-mtp first starts rather than at Open,
+// which a model run without drafting does not pay.
+func (m *Model) readMTPExperts() error {
+	for _, w := range expertWeights(&m.mtp.Layer, &m.Config) {
+		ms := *w.dst
+		if len(ms) == 0 || ms[0].Data() != nil {
+			continue
+		}
+		src, ok := m.paged[ms[0].Name]
+		if !ok {
+			return fmt.Errorf("draft-mtp: the MTP block's %s has no bytes and no paged source", ms[0].Name)
+		}
+		each := int64(ms[0].Rows) * int64(ms[0].RowBytes)
+		if each*int64(len(ms)) != src.size {
+			return fmt.Errorf("draft-mtp: %s holds %d bytes, want %d experts of %d", ms[0].Name, src.size, len(ms), each)
+		}
+		buf := make([]byte, src.size)
+		if _, err := src.f.ReadAt(buf, src.off); err != nil {
+			return fmt.Errorf("draft-mtp: reading the MTP block's %s: %w", ms[0].Name, err)
+		}
+		for e, x := range ms {
+			x.SetData(buf[int64(e)*each : int64(e+1)*each : int64(e+1)*each])
+		}
+		m.ResidentBytes += src.size
+	}
+	return nil
 }
 
 // HasMTP reports whether the model has a NextN/MTP block to draft with.
@@ -108,10 +145,9 @@ func newMTPDraft(s *State, nmax int) (*mtpDraft, error) {
 	if b == nil {
 		return nil, fmt.Errorf("draft-mtp: the model has no NextN/MTP block (nextn_predict_layers and blk.N.nextn.* tensors: qwen35 and qwen35moe)")
 	}
-	if len(b.Layer.GateExps) > 0 && b.Layer.GateExps[0].Data() == nil {
-		// The pager serves the main layers' slots; the block's experts
-		// would need pools of their own.
-		return nil, fmt.Errorf("draft-mtp: the MTP block's experts are paged with the model's (open it without --moe-pool, or use --spec-type ngram-simple)")
+	b.once.Do(func() { b.err = m.readMTPExperts() })
+	if b.err != nil {
+		return nil, b.err
 	}
 	mm := &Model{Config: m.Config, Metadata: m.Metadata, Embed: m.Embed, Output: m.Output, OutputIDs: m.OutputIDs,
 		OutputNorm: b.HeadNorm, RopeFactors: m.RopeFactors, Layers: []Layer{b.Layer}}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/dustin/go-humanize"
@@ -201,23 +200,50 @@ func TestMTPLlamaCpp(t *testing.T) {
 	}
 }
 
-// TestMTPPagedRefused: a qwen35moe opened with its experts paged has an
-// MTP block whose experts have no bytes (the pager fills the main layers'
-// slots only): draft-mtp must refuse it with an error, not run on nil
-// matrices.
-func TestMTPPagedRefused(t *testing.T) {
+// TestMTPPaged: a qwen35moe opened with its experts paged drafts with its
+// MTP block too (the block's experts, which the pager does not serve, are
+// read into memory when drafting starts): its first draft logits equal the
+// resident model's bit for bit, and greedy output with draft-mtp equals
+// the resident model's without drafting. Before, the block ran on
+// matrices without bytes.
+func TestMTPPaged(t *testing.T) {
 	c := crosscheck.Case{Shape: "qwen35moemtp", Type: "Q8_0"}
 	last := writeModel(t, t.TempDir(), "last.gguf", runOps(t, crossBytes(t, c), ops.Options{ExpertsLast: true}))
-	m, err := OpenWith(last, OpenOptions{PageExperts: true})
+	resident := openModel(t, last)
+	paged, err := OpenWith(last, OpenOptions{PageExperts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
-	s := newState(t, m, Options{Ctx: 64, Pager: &PagerOptions{Pool: 8}})
-	_, err = GenerateSpec(s, NewSampler(SamplerOptions{}, m.Config.Vocab), crosscheck.PromptIDs, 4,
-		func(int32) bool { return false }, func(int32) error { return nil }, SpecOptions{Type: SpecDraftMTP, NMax: 2})
-	if err == nil || !strings.Contains(err.Error(), "paged") {
-		t.Fatalf("draft-mtp on a paged qwen35moe: err %v, want the paged experts refused", err)
+	t.Cleanup(func() { paged.Close() })
+	before := paged.ResidentBytes
+	pager := func() Options { return Options{Ctx: 128, Threads: 2, Pager: &PagerOptions{Pool: 4}} }
+	want, err := MTPLogits(newState(t, resident, Options{Ctx: 128, Threads: 2}), crosscheck.PromptIDs, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MTPLogits(newState(t, paged, pager()), crosscheck.PromptIDs, 17)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, at := maxDiff(got, want); d != 0 {
+		t.Errorf("paged MTP logits differ from the resident model's by %g at %d", d, at)
+	}
+	if paged.ResidentBytes <= before {
+		t.Errorf("resident bytes %d after drafting, %d before: the block's experts were not read", paged.ResidentBytes, before)
+	}
+	gen := func(m *Model, o Options, spec SpecOptions) []int32 {
+		var out []int32
+		_, err := GenerateSpec(newState(t, m, o), NewSampler(SamplerOptions{}, m.Config.Vocab), crosscheck.PromptIDs, 24,
+			func(int32) bool { return false }, func(id int32) error { out = append(out, id); return nil }, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	plain := gen(resident, Options{Ctx: 128, Threads: 2}, DefaultSpec())
+	drafted := gen(paged, pager(), SpecOptions{Type: SpecDraftMTP, NMax: 3})
+	if !slices.Equal(plain, drafted) {
+		t.Errorf("paged draft-mtp output differs from the resident model's:\n got %v\nwant %v", drafted, plain)
 	}
 }
 
