@@ -84,7 +84,8 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 		s.trace.Call(l, need)
 	}
 	if s.pg != nil {
-		if err := s.pagedExperts(l, need, nb); err != nil {
+		// the shared experts run while the misses are read
+		if err := s.pagedExperts(l, L, need, nb); err != nil {
 			return err
 		}
 	} else {
@@ -93,6 +94,7 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 			s.expertUp(L.GateExps[e], L.UpExps[e], n)
 			s.expertDown(L.DownExps[e], n)
 		}
+		s.sharedExperts(L, nb)
 	}
 	for i := 0; i < nb; i++ {
 		o := s.xb2[i*E : (i+1)*E]
@@ -108,21 +110,32 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 		}
 	}
 	if L.Shared.Gate != nil {
-		s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
-		if L.SharedGate != nil {
-			s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
-			for i := 0; i < nb; i++ {
-				g := sigmoid(mb.sgate[i])
-				for d := range mb.shared[i*E : (i+1)*E] {
-					mb.shared[i*E+d] *= g
-				}
-			}
-		}
 		for i, v := range mb.shared[:nb*E] {
 			s.xb2[i] += v
 		}
 	}
 	return nil
+}
+
+// sharedExperts computes the layer's shared experts' FFN of the batch (gated
+// where the family has a shared-expert gate) into mb.shared, for moeFFN to
+// add; a layer without them is left alone.
+func (s *State) sharedExperts(L *Layer, nb int) {
+	c, mb := s.c, s.moe
+	E := c.Embd
+	if L.Shared.Gate == nil {
+		return
+	}
+	s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
+	if L.SharedGate != nil {
+		s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
+		for i := 0; i < nb; i++ {
+			g := sigmoid(mb.sgate[i])
+			for d := range mb.shared[i*E : (i+1)*E] {
+				mb.shared[i*E+d] *= g
+			}
+		}
+	}
 }
 
 // gather copies the inputs of the batch tokens that chose expert e to
@@ -169,10 +182,16 @@ func (s *State) expertDown(down *Matrix, n int) {
 	}
 }
 
-// pagedExperts runs the experts need of layer l from the pager's slots:
-// the pool places them (in groups of at most its size), the misses are
-// read, and each expert is computed as soon as its matrices are in.
-func (s *State) pagedExperts(l int, need []int, nb int) error {
+// pagedExperts runs the experts need of layer L (number l) from the pager's
+// slots, and its shared experts. The pool places the experts (in groups of
+// at most its size) and the reads of a group's misses are all queued at
+// once; while they are read, the next layer's predictions are queued
+// (--moe-prefetch), the shared experts computed, then the group's experts
+// in the order their bytes are in: the hits first, each miss as soon as
+// its gate, up and down are read (or, when none is, the first queued).
+// Every expert writes its own outputs, summed later in selection order, so
+// the order of computing them changes no bit.
+func (s *State) pagedExperts(l int, L *Layer, need []int, nb int) error {
 	p := s.pg
 	p.loader.SetProgress(p.prio(l))
 	first := true
@@ -180,13 +199,20 @@ func (s *State) pagedExperts(l int, need []int, nb int) error {
 		if err := p.load(l, g, false); err != nil {
 			return err
 		}
-		if first && nb == 1 && p.o.Prefetch > 0 {
-			if err := s.prefetch(l); err != nil {
-				return err
+		if first {
+			if nb == 1 && p.o.Prefetch > 0 {
+				if err := s.prefetch(l); err != nil {
+					return err
+				}
 			}
+			s.sharedExperts(L, nb)
 		}
 		first = false
-		for _, x := range g {
+		pending := append(p.pending[:0], g...)
+		for len(pending) > 0 {
+			i := p.firstReady(l, pending)
+			x := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
 			gate, err := p.matrix(l, x.Slot, 0)
 			if err != nil {
 				return err
@@ -203,6 +229,7 @@ func (s *State) pagedExperts(l int, need []int, nb int) error {
 			}
 			s.expertDown(down, n)
 		}
+		p.pending = pending
 		return nil
 	})
 }

@@ -23,7 +23,6 @@ type Buffer struct {
 	off   int64
 	n     int
 	prio  int64
-	part  int
 	err   error
 }
 
@@ -66,9 +65,12 @@ type LoadStats struct {
 
 // Loader is K reader goroutines that fill buffers from files, most urgent
 // read first: by priority (the runtime passes token x layers + layer), then
-// by part (gate, up, down), then in order of request. A prefetch whose
-// priority is below the forward pass's progress (SetProgress) is dropped
-// unread: its layer has been passed.
+// in order of request (the runtime asks for one expert's gate, up and down
+// before the next expert's, so the first expert is complete, and computed,
+// while the others are still read). A prefetch whose priority is below the
+// forward pass's progress (SetProgress) is dropped unread: its layer has
+// been passed; one whose priority the progress reaches becomes a demand
+// read.
 type Loader struct {
 	mu       sync.Mutex
 	jobs     sync.Cond // readers wait for work
@@ -89,7 +91,6 @@ type job struct {
 	b        *Buffer
 	gen      uint64
 	prio     int64
-	part     int
 	seq      uint64
 	prefetch bool
 }
@@ -124,17 +125,38 @@ func (l *Loader) Stats() LoadStats {
 }
 
 // SetProgress records how far the forward pass is (in the priorities'
-// unit): queued prefetches below it are stale.
+// unit): queued prefetches below it are stale, and those at it are now
+// needed: they become demand reads, which every reader takes, not one
+// prefetch at a time (the forward pass would otherwise wait for its
+// predicted experts to come in one by one).
 func (l *Loader) SetProgress(p int64) {
 	l.mu.Lock()
 	l.progress = p
+	promoted := false
+	for _, j := range l.queue {
+		if j.prefetch && j.prio == p {
+			j.prefetch = false
+			promoted = true
+		}
+	}
+	if promoted {
+		l.jobs.Broadcast()
+	}
 	l.mu.Unlock()
+}
+
+// Ready reports whether b holds its bytes (or its read failed), so that
+// Wait returns at once.
+func (l *Loader) Ready(b *Buffer) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return b.state == bufReady || b.err != nil
 }
 
 // Load queues a read of n bytes at off of src into b, replacing whatever
 // b held. If a reader is filling b with an older load, Load waits for it
 // first, so two reads never write one buffer.
-func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, part int, prefetch bool) error {
+func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, prefetch bool) error {
 	if n > len(b.data) {
 		return fmt.Errorf("a read of %d bytes does not fit a %d-byte slot", n, len(b.data))
 	}
@@ -147,7 +169,7 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 		l.done.Wait()
 	}
 	b.gen++
-	b.src, b.off, b.n, b.prio, b.part, b.err = src, off, n, prio, part, nil
+	b.src, b.off, b.n, b.prio, b.err = src, off, n, prio, nil
 	if ds, ok := src.(*DirectSource); ok {
 		if n+int(ds.Page) > len(b.raw) {
 			return fmt.Errorf("a direct read of %d bytes needs a buffer made for direct reads", n)
@@ -168,7 +190,7 @@ func (l *Loader) queueLocked(b *Buffer, prefetch bool) {
 	} else {
 		j = new(job)
 	}
-	*j = job{b: b, gen: b.gen, prio: b.prio, part: b.part, seq: l.seq, prefetch: prefetch}
+	*j = job{b: b, gen: b.gen, prio: b.prio, seq: l.seq, prefetch: prefetch}
 	heap.Push(&l.queue, j)
 	l.jobs.Signal()
 }
@@ -277,9 +299,6 @@ func (q jobQueue) Less(i, j int) bool {
 	a, b := q[i], q[j]
 	if a.prio != b.prio {
 		return a.prio < b.prio
-	}
-	if a.part != b.part {
-		return a.part < b.part
 	}
 	return a.seq < b.seq
 }

@@ -189,7 +189,7 @@ func TestParse(t *testing.T) {
 }
 
 // TestLoaderOrderAndDrop: with one reader busy, queued reads come out by
-// priority and part, and a prefetch that fell behind the progress is
+// priority, and a prefetch that fell behind the progress is
 // dropped and read again on demand.
 func TestLoaderOrderAndDrop(t *testing.T) {
 	src := bytes.NewReader(bytes.Repeat([]byte("abcdefgh"), 64))
@@ -199,12 +199,12 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 	for i := range bufs {
 		bufs[i] = NewBuffer(64, false)
 	}
-	if err := l.Load(bufs[0], src, 0, 64, 5, 2, false); err != nil {
+	if err := l.Load(bufs[0], src, 0, 64, 5, false); err != nil {
 		t.Fatal(err)
 	}
-	l.SetProgress(8)                       // the forward pass is past priority 7...
-	l.Load(bufs[1], src, 8, 8, 7, 0, true) // ...so this prefetch is stale
-	l.Load(bufs[2], src, 1, 8, 5, 0, false)
+	l.SetProgress(8)                    // the forward pass is past priority 7...
+	l.Load(bufs[1], src, 8, 8, 7, true) // ...so this prefetch is stale
+	l.Load(bufs[2], src, 1, 8, 5, false)
 	for i, want := range []string{"bcdefgha", "abcdefgh"} {
 		b, err := l.Wait(bufs[2-2*i])
 		if err != nil {
@@ -222,11 +222,11 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	short := NewBuffer(8, false)
-	l.Load(short, src, 510, 8, 9, 0, false)
+	l.Load(short, src, 510, 8, 9, false)
 	if _, err := l.Wait(short); err == nil {
 		t.Fatal("a read past the end succeeded")
 	}
-	if err := l.Load(short, src, 0, 9, 9, 0, false); err == nil {
+	if err := l.Load(short, src, 0, 9, 9, false); err == nil {
 		t.Fatal("a read larger than the buffer was queued")
 	}
 }
@@ -253,7 +253,7 @@ func TestDirectSource(t *testing.T) {
 	page := os.Getpagesize()
 	for _, c := range [][2]int{{0, 3 * page}, {17, 3*page + 5}, {page - 1, 2}, {100, 10}, {page, len(data) - page}, {3, len(data) - 3}} {
 		b := NewBuffer(c[1], true)
-		if err := l.Load(b, ds, int64(c[0]), c[1], 0, 0, false); err != nil {
+		if err := l.Load(b, ds, int64(c[0]), c[1], 0, false); err != nil {
 			t.Fatal(err)
 		}
 		got, err := l.Wait(b)
@@ -264,7 +264,7 @@ func TestDirectSource(t *testing.T) {
 			t.Fatalf("read [%d, +%d): wrong bytes", c[0], c[1])
 		}
 	}
-	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, 0, false); err == nil {
+	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, false); err == nil {
 		t.Fatal("a direct read into a buffer without slack was queued")
 	}
 }
