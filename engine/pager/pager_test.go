@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -424,5 +425,102 @@ func TestPoolShrink(t *testing.T) {
 	}
 	if p.Shrink(0); p.Slots() != 1 {
 		t.Fatalf("Shrink(0) left %d slots", p.Slots())
+	}
+}
+
+// gatedSource is a ReaderAt whose reads block until released, recording
+// the offsets read and the most reads ever in flight at once.
+type gatedSource struct {
+	mu       sync.Mutex
+	release  chan struct{}
+	started  chan int64
+	inFlight int
+	most     int
+}
+
+func newGatedSource() *gatedSource {
+	return &gatedSource{release: make(chan struct{}), started: make(chan int64, 64)}
+}
+
+func (g *gatedSource) ReadAt(p []byte, off int64) (int, error) {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	g.mu.Unlock()
+	g.started <- off
+	<-g.release
+	g.mu.Lock()
+	g.inFlight--
+	g.mu.Unlock()
+	clear(p)
+	return len(p), nil
+}
+
+func (g *gatedSource) next(t *testing.T) int64 {
+	t.Helper()
+	select {
+	case off := <-g.started:
+		return off
+	case <-time.After(10 * time.Second):
+		t.Fatal("no read started")
+		return -1
+	}
+}
+
+// TestLoaderRequestOrder: reads of one priority come out in the order they
+// were asked for, so an expert's gate, up and down (queued together) are
+// read before the next expert's gate, not all gates first: the first
+// expert is complete, and computed, while the others are read.
+func TestLoaderRequestOrder(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(1, nil)
+	defer l.Close()
+	defer close(src.release)
+	busy := NewBuffer(8, false)
+	l.Load(busy, src, 999, 8, 0, false)
+	src.next(t) // the one reader is busy
+	var want []int64
+	for e := range 2 {
+		for part := range 3 {
+			off := int64(100*e + part)
+			want = append(want, off)
+			l.Load(NewBuffer(8, false), src, off, 8, 5, false)
+		}
+	}
+	var got []int64
+	for range want {
+		src.release <- struct{}{}
+		got = append(got, src.next(t))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read order %v, want %v", got, want)
+	}
+	src.release <- struct{}{}
+}
+
+// TestLoaderPromotesPrefetch: prefetches run one at a time in idle reader
+// time, but once the forward pass reaches their layer (SetProgress) they
+// are what it waits for, and every reader takes them.
+func TestLoaderPromotesPrefetch(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(2, nil)
+	defer l.Close()
+	defer close(src.release)
+	a, b := NewBuffer(8, false), NewBuffer(8, false)
+	l.Load(a, src, 0, 8, 5, true)
+	l.Load(b, src, 8, 8, 5, true)
+	src.next(t)
+	select {
+	case <-src.started:
+		t.Fatal("two prefetches read at once before their layer")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.SetProgress(5)
+	src.next(t) // the second prefetch, now a demand read, starts while the first is read
+	src.mu.Lock()
+	most := src.most
+	src.mu.Unlock()
+	if most != 2 {
+		t.Fatalf("%d reads in flight at most, want 2", most)
 	}
 }
