@@ -9,7 +9,8 @@
 #   paged     in a memory cgroup of a fifth of the file, --moe-pool POOL
 #             (bias 0, direct reads: the default), exact paging
 #   prefetch  the same with --moe-prefetch PREFETCH
-#   mmap      the whole file mapped in the same cgroup (no pager: the page
+#   mmap      the whole file mapped in the same cgroup (--mem-reserve off,
+#             or the memory guard would page it; the page
 #             cache thrashes), over at most 8 tokens
 #
 # With BASE=path/to/another/gguf binary (say, main's), its paged and
@@ -71,7 +72,7 @@ for _ in $(seq "$rounds"); do
 		run base-paged "$BASE" 1 "$n" --moe-pool "$pool" --moe-stats
 		run base-prefetch "$BASE" 1 "$n" --moe-pool "$pool" --moe-prefetch "$pf" --moe-stats
 	fi
-	run mmap "$work/gguf" 1 "$(( n < 8 ? n : 8 ))"
+	run mmap "$work/gguf" 1 "$(( n < 8 ? n : 8 ))" --mem-reserve off
 done
 echo "after: $(uptime)"
 cmp -s "$work/cg-resident.txt" "$work/cg-paged.txt" && echo "paged text == resident text" || echo "paged text DIFFERS from resident text"

@@ -290,11 +290,18 @@ func (p *statePager) bonusFor(l int) []float32 {
 	return p.bonus
 }
 
-// load queues the reads of the placements' misses in layer l.
+// load queues the reads of the placements' misses in layer l and, for
+// the forward pass (not a prefetch), makes the reads of its prefetched
+// hits still queued demand reads.
 func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
 	pl := p.layers[l]
 	for _, x := range g {
 		if x.Hit {
+			if x.Prefetched && !prefetch {
+				for _, b := range pl.buf[x.Slot] {
+					p.loader.Promote(b)
+				}
+			}
 			continue
 		}
 		for i := range 3 {

@@ -69,8 +69,7 @@ type LoadStats struct {
 // before the next expert's, so the first expert is complete, and computed,
 // while the others are still read). A prefetch whose priority is below the
 // forward pass's progress (SetProgress) is dropped unread: its layer has
-// been passed; one whose priority the progress reaches becomes a demand
-// read.
+// been passed; one the forward pass uses becomes a demand read (Promote).
 type Loader struct {
 	mu       sync.Mutex
 	jobs     sync.Cond // readers wait for work
@@ -125,24 +124,30 @@ func (l *Loader) Stats() LoadStats {
 }
 
 // SetProgress records how far the forward pass is (in the priorities'
-// unit): queued prefetches below it are stale, and those at it are now
-// needed: they become demand reads, which every reader takes, not one
-// prefetch at a time (the forward pass would otherwise wait for its
-// predicted experts to come in one by one).
+// unit): queued prefetches below it are stale.
 func (l *Loader) SetProgress(p int64) {
 	l.mu.Lock()
 	l.progress = p
-	promoted := false
+	l.mu.Unlock()
+}
+
+// Promote makes a queued prefetch into b a demand read: the forward pass
+// has reached its layer and uses it. Every reader takes it then, not one
+// prefetch at a time, or the pass would wait for its predicted experts to
+// come in one by one. The layer's other prefetches, guesses it does not
+// use, stay behind its demand reads until they are dropped as stale.
+func (l *Loader) Promote(b *Buffer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b.state != bufQueued {
+		return
+	}
 	for _, j := range l.queue {
-		if j.prefetch && j.prio == p {
+		if j.b == b && j.gen == b.gen && j.prefetch {
 			j.prefetch = false
-			promoted = true
+			l.jobs.Broadcast()
 		}
 	}
-	if promoted {
-		l.jobs.Broadcast()
-	}
-	l.mu.Unlock()
 }
 
 // Ready reports whether b holds its bytes (or its read failed), so that

@@ -499,8 +499,8 @@ func TestLoaderRequestOrder(t *testing.T) {
 }
 
 // TestLoaderPromotesPrefetch: prefetches run one at a time in idle reader
-// time, but once the forward pass reaches their layer (SetProgress) they
-// are what it waits for, and every reader takes them.
+// time, but once the forward pass uses one (Promote) it is what the pass
+// waits for, and every reader takes it.
 func TestLoaderPromotesPrefetch(t *testing.T) {
 	src := newGatedSource()
 	l := NewLoader(2, nil)
@@ -516,6 +516,7 @@ func TestLoaderPromotesPrefetch(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	l.SetProgress(5)
+	l.Promote(b)
 	src.next(t) // the second prefetch, now a demand read, starts while the first is read
 	src.mu.Lock()
 	most := src.most
