@@ -14,7 +14,8 @@
 # elements for every kernel but q2lut's; the per-row costs (call, final
 # reduction) are spread over the 4096 weights of a row.
 #   ours:  BenchmarkKernelSets/<type>/<set> and, for the kernels it has
-#          not (F16, q2lut), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 kernels
+#          not (F16, q2lut; the ternary types and layouts:
+#          BenchmarkTernaryKernels), BenchmarkArm64Kernels/<kernel>/<set> of the arm64 kernels
 #          test binary with -test.benchtime REPSx; counted: every function
 #          of package kernels except the benchmarks' own (their loops), so
 #          the Go side (slicing, any Go tail) is counted with the assembly;
@@ -174,6 +175,9 @@ out=$tmp/icount-arm64.txt
 	echo "# TYPE.groups: one call of the set's group kernel (kernels/repack.go: 8 rows interleaved at load, SDOT by"
 	echo "#   element under dotprod, Q4_0 under neon with SMLAL), against ggml's vec_dot of the type (its own"
 	echo "#   repacked gemv kernels, which llama.cpp uses for Q4_0 on arm64, are not counted)."
+	echo "# TQ1_0, TQ2_0 and TYPE.LAYOUT (a ternary layout, kernels/ternary.go, of a TYPE tensor): one row product of"
+	echo "#   BenchmarkTernaryKernels, against ggml's kernel of the original type (TQ1_0.ter3 against TQ1_0's,"
+	echo "#   TQ2_0.ter2 and TQ2_0.ter2s128 against TQ2_0's, Q2_0's layouts against Q2_0's)."
 	echo "# ggml: ggml_vec_dot_* of Debian sid libggml0 $(basename "$(ls "$glib"/libggml-base.so.0.*)" | sed 's/libggml-base.so.//') arm64 via bench/icount-ggml.c; neon rows"
 	echo "#   against libggml-cpu-armv8.0_1.so (-march=armv8-a), dotprod rows against libggml-cpu-armv8.2_1.so"
 	echo "#   (-march=armv8.2-a+dotprod); the function's own code counted."
@@ -214,6 +218,14 @@ Q1_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n /
 Q1_0.q1lut BenchmarkArm64Kernels $reps 16 ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
 Q1_0.q1lut+tables BenchmarkArm64Kernels 2 $q2lutRows ggml_vec_dot_q1_0_q8_0 $((n / 128 * 18)) $((n / 32 * 34))
 Q2_0 BenchmarkKernelSets $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+TQ1_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq1_0_q8_K $((n / 256 * 54)) $((n / 256 * 292))
+TQ2_0 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
+TQ1_0.ter3 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq1_0_q8_K $((n / 256 * 54)) $((n / 256 * 292))
+TQ2_0.ter2 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
+TQ2_0.ter2s128 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_tq2_0_q8_K $((n / 256 * 66)) $((n / 256 * 292))
+Q2_0.ter3 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+Q2_0.ter2 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
+Q2_0.ter2s128 BenchmarkTernaryKernels $reps 1 ggml_vec_dot_q2_0_q8_0 $((n / 64 * 18)) $((n / 32 * 34))
 EOF
 } >"$out"
 cat "$out"

@@ -21,13 +21,22 @@
 # Output: every run, then per model and row the medians and the ratio
 # gguf/llama.cpp.
 #
-# Usage: bench/llamacpp.sh [--backend NAME] [RUNS] [MODEL.gguf...]
+# --base GGUF runs that gguf binary too (a build of another revision: the
+# baseline of a change), alternately with the others, and adds its median
+# and the ratio gguf/base. --prompt-only leaves generation out.
+#
+# Usage: bench/llamacpp.sh [--backend NAME] [--base GGUF] [--prompt-only] [RUNS] [MODEL.gguf...]
 #   (default 5 runs; default model ../shared/models/stories260K-f32.gguf)
 set -euo pipefail
-if [ "${1:-}" = --backend ]; then
-	LCPP_BACKEND=$2
-	shift 2
-fi
+base= whats="prompt gen"
+while :; do
+	case "${1:-}" in
+	--backend) LCPP_BACKEND=$2 && shift 2 ;;
+	--base) base=$(realpath "$2") && shift 2 ;;
+	--prompt-only) whats=prompt && shift ;;
+	*) break ;;
+	esac
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lcpp-env.sh
 . "$root/bench/lcpp-env.sh"
@@ -58,9 +67,10 @@ llama_rate() {
 		awk -F, 'NR==1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
 			{gsub(/"/, ""); print $col["avg_ts"]}'
 }
-# gguf_rate MODEL THREADS PROMPT N FIELD: gguf run's tok/s for FIELD (prompt|generated).
+# gguf_rate MODEL THREADS PROMPT N FIELD [GGUF]: gguf run's tok/s for FIELD
+# (prompt|generated), of GGUF (default: this checkout's build).
 gguf_rate() {
-	"$tmp/gguf" run "$1" -p "$3" -n "$4" --temp 0 --ctx 512 -t "$2" 2>&1 >/dev/null |
+	"${6:-$tmp/gguf}" run "$1" -p "$3" -n "$4" --temp 0 --ctx 512 -t "$2" 2>&1 >/dev/null |
 		sed -n "s/.*$5 [0-9]* tokens in [^(]*(\([0-9.]*\) tok\/s).*/\1/p"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -71,22 +81,32 @@ for model in "${models[@]}"; do
 		sed -n 's/.*prompt \([0-9]*\) tokens.*/\1/p')
 	echo "$(basename "$model"): prompt $plen tokens (pp$plen), generation $gen tokens (tg$gen)"
 	for threads in 1 2; do
-		for what in prompt gen; do
-			l_rates=() g_rates=()
+		for what in $whats; do
+			l_rates=() g_rates=() b_rates=()
 			for i in $(seq "$runs"); do
+				b=
 				if [ "$what" = prompt ]; then
 					l=$(llama_rate "$model" "$threads" "$plen" 0)
 					g=$(gguf_rate "$model" "$threads" "$text" 1 prompt)
+					[ -z "$base" ] || b=$(gguf_rate "$model" "$threads" "$text" 1 prompt "$base")
 				else
 					l=$(llama_rate "$model" "$threads" 0 "$gen")
 					g=$(gguf_rate "$model" "$threads" "Once" "$gen" generated)
+					[ -z "$base" ] || b=$(gguf_rate "$model" "$threads" "Once" "$gen" generated "$base")
 				fi
-				printf '  %s t%d run %d: llama.cpp %9.1f tok/s   gguf %9.1f tok/s\n' "$what" "$threads" "$i" "$l" "$g"
+				printf '  %s t%d run %d: llama.cpp %9.1f tok/s   gguf %9.1f tok/s%s   (load %s)\n' "$what" "$threads" "$i" "$l" "$g" \
+					"${b:+$(printf '   base %9.1f tok/s' "$b")}" "$(cut -d' ' -f1 /proc/loadavg)"
 				l_rates+=("$l") g_rates+=("$g")
+				[ -z "$b" ] || b_rates+=("$b")
 			done
 			ml=$(median "${l_rates[@]}") mg=$(median "${g_rates[@]}")
-			summary+=("$(printf '%-28s %-6s %d thread(s): llama.cpp %9.1f tok/s, gguf %9.1f tok/s, gguf/llama.cpp = %.2f' \
-				"$(basename "$model")" "$what" "$threads" "$ml" "$mg" "$(echo "$mg / $ml" | bc -l)")")
+			line=$(printf '%-28s %-6s %d thread(s): llama.cpp %9.1f tok/s, gguf %9.1f tok/s, gguf/llama.cpp = %.2f' \
+				"$(basename "$model")" "$what" "$threads" "$ml" "$mg" "$(echo "$mg / $ml" | bc -l)")
+			if [ ${#b_rates[@]} -gt 0 ]; then
+				mb=$(median "${b_rates[@]}")
+				line+=$(printf ', base %9.1f tok/s, gguf/base = %.2f' "$mb" "$(echo "$mg / $mb" | bc -l)")
+			fi
+			summary+=("$line")
 		done
 	done
 done

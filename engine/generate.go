@@ -31,8 +31,12 @@ type GenStats struct {
 	Stop                    string
 	// Passes counts the forward passes of the generation (the prompt's
 	// not included); Drafted and Accepted the tokens speculative decoding
-	// drafted and the sampler kept (GenerateSpec).
-	Passes, Drafted, Accepted int
+	// drafted and the sampler kept (GenerateSpec), Drafts the steps that
+	// verified a draft.
+	Passes, Drafted, Accepted, Drafts int
+	// AcceptedAt counts the accepted tokens by their place in their draft
+	// (0: a draft's first token).
+	AcceptedAt []int
 }
 
 // AcceptRate returns the share of drafted tokens accepted, 0 without

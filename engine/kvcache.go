@@ -186,6 +186,109 @@ type attnScratch struct {
 	sc []float32 // scores, then probabilities, of up to ctx positions
 	qa []byte    // the query in the key kernel's activation type
 	pa []byte    // the probabilities in f16 (F16 values)
+
+	// With pruning (Options.AttnEps): the kept positions' indices, up to
+	// pruneChunk of their values gathered (g) and a head's partial sums
+	// (acc); kept and seen count positions.
+	idx        []int32
+	g          []float32
+	acc        []float32
+	kept, seen int64
+}
+
+// pruneChunk is how many kept positions' values pruned attention gathers
+// at a time: the gather buffer is bounded whatever the context.
+const pruneChunk = 512
+
+// pruneGather: pruned attention gathers an F32 or F16 (transposed) value
+// cache's kept columns when at most 1/pruneGather of the positions are
+// kept; more, and it sums every position, the pruned ones with
+// probability 0 (BenchmarkKVAttention: gathering a fifth cost more than
+// the whole sum).
+const pruneGather = 8
+
+// addPruning adds the buffers of pruned attention.
+func (ws *attnScratch) addPruning(ctx, hd int) {
+	ws.idx = make([]int32, ctx)
+	// hd float32 per position (F32 values) is the most any type takes.
+	ws.g = make([]float32, hd*pruneChunk)
+	ws.acc = make([]float32, hd)
+}
+
+// pruned sets out to the attention output of one head over the scores sc
+// (maximum mx) with the positions whose score is below mx + lnEps left
+// out: neither exponentiated nor counted in the softmax's sum, nor their
+// values summed. A Q8_0 cache's kept rows, and an F32 or F16 cache's kept
+// columns when few are kept (pruneGather), are gathered pruneChunk
+// positions at a time into a contiguous copy and summed by the unpruned
+// kernels (Vdots, ValueDotsF16, MadQ8_0RowsAdd), chunk sums added in
+// order; otherwise the unpruned sum runs with the pruned positions'
+// probabilities 0. When every position is kept, the result is the
+// unpruned one bit for bit (Q8_0's chunks continue the same sums).
+func (c *kvCache) pruned(sc []float32, mx, lnEps float32, slot, from, kvo int, out []float32, ws *attnScratch) {
+	thr := mx + lnEps
+	k := 0
+	for t, x := range sc {
+		if x >= thr {
+			sc[k], ws.idx[k] = x, int32(t)
+			k++
+		}
+	}
+	ws.kept += int64(k)
+	ws.seen += int64(len(sc))
+	p := sc[:k]
+	kernels.SoftmaxMax(p, mx)
+	if c.tv != gguf.TypeQ8_0 && k*pruneGather > len(sc) {
+		// Too many kept for gathering a transposed cache's columns to pay
+		// (it reads as many cache lines as the whole rows): the
+		// probabilities go back to their positions, zeros between.
+		next := len(sc)
+		for j := k - 1; j >= 0; j-- {
+			t, x := int(ws.idx[j]), sc[j]
+			clear(sc[t+1 : next])
+			sc[t], next = x, t
+		}
+		clear(sc[:next])
+		c.values(sc, slot, from, kvo, out, ws.pa)
+		return
+	}
+	hd := len(out)
+	if c.tv == gguf.TypeQ8_0 {
+		clear(out)
+	}
+	for c0 := 0; c0 < k; c0 += pruneChunk {
+		n := min(pruneChunk, k-c0)
+		idx, pc := ws.idx[c0:c0+n], p[c0:c0+n]
+		dst := out
+		if c0 > 0 && c.tv != gguf.TypeQ8_0 {
+			dst = ws.acc
+		}
+		switch c.tv {
+		case gguf.TypeF32:
+			g := ws.g[:hd*n]
+			kernels.GatherCols(kernels.BytesOf(g), c.v[4*((slot*c.kvd+kvo)*c.ctx+from):], 4, c.ctx, hd, idx)
+			kernels.Vdots(pc, g, n, dst)
+		case gguf.TypeF16:
+			g := kernels.BytesOf(ws.g)[:2*hd*n]
+			kernels.GatherCols(g, c.v[2*((slot*c.kvd+kvo)*c.ctx+from):], 2, c.ctx, hd, idx)
+			pa := ws.pa[:2*n]
+			_ = kernels.QuantizeAct(gguf.TypeF16, pa, pc)
+			kernels.ValueDotsF16(pa, g, 2*n, n, dst)
+		default:
+			rb := kernels.ActRowBytes(c.tv, hd)
+			g := kernels.BytesOf(ws.g)[:rb*n]
+			base := (slot*c.ctx+from)*c.vRow + kernels.ActRowBytes(c.tv, kvo)
+			for j, t := range idx {
+				copy(g[j*rb:(j+1)*rb], c.v[base+int(t)*c.vRow:])
+			}
+			kernels.MadQ8_0RowsAdd(out, g, rb, pc)
+		}
+		if c0 > 0 && c.tv != gguf.TypeQ8_0 {
+			for d, x := range ws.acc {
+				out[d] += x
+			}
+		}
+	}
 }
 
 func newAttnScratch(ctx, hd int) attnScratch {
@@ -205,16 +308,8 @@ func (c *kvCache) scores(q []float32, slot, from, kvo int, scale float32, sc []f
 	hd := len(q)
 	qa = qa[:kernels.ActRowBytes(c.tk, hd)]
 	_ = kernels.QuantizeAct(c.tk, qa, q)
-	dot := kernels.RowDot(c.tk)
 	off := (slot*c.ctx+from)*c.kRow + kernels.ActRowBytes(c.tk, kvo)
-	mx := negInf
-	for t := range sc {
-		v := dot(hd, c.k[off:off+len(qa)], qa) * scale
-		sc[t] = v
-		mx = max(mx, v)
-		off += c.kRow
-	}
-	return mx
+	return kernels.KeyScores(c.tk, hd, c.k[off:], c.kRow, qa, scale, sc)
 }
 
 // values sets out = sum over t of p[t] * value from+t of one head (kvo:
@@ -227,17 +322,9 @@ func (c *kvCache) values(p []float32, slot, from, kvo int, out []float32, pa []b
 		n := len(p)
 		pa = pa[:2*n]
 		_ = kernels.QuantizeAct(gguf.TypeF16, pa, p)
-		dot := kernels.RowDot(gguf.TypeF16)
-		for d := range out {
-			o := 2 * ((slot*c.kvd+kvo+d)*c.ctx + from)
-			out[d] = dot(n, c.v[o:o+2*n], pa)
-		}
+		kernels.ValueDotsF16(pa, c.v[2*((slot*c.kvd+kvo)*c.ctx+from):], 2*c.ctx, n, out)
 	default:
-		clear(out)
 		off := (slot*c.ctx+from)*c.vRow + kernels.ActRowBytes(c.tv, kvo)
-		for _, w := range p {
-			kernels.MadQ8_0(out, c.v[off:off+kernels.ActRowBytes(c.tv, len(out))], w)
-			off += c.vRow
-		}
+		kernels.MadQ8_0Rows(out, c.v[off:], c.vRow, p)
 	}
 }

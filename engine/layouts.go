@@ -102,6 +102,12 @@ func (m *Model) packMatrices() error {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		ms = append(ms, L.Q, L.K, L.V, L.O, L.FFN.Gate, L.FFN.Up, L.FFN.Down, L.Shared.Gate, L.Shared.Up, L.Shared.Down)
+		if d, ok := L.Mixer.(*DeltaNetLayer); ok {
+			// A Gated DeltaNet layer's projections are most of its
+			// products: on the row kernels they were a third of a
+			// qwen35 prompt's time.
+			ms = append(ms, d.QKV, d.Gate, d.Beta, d.Alpha, d.Out)
+		}
 	}
 	ms = append(ms, m.Output)
 	for _, w := range ms {

@@ -92,6 +92,11 @@ type mtpDraft struct {
 	cat  []float32 // [batch][2E] enorm(embedding), hnorm(h)
 	off  int       // rows of hin used by the block's batches so far
 	zero []float32 // the hidden state before position 0
+	nmax int       // the longest draft the ring is sized for
+	// last is the last position whose hidden state the ring holds (-1:
+	// none): a position more than the ring's length before it has been
+	// overwritten.
+	last int
 	out  []int32
 }
 
@@ -129,6 +134,7 @@ func newMTPDraft(s *State, nmax int) (*mtpDraft, error) {
 	E := c.Embd
 	d := &mtpDraft{main: s, s: ms, E: E, hin: make([]float32, s.batch*E), hn: make([]float32, s.batch*E),
 		cat: make([]float32, s.batch*2*E), zero: make([]float32, E)}
+	d.nmax, d.last = nmax, -1
 	d.ring = make([][]float32, 4*(nmax+2))
 	for i := range d.ring {
 		d.ring[i] = make([]float32, E)
@@ -139,10 +145,31 @@ func newMTPDraft(s *State, nmax int) (*mtpDraft, error) {
 
 func (d *mtpDraft) close() { d.s.Close() }
 
+// AttachMTP keeps the model's MTP block with s for good, for drafts of up
+// to nmax tokens: from now on it mirrors every batch s evaluates (a
+// prompt evaluated before GenerateSpec, a server's prefill, a chat's
+// earlier turns), so a draft-mtp generation on s finds the block's cache
+// filled for the whole history instead of only for what it evaluated
+// itself. Close releases it.
+func (s *State) AttachMTP(nmax int) error {
+	if s.draft != nil {
+		return fmt.Errorf("draft-mtp: the MTP block is attached already")
+	}
+	d, err := newMTPDraft(s, nmax)
+	if err != nil {
+		return err
+	}
+	s.draft, s.hidden = d, d.mirror
+	return nil
+}
+
 // h returns the main model's normed hidden state at position q (zeros
-// before the first, as llama.cpp's pending row starts).
+// before the first, as llama.cpp's pending row starts, and for a position
+// the ring no longer holds: after a state attached for good was rewound
+// far back, one draft starts from nothing rather than from another
+// position's state).
 func (d *mtpDraft) h(q int) []float32 {
-	if q < 0 {
+	if q < 0 || q > d.last || q <= d.last-len(d.ring) {
 		return d.zero
 	}
 	return d.ring[q%len(d.ring)]
@@ -160,8 +187,9 @@ func (d *mtpDraft) mirror(p0 int, tokens []int32, x []float32) error {
 	copy(d.hin[:E], d.h(p0-1))
 	copy(d.hin[E:nb*E], d.hn[:(nb-1)*E])
 	for i := 0; i < nb; i++ {
-		copy(d.h(p0+i), d.hn[i*E:(i+1)*E])
+		copy(d.ring[(p0+i)%len(d.ring)], d.hn[i*E:(i+1)*E])
 	}
+	d.last = p0 + nb - 1
 	d.s.pos, d.off = p0, 0
 	return d.s.Eval(tokens, nb, nil)
 }

@@ -203,7 +203,14 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 	V := s.c.Vocab
 	r := &specRun{s: s, o: o, hist: append(make([]int32, 0, len(prompt)+max(n, 0)+1), prompt...)}
 	r.rows = make([]float32, (o.NMax+1)*V)
-	if o.Type == SpecDraftMTP && o.drafter == nil {
+	switch {
+	case o.Type != SpecDraftMTP || o.drafter != nil:
+	case s.draft != nil:
+		if o.NMax > s.draft.nmax {
+			return st, fmt.Errorf("draft-mtp: the MTP block was attached for drafts of up to %d tokens, not %d", s.draft.nmax, o.NMax)
+		}
+		r.mtp = s.draft
+	default:
 		if r.mtp, err = newMTPDraft(s, o.NMax); err != nil {
 			return st, err
 		}
@@ -286,11 +293,18 @@ func GenerateSpec(s *State, sm *Sampler, prompt []int32, n int, isEOG func(int32
 			break
 		}
 		st.Drafted += len(draft)
+		if len(draft) > 0 {
+			st.Drafts++
+		}
 		for i := 0; i <= len(draft); i++ {
 			var t int32
 			t, stop, err = next(r.rows[i*V : (i+1)*V])
 			if i < len(draft) && t == draft[i] && !stop && err == nil {
 				st.Accepted++
+				for len(st.AcceptedAt) <= i {
+					st.AcceptedAt = append(st.AcceptedAt, 0)
+				}
+				st.AcceptedAt[i]++
 				r.hist = append(r.hist, t)
 				continue
 			}

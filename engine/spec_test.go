@@ -286,3 +286,78 @@ func TestGenerateSpecPaged(t *testing.T) {
 			plain.Calls, plain.Accesses, humanize.IBytes(uint64(plain.BytesRead)))
 	}
 }
+
+// attachedDraftLogits returns the logits of the MTP block attached to s
+// for the token after next, drafted from next at s's next position: what
+// GenerateSpec's next draft computes first.
+func attachedDraftLogits(t *testing.T, s *State, next int32) []float32 {
+	t.Helper()
+	d := s.draft
+	copy(d.hin[:d.E], d.h(s.pos-1))
+	d.s.pos, d.off = s.pos, 0
+	out := make([]float32, s.c.Vocab)
+	if err := d.s.Eval([]int32{next}, 0, func(_ int, l []float32) { copy(out, l) }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAttachMTPKeepsHistory: an MTP block attached to a state for good
+// (AttachMTP) mirrors everything the state evaluates across generations,
+// so after two draft-mtp turns of a chat (the second continuing the
+// first's state) its draft logits equal those of the block run over the
+// whole history in one pass (MTPLogits), bit for bit; a block that saw
+// only the second turn (as one made for each GenerateSpec call does) is
+// far off. The text is plain greedy decoding's.
+func TestAttachMTPKeepsHistory(t *testing.T) {
+	m := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"}))
+	ids := crosscheck.TextIDs(40)
+	turn1, extra := ids[:24], ids[24:30]
+	never := func(int32) bool { return false }
+	o := SpecOptions{Type: SpecDraftMTP, NMax: 2}
+	run := func(attachAt int) (hist []int32, gen []int32, s *State) {
+		s = newState(t, m, Options{Ctx: 128, Threads: 2, Batch: 8})
+		sm := NewSampler(SamplerOptions{}, m.Config.Vocab)
+		all := slices.Clone(turn1)
+		in := turn1
+		for turn := range 2 {
+			if turn == attachAt {
+				if err := s.AttachMTP(o.NMax); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out []int32
+			if _, err := GenerateSpec(s, sm, in, 6, never, func(id int32) error { out = append(out, id); return nil }, o); err != nil {
+				t.Fatal(err)
+			}
+			gen = append(gen, out...)
+			all = append(all, out...)
+			in = append(slices.Clone(all[s.Pos():]), extra...)
+			all = append(all, extra...)
+		}
+		return all[:s.Pos()], gen, s
+	}
+	hist, gen, s := run(0)
+	next := int32(17)
+	got := attachedDraftLogits(t, s, next)
+	want, err := MTPLogits(newState(t, m, Options{Ctx: 128, Threads: 2}), hist, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, at := maxDiff(got, want); d != 0 {
+		t.Errorf("attached for both turns: draft logits differ from one pass over the history by %g at %d", d, at)
+	}
+	_, gen2, late := run(1)
+	if d, _ := maxDiff(attachedDraftLogits(t, late, next), want); d < 1e-3 {
+		t.Errorf("attached for the second turn only: draft logits within %g of the whole history's: the test cannot tell", d)
+	}
+	var plain []int32
+	ps := newState(t, m, Options{Ctx: 128, Threads: 2, Batch: 8})
+	psm := NewSampler(SamplerOptions{}, m.Config.Vocab)
+	if _, err := Generate(ps, psm, turn1, 6, never, func(id int32) error { plain = append(plain, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gen[:6], plain) || !slices.Equal(gen, gen2) {
+		t.Errorf("draft-mtp text %v / %v, plain decoding's first turn %v", gen, gen2, plain)
+	}
+}

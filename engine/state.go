@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ggufkit/gguf/engine/pager"
 	"github.com/ggufkit/gguf/gguf"
@@ -21,6 +22,13 @@ type Options struct {
 	// -ctk/-ctv, whose default is f16). The other types need heads of
 	// whole blocks (f16: any; q8_0: a multiple of 32 elements).
 	TypeK, TypeV gguf.Type
+	// AttnEps, when above 0 (and below 1), prunes attention: a position
+	// whose score is below the head's maximum + ln(AttnEps), a
+	// probability below AttnEps times the largest one's, gets no exp and
+	// no value sum, and the softmax is normalized over the kept positions
+	// only (as the seeds' pruned attention, E86/E124, skips their expf).
+	// 0 keeps every position, bit for bit the unpruned attention.
+	AttnEps float64
 	// Batch is the number of tokens processed together when evaluating a
 	// prompt (default: as many as fit batchBuffers, a multiple of 4 from
 	// 32 to 512).
@@ -106,6 +114,8 @@ type State struct {
 	// inject, when set, fills s.x for a batch in place of the token
 	// embeddings: the MTP block's input (mtpDraft.inject).
 	inject func(s *State, tokens []int32) error
+	// draft is the MTP block attached for good (AttachMTP), nil if none.
+	draft *mtpDraft
 
 	pool *kernels.Pool
 	mm   *kernels.Products
@@ -122,6 +132,9 @@ func NewState(m *Model, o Options) (*State, error) {
 		return nil, fmt.Errorf("context size %d is out of range", o.Ctx)
 	}
 	o.Threads = max(1, o.Threads)
+	if !(o.AttnEps >= 0 && o.AttnEps < 1) {
+		return nil, fmt.Errorf("attention pruning threshold %g is outside [0, 1)", o.AttnEps)
+	}
 	if o.Batch <= 0 {
 		// A multiple of 4: the four-row kernels (dot4) then leave no
 		// activation rows to the slower one-row products but in a
@@ -166,9 +179,16 @@ func NewState(m *Model, o Options) (*State, error) {
 	s.at.scratch = make([]attnScratch, o.Threads)
 	for w := 0; w < o.Threads; w++ {
 		s.at.scratch[w] = newAttnScratch(o.Ctx, c.HeadDim)
+		if o.AttnEps > 0 {
+			s.at.scratch[w].addPruning(o.Ctx, c.HeadDim)
+		}
+	}
+	if o.AttnEps > 0 {
+		s.at.lnEps = float32(math.Log(o.AttnEps))
 	}
 	if c.Experts > 0 {
-		s.moe = newMoEBuffers(c, b)
+		s.moe = newMoEBuffers(m, c, b, o.Threads)
+		s.moe.serial.hb, s.moe.serial.hb2 = s.hb, s.hb2
 	}
 	s.newMixerState(o.Ctx, b, o.Threads)
 	if c.fam.attnGate {
@@ -197,6 +217,9 @@ func NewState(m *Model, o Options) (*State, error) {
 
 // Close stops the worker goroutines and the pager's readers.
 func (s *State) Close() {
+	if s.draft != nil {
+		s.draft.close()
+	}
 	s.pool.Close()
 	s.pg.close()
 }
@@ -221,6 +244,17 @@ func (s *State) Reset() {
 // KVBytes returns the size of the KV cache (keys and values of every
 // attention layer at every position of the context, in their types).
 func (s *State) KVBytes() int64 { return s.kv.bytes() }
+
+// AttnKept returns how many of the positions the attention heads looked
+// at were kept by Options.AttnEps's pruning, and how many they looked at
+// (0, 0 without pruning), since the state was made.
+func (s *State) AttnKept() (kept, seen int64) {
+	for i := range s.at.scratch {
+		kept += s.at.scratch[i].kept
+		seen += s.at.scratch[i].seen
+	}
+	return kept, seen
+}
 
 // CacheBytes is Model.KVCacheBytesOf for this state's context and cache
 // types: the KV cache with the other mixers' state.
@@ -252,6 +286,8 @@ type attnTask struct {
 	layer   int
 	pos0    int
 	scratch []attnScratch
+	// lnEps is ln(Options.AttnEps), 0 when attention is not pruned.
+	lnEps float32
 }
 
 func (t *attnTask) Run(lo, hi, w int) {
@@ -277,8 +313,12 @@ func (t *attnTask) Run(lo, hi, w int) {
 		kvo := (h / group) * hd
 		sc := ws.sc[:p+1-from]
 		mx := s.kv.scores(q, slot, from, kvo, scale, sc, ws.qa)
-		kernels.SoftmaxMax(sc, mx)
 		out := s.ao[i*c.QDim()+h*hd : i*c.QDim()+(h+1)*hd]
+		if t.lnEps != 0 {
+			s.kv.pruned(sc, mx, t.lnEps, slot, from, kvo, out, ws)
+			continue
+		}
+		kernels.SoftmaxMax(sc, mx)
 		s.kv.values(sc, slot, from, kvo, out, ws.pa)
 	}
 }

@@ -4,7 +4,7 @@
 // interleaved group layouts dense matrices are repacked into at load
 // (repack*.go), the Q1_0 lookup kernel and its 16-row layout made at load
 // (q1lut*.go), the q2lut table kernels of layout q2lut (q2lut*.go), the
-// TQ1_0/TQ2_0 kernels and those of the ternary layouts (ternary.go), the
+// TQ1_0/TQ2_0 kernels and those of the ternary layouts (ternary*.go), the
 // activation quantization that links them to package quant (quantlink.go),
 // the element-wise ops with assembly (ops*.go), kernel selection
 // (SelectKernels, gguf's --kernels, GGUF_KERNELS) and the thread pool the

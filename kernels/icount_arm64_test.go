@@ -19,7 +19,8 @@ import (
 // function of neonSet and dotprodSet (found by reflection, so a kernel added to armSet
 // without being counted fails here), the NEON F32 and F16 dots both sets use, and
 // the q2lut kernel where the set installs its assembly, alone and with
-// its tables (BenchmarkArm64Kernels).
+// its tables (BenchmarkArm64Kernels), and the ternary layouts' kernels
+// (BenchmarkTernaryKernels).
 func TestICountCoversArm64(t *testing.T) {
 	defer SelectKernels("")
 	rows, _, _ := readICount(t)
@@ -56,6 +57,7 @@ func TestICountCoversArm64(t *testing.T) {
 				want = append(want, typ.String()+icountGroups)
 			}
 		}
+		want = append(want, icountTernary...)
 		for _, typ := range want {
 			if !have[typ+"/"+s.name] {
 				t.Errorf("no instruction count for %s/%s in testdata/icount-arm64.txt (bench/icount.sh --update)", typ, s.name)
@@ -80,6 +82,12 @@ const (
 	icountQ1LUT       = "Q1_0.q1lut"
 	icountQ1LUTTables = icountQ1LUT + "+tables"
 )
+
+// icountTernary are the ternary layout rows of testdata/icount-arm64.txt
+// (BenchmarkTernaryKernels: FROM.LAYOUT), one per layout kernel of
+// ternary_arm64.s (the Q8_K kernels of ter3 and ter2 run TQ1_0 and TQ2_0
+// originals alike: one of each is counted).
+var icountTernary = []string{"TQ1_0.ter3", "TQ2_0.ter2", "TQ2_0.ter2s128", "Q2_0.ter3", "Q2_0.ter2", "Q2_0.ter2s128"}
 
 // icountPacked are the types with group kernels (repack.go) whose
 // "TYPE.groups" rows BenchmarkArm64Kernels measures where a set has them.

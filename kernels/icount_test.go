@@ -62,7 +62,7 @@ func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if base := strings.TrimSuffix(lay, "+tables"); lay != "" && "."+lay != icountGroups && base != string(layout.Q2LUT) && base != "q1lut" {
+		if base := strings.TrimSuffix(lay, "+tables"); lay != "" && "."+lay != icountGroups && base != string(layout.Q2LUT) && base != "q1lut" && !isTernaryRow(p[0]) {
 			t.Fatalf("%s: kernel %q: layout %q is not one with a kernel", path, p[0], lay)
 		}
 		r := icountRow{kernel: p[0], typ: typ, set: p[1], oursW: p[7], asmW: p[8], symbol: p[9], ggmlW: p[12], ratio: p[13], line0: line}
@@ -83,6 +83,14 @@ func readICount(t *testing.T) (rows []icountRow, n, reps int64) {
 	return rows, n, reps
 }
 
+// isTernaryRow reports a row of a ternary layout's kernel (TYPE.LAYOUT:
+// one row per call).
+func isTernaryRow(kernel string) bool {
+	_, lay, _ := strings.Cut(kernel, ".")
+	_, ok := terLayouts[layout.Kind(lay)]
+	return ok
+}
+
 // icountGroups suffixes the type of a group kernel's row (repack.go).
 const icountGroups = ".groups"
 
@@ -90,8 +98,9 @@ const icountGroups = ".groups"
 // counts: every per-weight figure is the difference of its two counts over
 // the weights multiplied in between (ours: its rows column times N, ggml:
 // REPS*N), every ratio ours/ggml, each (kernel, set) appears once and is
-// compared with ggml's kernel of its type (a q2lut kernel with Q2_K's),
-// and a q2lut or group kernel runs whole groups (16 rows, 8). What the counts are is
+// compared with ggml's kernel of its type (a q2lut kernel with Q2_K's, a
+// ternary layout's with its original type's), and a q2lut or group kernel
+// runs whole groups (16 rows, 8). What the counts are is
 // bench/icount.sh's to measure; TestICountCoversArm64 (arm64) checks that
 // every arm64 kernel has its rows.
 func TestICountTable(t *testing.T) {
@@ -113,6 +122,7 @@ func TestICountTable(t *testing.T) {
 		switch {
 		case strings.HasSuffix(r.kernel, icountGroups):
 			whole = packRows
+		case isTernaryRow(r.kernel):
 		case r.kernel != r.typ.String():
 			whole = q2lutRows
 		}

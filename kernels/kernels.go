@@ -223,12 +223,14 @@ func SelectKernels(name string) error {
 // without asking whether the CPU runs it (SelectKernels does): the row
 // kernels, then the q2lut ones, whose tail rows are plain Q2_K rows and
 // run the set's Q2_K kernel, so that every q2lut row gives that kernel's
-// bits, then the group kernels of repacked matrices.
+// bits, the Q1_0 lookup kernel, the ternary layouts' kernels, then the
+// group kernels of repacked matrices.
 func install(name string) {
 	installKernels(name)
 	q2lutKernel.dot = kernels[gguf.TypeQ2_K].dot
 	installQ2LUT(name)
 	installQ1LUT(name)
+	installTernary(name)
 	installPack(name)
 	kernelSet = name
 }

@@ -259,5 +259,7 @@ func installKernels(name string) {
 		kernels[gguf.TypeQ1_0].dot4 = x4of(dotQ1_0x2AVX2, 128, q1_0Bytes, 4*q8_0Bytes)
 		kernels[gguf.TypeQ2_0].dot = dotQ2_0Asm
 		kernels[gguf.TypeQ2_0].dot4 = x4of(dotQ2_0x2AVX2, 64, q2_0Bytes, 2*q8_0Bytes)
+		kernels[gguf.TypeTQ1_0].dot = dotTQ1_0Asm
+		kernels[gguf.TypeTQ2_0].dot = dotTQ2_0Asm
 	}
 }

@@ -1606,3 +1606,102 @@ vdrow:
 vddone:
 	VZEROUPPER
 	RET
+
+// func scoresQ8_0AVX2(k, q *byte, kstride, nb, npos int, scale float32, out *float32) float32
+// out[t] = dotQ8_0AVX2(k + t*kstride, q, nb) * scale for t < npos, each
+// key's blocks summed exactly as dotQ8_0AVX2 sums them, without a call per
+// key; returns the maximum (-Inf for none).
+TEXT ·scoresQ8_0AVX2(SB), NOSPLIT, $0-60
+	MOVQ   k+0(FP), R10
+	MOVQ   q+8(FP), R11
+	MOVQ   kstride+16(FP), R8
+	MOVQ   nb+24(FP), R12
+	MOVQ   npos+32(FP), CX
+	VMOVSS scale+40(FP), X15
+	MOVQ   out+48(FP), DX
+	MOVL   $0xff800000, AX
+	VMOVD  AX, X14
+	MOVL   $0x00010001, AX
+	VMOVD  AX, X7
+	VPBROADCASTD X7, Y7
+sq8key:
+	TESTQ  CX, CX
+	JEQ    sq8done
+	VXORPS Y0, Y0, Y0
+	MOVQ   R10, SI
+	MOVQ   R11, DI
+	MOVQ   R12, BX
+sq8blk:
+	BLOCK_SCALE
+	VMOVDQU 2(SI), Y2
+	VMOVDQU 2(DI), Y3
+	DOT_I8
+	ADDQ   $34, SI
+	ADDQ   $34, DI
+	DECQ   BX
+	JNZ    sq8blk
+	HSUM_Y0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DX)
+	VMAXSS X14, X0, X14
+	ADDQ   $4, DX
+	ADDQ   R8, R10
+	DECQ   CX
+	JMP    sq8key
+sq8done:
+	VZEROUPPER
+	VMOVSS X14, ret+56(FP)
+	RET
+
+// Y(acc) += w (Y5) * (d (Y4) * the 8 int8 values at off(SI)), each
+// product rounded: MadQ8_0's steps for 8 lanes (no fused multiply-add).
+#define MAD_Q8(off, tmp, acc) \
+	VPMOVSXBD off(SI), tmp \
+	VCVTDQ2PS tmp, tmp \
+	VMULPS Y4, tmp, tmp \
+	VMULPS Y5, tmp, tmp \
+	VADDPS tmp, acc, acc
+
+// func madQ8_0RowsAVX2(out *float32, v *byte, vstride, nb, npos int, p *float32)
+// out += sum over t < npos of p[t] * the dequantized Q8_0 row v + t*vstride
+// (nb blocks), in order of t: MadQ8_0RowsAdd with each block's 32 sums in
+// four registers across all the rows.
+TEXT ·madQ8_0RowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DX
+	MOVQ v+8(FP), R10
+	MOVQ vstride+16(FP), R8
+	MOVQ nb+24(FP), BX
+	MOVQ npos+32(FP), R12
+	MOVQ p+40(FP), R11
+mq8blk:
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	MOVQ   R10, SI
+	MOVQ   R11, DI
+	MOVQ   R12, CX
+mq8pos:
+	VBROADCASTSS (DI), Y5
+	MOVWLZX (SI), AX
+	VMOVD   AX, X4
+	VCVTPH2PS X4, X4
+	VBROADCASTSS X4, Y4
+	MAD_Q8(2, Y6, Y0)
+	MAD_Q8(10, Y7, Y1)
+	MAD_Q8(18, Y8, Y2)
+	MAD_Q8(26, Y9, Y3)
+	ADDQ   R8, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JNZ    mq8pos
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	ADDQ   $128, DX
+	ADDQ   $34, R10
+	DECQ   BX
+	JNZ    mq8blk
+	VZEROUPPER
+	RET

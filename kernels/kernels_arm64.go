@@ -106,9 +106,9 @@ func Scores(q, k []float32, kstride int, scale float32, sc []float32) float32 {
 // and ARMv8.2 dotprod (SDOT: the A55 and later).
 var (
 	neonSet = armSet{name: "neon", q8_0Dot: q8_0DotNEON, q4_KDot: q4_KDotNEON, q6_KDot: q6_KDotNEON,
-		q2_KDot: q2_KDotNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON}
+		q2_KDot: q2_KDotNEON, q1_0Dot: q1_0DotNEON, q2_0Dot: q2_0DotNEON, tq1_0Dot: tq1_0DotNEON, tq2_0Dot: tq2_0DotNEON}
 	dotprodSet = armSet{name: "dotprod", q8_0Dot: q8_0DotSDOT, q4_KDot: q4_KDotSDOT, q6_KDot: q6_KDotSDOT,
-		q2_KDot: q2_KDotSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT}
+		q2_KDot: q2_KDotSDOT, q1_0Dot: q1_0DotSDOT, q2_0Dot: q2_0DotSDOT, tq1_0Dot: tq1_0DotSDOT, tq2_0Dot: tq2_0DotSDOT}
 )
 
 // hasDotprod reports the ARMv8.2 dot-product instructions (SDOT).
@@ -134,6 +134,16 @@ func dotQ2_0Arm(n int, w, a []byte) float32 {
 	return armBlocks(arm.q2_0Dot, nb, w[:nb*q2_0Bytes], a[:2*nb*q8_0Bytes])
 }
 
+func dotTQ1_0Arm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return armBlocks(arm.tq1_0Dot, nb, w[:nb*tq1_0Bytes], a[:nb*q8_KBytes])
+}
+
+func dotTQ2_0Arm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return armBlocks(arm.tq2_0Dot, nb, w[:nb*tq2_0Bytes], a[:nb*q8_KBytes])
+}
+
 // armKernels installs variant s.
 func armKernels(s *armSet) {
 	arm = s
@@ -143,6 +153,8 @@ func armKernels(s *armSet) {
 	kernels[gguf.TypeQ2_K].dot = dotQ2_KArm
 	kernels[gguf.TypeQ1_0].dot = dotQ1_0Arm
 	kernels[gguf.TypeQ2_0].dot = dotQ2_0Arm
+	kernels[gguf.TypeTQ1_0].dot = dotTQ1_0Arm
+	kernels[gguf.TypeTQ2_0].dot = dotTQ2_0Arm
 	kernels[gguf.TypeF16].dot = dotF16Arm
 }
 

@@ -27,8 +27,9 @@ type blocksFunc func(w, a *byte, nb int) float32
 // kernel, scaled in Go, or a whole-dot one.
 type armSet struct {
 	name                                                 string
-	q8_0, q4_K                                           sumsFunc
+	q8_0, q4_K, tq1_0, tq2_0                             sumsFunc
 	q8_0Dot, q4_KDot, q6_KDot, q2_KDot, q1_0Dot, q2_0Dot blocksFunc
+	tq1_0Dot, tq2_0Dot                                   blocksFunc
 }
 
 // arm is the variant the kernels call (set by installKernels).

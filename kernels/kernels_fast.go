@@ -322,3 +322,11 @@ func dotQ5_KGo(n int, w, a []byte) float32 {
 	}
 	return sumf
 }
+
+// u16s views a byte slice (2-byte aligned) as its little-endian halves.
+func u16s(b []byte) []uint16 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+}

@@ -96,6 +96,9 @@ func padRows(batch int) int {
 // bits its own pass would. Integer products are exact either way.
 func (s *Products) SetRowExact(on bool) { s.mt.rowExact = on }
 
+// RowExact reports whether SetRowExact is on.
+func (s *Products) RowExact() bool { return s.mt.rowExact }
+
 // floatSums reports whether k's products are float sums, whose four-row
 // kernels may add in another order than the one-row ones.
 func (k *kernel) floatSums() bool {
@@ -121,6 +124,8 @@ func NewProducts(p *Pool, batch, maxCols, q2lutCols int) *Products {
 	s.mt.quad = make([][4]float32, threads)
 	s.mt.oct = make([][packRows]float32, threads)
 	s.mt.oct4 = make([][4 * packRows]float32, threads)
+	s.mt.oct2 = make([][2 * packRows]float32, threads)
+	s.mt.oct8 = make([][8 * packRows]float32, threads)
 	auxRow := 0
 	for t, k := range packKernels {
 		auxRow = max(auxRow, maxCols/t.BlockSize()*k.auxBytes)
@@ -223,6 +228,8 @@ type matmulTask struct {
 	auxStride int
 	oct       [][packRows]float32
 	oct4      [][4 * packRows]float32
+	oct2      [][2 * packRows]float32
+	oct8      [][8 * packRows]float32
 	// pad4 runs 3 rows left after the whole 4-row tiles through a packed
 	// matrix's four-row kernel with a scratch row (whatever the buffers
 	// hold past the batch: its results are dropped, and each row's
@@ -279,13 +286,60 @@ func (t *matmulTask) Run(lo, hi, wk int) {
 	}
 }
 
+// runPacked2 computes groups [g0, g1) of a matrix packed in pairs with
+// the pair kernels (a range cut inside a pair computes the pair and keeps
+// its half), and returns the first group it left: the odd last group of
+// the matrix, in the 8-row layout, or g1.
+func (t *matmulTask) runPacked2(g0, g1, wk int) int {
+	w, pk := t.w, t.pk
+	nblk := w.Cols / w.k.act.BlockSize()
+	o, o8 := &t.oct2[wk], &t.oct8[wk]
+	const r2 = 2 * packRows
+	paired := w.pk.groups &^ 1
+	g := g0
+	for g < min(g1, paired) {
+		p := g &^ 1 // the pair's first group
+		hi := min(p+2, g1)
+		grp := w.pk.data[p*w.pk.groupBytes : (p+2)*w.pk.groupBytes]
+		// rows [r0, r1) of the pair's 16 are wanted
+		r0, r1 := (g-p)*packRows, (hi-p)*packRows
+		j := 0
+		if pk.gemm2x4 != nil {
+			for ; j+4 <= t.nb; j += 4 {
+				pk.gemm2x4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o8)
+				for i := 0; i < 4; i++ {
+					copy(t.out[(j+i)*w.Rows+p*packRows+r0:(j+i)*w.Rows+p*packRows+r1], o8[i*r2+r0:i*r2+r1])
+				}
+			}
+			if t.pad4 && t.nb-j == 3 {
+				// as runPacked: 3 rows and a scratch row
+				pk.gemm2x4(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], t.stride, t.auxStride, nblk, o8)
+				for i := 0; i < t.nb-j; i++ {
+					copy(t.out[(j+i)*w.Rows+p*packRows+r0:(j+i)*w.Rows+p*packRows+r1], o8[i*r2+r0:i*r2+r1])
+				}
+				j = t.nb
+			}
+		}
+		for ; j < t.nb; j++ {
+			pk.gemv2(grp, t.act[j*t.stride:], t.aux[j*t.auxStride:], nblk, o)
+			copy(t.out[j*w.Rows+p*packRows+r0:j*w.Rows+p*packRows+r1], o[r0:r1])
+		}
+		g = hi
+	}
+	return g
+}
+
 // runPacked computes groups [g0, g1) of a packed matrix for every
 // activation row, a group's weights staying in cache across the rows.
 func (t *matmulTask) runPacked(g0, g1, wk int) {
 	w, pk := t.w, t.pk
 	nblk := w.Cols / w.k.act.BlockSize()
 	o, o4 := &t.oct[wk], &t.oct4[wk]
-	for g := g0; g < g1; g++ {
+	g := g0
+	if pk.gemv2 != nil {
+		g = t.runPacked2(g0, g1, wk)
+	}
+	for ; g < g1; g++ {
 		grp := w.pk.data[g*w.pk.groupBytes : (g+1)*w.pk.groupBytes]
 		j := 0
 		if pk.gemm4 != nil {

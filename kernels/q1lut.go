@@ -13,9 +13,10 @@ import (
 // 4 activations is one of 16 sums of the activations with signs: per
 // activation row and 4 columns a 16-entry table of those sums, indexed by
 // the 4 sign bits (one nibble of a weight byte), replaces 4 multiply-adds
-// by one lookup. A shuffle (x86 VPERMPS, ARM TBL) looks up 16 rows' nibbles
-// at once when the 16 rows' bytes of the same columns lie side by side,
-// so the dense Q1_0 matrices are repacked at Open into groups of 16 rows.
+// by one lookup. A shuffle (x86 VPERMPS or VPSHUFB, ARM TBL or VTBL)
+// looks up 16 rows' nibbles at once when the 16 rows' bytes of the same
+// columns lie side by side, so the dense Q1_0 matrices are repacked at
+// Open into groups of 16 rows.
 //
 // Group layout, per 128-column block of the 16 rows (288 bytes, the rows'
 // 16 blocks' size): the 16 rows' f16 scales, then 16 vectors of 16 bytes,
@@ -29,9 +30,10 @@ import (
 // its activation scale added in float32, that sum times the weight scale)
 // for the portable and ARM sets, ggml's AVX2 eight float lanes (lane l of
 // a 32-column block is its columns 4l..4l+3, exactly one table entry) for
-// the x86 sets (q1lutGroupAVX512). Activations are Q8_0 as for the row kernels; their values
-// are those of quantizeAct, in [-127, 127] (ggml's AVX2 kernel negates
-// -128 to itself, which no table reproduces).
+// the x86 sets (q1lutGroupAVX512, q1lutGroupAVX2). Activations are Q8_0
+// as for the row kernels; their values are those of quantizeAct, in
+// [-127, 127] (ggml's AVX2 kernel negates -128 to itself, which no table
+// reproduces).
 //
 // The tables depend only on the activations: a matmul builds them once per
 // activation row and every group of rows reuses them.
@@ -58,9 +60,9 @@ type q1lutKernel struct {
 // q1lutGo is the portable kernel: int16 tables, ggml's generic float steps.
 var q1lutGo = &q1lutKernel{tabBytes: q1lutTabBytesGo, tables: q1lutTablesGo, group: q1lutGroupGo}
 
-// q1lutSet is the installed set's kernel, nil where the set's row kernel is
-// faster (AVX2 without AVX-512): Open repacks dense Q1_0 matrices only
-// when it is set (installQ1LUT).
+// q1lutSet is the installed set's kernel, nil where a set's row kernel
+// would be faster (every set has one today: installQ1LUT): Open repacks
+// dense Q1_0 matrices only when it is set.
 var q1lutSet *q1lutKernel
 
 // q1lutRepack writes 16 Q1_0 rows (rowBytes apart in src, nb blocks each)

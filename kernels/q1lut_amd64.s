@@ -80,3 +80,148 @@ block:
 	VMOVUPS Z0, (DX)
 	VZEROUPPER
 	RET
+
+// The Q1_0 lookup kernel in AVX2 (q1lutGroupAVX2): 16 rows of a group, two
+// 4-column groups per VPSHUFB. Tables (q1lutTablesU16): an entry T is
+// stored biased, u = T + 32768 (unsigned 16 bits), as its low byte u0 and
+// its high byte u1 in two 16-entry byte tables, those of groups 2v and
+// 2v+1 side by side in a 32-byte vector (one per 128-bit lane). Sign byte
+// vector v of the 16 rows is loaded into both lanes; VPSRLVD shifts the
+// upper lane's dwords by 4 so that, masked, the lower lane indexes group
+// 2v by the low nibbles and the upper lane group 2v+1 by the high ones.
+// The u0 and u1 lookups interleaved (bytes, then words with 0x4b00) are
+// the dwords 0x4b000000 + u, the floats 2^23 + u exactly; less 2^23+32768
+// they are the entries T exactly, as VCVTDQ2PS would convert them. The
+// float steps are dotQ1_0AVX2's: ggml's AVX2 lane l of q8_0 block k is
+// the entry of group 8k+l, times d_k (a multiply for k = 0, FMAs after),
+// per 128-column block times the weight scale FMA'd into the lane's sum,
+// the lanes added at the end in hsum_float_8's order.
+//
+// Layout of the lanes: sign byte vector v = 4k+p holds lanes 2p and 2p+1
+// of q8_0 block k; after the interleaving, rows 4q..4q+3 of lane 2p are
+// the lower half of a vector and the same rows of lane 2p+1 its upper
+// half. The kernel runs, per block, p = 0..3 and within p k = 0..3, so
+// that the sums of d_k times the entries of the rows 4q..4q+3 complete in
+// Y(q) (Y0-Y3); then Y(q) times the rows' weight scales (Y4-Y7, the same
+// four rows' in both halves) is FMA'd into the lanes' sums at 128q+32p
+// of the frame (0(SP)-511(SP), zeroed first). Y8 holds 0x0f
+// bytes, Y9 the shift counts (0, 4), Y10 words 0x4b00, Y11 2^23+32768,
+// Y12-Y15 scratch.
+
+// LOOK16(v, k, OP): sign byte vector v (q8_0 block k) into Y0-Y3; OP is
+// VMULPS for k = 0, VFMADD231PS after.
+#define LOOK16(v, k, OP) \
+	VBROADCASTI128 (32+16*(v))(SI), Y12 \
+	VPSRLVD Y9, Y12, Y12 \
+	VPAND Y8, Y12, Y12 \
+	VMOVDQU (128+64*(v))(DI), Y13 \
+	VPSHUFB Y12, Y13, Y13 \
+	VMOVDQU (160+64*(v))(DI), Y14 \
+	VPSHUFB Y12, Y14, Y14 \
+	VPUNPCKHBW Y14, Y13, Y12 \
+	VPUNPCKLBW Y14, Y13, Y13 \
+	VPUNPCKLWD Y10, Y13, Y14 \
+	VPUNPCKHWD Y10, Y13, Y13 \
+	VPUNPCKLWD Y10, Y12, Y15 \
+	VPUNPCKHWD Y10, Y12, Y12 \
+	VSUBPS Y11, Y14, Y14 \
+	VSUBPS Y11, Y13, Y13 \
+	VSUBPS Y11, Y15, Y15 \
+	VSUBPS Y11, Y12, Y12 \
+	OP (32*(k))(DI), Y14, Y0 \
+	OP (32*(k))(DI), Y13, Y1 \
+	OP (32*(k))(DI), Y15, Y2 \
+	OP (32*(k))(DI), Y12, Y3
+
+// LANES(p): lanes 2p, 2p+1 of the block into the lanes' sums.
+#define LANES(p) \
+	LOOK16(p, 0, VMULPS) \
+	LOOK16(4+(p), 1, VFMADD231PS) \
+	LOOK16(8+(p), 2, VFMADD231PS) \
+	LOOK16(12+(p), 3, VFMADD231PS) \
+	VFMADD213PS (32*(p))(SP), Y4, Y0 \
+	VMOVUPS Y0, (32*(p))(SP) \
+	VFMADD213PS (128+32*(p))(SP), Y5, Y1 \
+	VMOVUPS Y1, (128+32*(p))(SP) \
+	VFMADD213PS (256+32*(p))(SP), Y6, Y2 \
+	VMOVUPS Y2, (256+32*(p))(SP) \
+	VFMADD213PS (384+32*(p))(SP), Y7, Y3 \
+	VMOVUPS Y3, (384+32*(p))(SP)
+
+// WSCALE(q): the weight scales of rows 4q..4q+3 in both halves of Y(4+q).
+#define WSCALE(q, X, Y) \
+	VCVTPH2PS (8*(q))(SI), X \
+	VINSERTF128 $1, X, Y, Y
+
+// HSUM4(q): rows 4q..4q+3, ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)).
+#define HSUM4(q) \
+	VMOVUPS (128*(q))(SP), X0 \
+	VADDPS (128*(q)+64)(SP), X0, X0 \
+	VMOVUPS (128*(q)+32)(SP), X1 \
+	VADDPS (128*(q)+96)(SP), X1, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVUPS (128*(q)+16)(SP), X1 \
+	VADDPS (128*(q)+80)(SP), X1, X1 \
+	VMOVUPS (128*(q)+48)(SP), X2 \
+	VADDPS (128*(q)+112)(SP), X2, X2 \
+	VADDPS X2, X1, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVUPS X0, (16*(q))(DX)
+
+// func q1lutGroupAVX2(grp, tab *byte, nb int, out *float32)
+TEXT ·q1lutGroupAVX2(SB), $512-32
+	MOVQ grp+0(FP), SI
+	MOVQ tab+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ out+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	MOVQ   $0, AX
+
+zero:
+	VMOVUPS Y0, (SP)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, $512
+	JNE     zero
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8
+	VMOVDQU q1lutShift<>(SB), Y9
+	MOVL $0x4b004b00, AX
+	VMOVD AX, X10
+	VPBROADCASTD X10, Y10
+	MOVL $0x4b008000, AX // 2^23 + 32768
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+
+block2:
+	PREFETCHT0 576(SI)
+	PREFETCHT0 640(SI)
+	PREFETCHT0 704(SI)
+	PREFETCHT0 768(SI)
+	PREFETCHT0 832(SI)
+	WSCALE(0, X4, Y4)
+	WSCALE(1, X5, Y5)
+	WSCALE(2, X6, Y6)
+	WSCALE(3, X7, Y7)
+	LANES(0)
+	LANES(1)
+	LANES(2)
+	LANES(3)
+	ADDQ $288, SI
+	ADDQ $1152, DI
+	DECQ CX
+	JNZ  block2
+
+	HSUM4(0)
+	HSUM4(1)
+	HSUM4(2)
+	HSUM4(3)
+	VZEROUPPER
+	RET
+
+// The VPSRLVD counts: 0 for the lower lane's dwords, 4 for the upper's.
+DATA q1lutShift<>+0(SB)/8, $0
+DATA q1lutShift<>+8(SB)/8, $0
+DATA q1lutShift<>+16(SB)/8, $0x0000000400000004
+DATA q1lutShift<>+24(SB)/8, $0x0000000400000004
+GLOBL q1lutShift<>(SB), RODATA|NOPTR, $32

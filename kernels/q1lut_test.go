@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ggufkit/gguf/gguf"
@@ -98,12 +100,18 @@ func TestQ1LUTKernelBitExact(t *testing.T) {
 	}
 }
 
+// q1lutForced lists lookup kernels that a set installs only on other CPUs
+// (the AVX2 one where there is no AVX-512), keyed by "kind/set", which
+// BenchmarkQ1LUT also runs (forced) where the set is selectable.
+var q1lutForced = map[string]*q1lutKernel{}
+
 // BenchmarkQ1LUT multiplies a 2048 x 2048 Q1_0 matrix (Bonsai-1.7B's
 // attention projections) by one token's activations on one thread under
 // every set this CPU runs: "row/SET" with the set's row kernel, "lut/SET"
 // with its lookup kernel (matmulQ1LUT, the tables built every call), and
 // "go/SET" with the portable lookup kernel (q1lutGo, the measure of
-// whether a set without assembly should take it). The ratios read off one
+// whether a set without assembly should take it), and those of
+// q1lutForced. The ratios read off one
 // run; the weights are 128 quantized rows repeated.
 func BenchmarkQ1LUT(b *testing.B) {
 	defer SelectKernels("")
@@ -132,7 +140,14 @@ func BenchmarkQ1LUT(b *testing.B) {
 				}
 			}
 		})
-		for _, kind := range []string{"lut", "go"} {
+		kinds := []string{"lut", "go"}
+		for name := range q1lutForced {
+			if kind, s, _ := strings.Cut(name, "/"); s == set {
+				kinds = append(kinds, kind)
+			}
+		}
+		slices.Sort(kinds[2:])
+		for _, kind := range kinds {
 			b.Run(kind+"/"+set, func(b *testing.B) {
 				if err := SelectKernels(set); err != nil {
 					b.Fatal(err)
@@ -143,6 +158,8 @@ func BenchmarkQ1LUT(b *testing.B) {
 				saved := q1lutSet
 				if kind == "go" {
 					q1lutSet = q1lutGo
+				} else if k := q1lutForced[kind+"/"+set]; k != nil {
+					q1lutSet = k
 				}
 				defer func() { q1lutSet = saved }()
 				w := &Matrix{Name: "q1", Type: gguf.TypeQ1_0, Cols: n, Rows: rows, RowBytes: rb, data: data, k: kernels[gguf.TypeQ1_0], q1: grp}

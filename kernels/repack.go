@@ -58,6 +58,17 @@ type packKernel struct {
 	// apart, their aux rows auxStride apart) with each weight unpacked
 	// once: out[8i:8i+8] is row i's gemv, bit for bit.
 	gemm4 func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32)
+	// repack2, where set, writes two groups (2*packRows rows) into dst in
+	// the pair layout (pairRepack), which gemv2 and gemm2x4 read: Pack
+	// then puts a matrix's groups in pairs, an odd last one alone.
+	repack2 func(dst, src []byte, rowBytes, nb int)
+	// gemv2 (set with repack2) is gemv for the two groups of a pair (g
+	// holds them, nb blocks each): out[:8] is the first group's gemv,
+	// out[8:] the second's, bit for bit.
+	gemv2 func(g, act, aux []byte, nb int, out *[2 * packRows]float32)
+	// gemm2x4, where set, is gemv2 for 4 activation rows (as gemm4):
+	// out[16i:16i+16] is row i's gemv2, bit for bit.
+	gemm2x4 func(g, act, aux []byte, astride, auxStride, nb int, out *[8 * packRows]float32)
 }
 
 // packKernels holds the portable Go group kernels: the reference the
@@ -68,6 +79,51 @@ var packKernels = map[gguf.Type]*packKernel{
 	gguf.TypeQ8_0: {repack: repackQ8_0, prep: prepQ8_0, auxBytes: 4, gemv: gemvQ8_0Go, groupBytes: packRows * q8_0Bytes},
 	gguf.TypeQ4_K: {repack: repackQ4_K, prep: prepQ4_K, auxBytes: 32, gemv: gemvQ4_KGo, groupBytes: q4KGroupBytes},
 	gguf.TypeQ6_K: {repack: repackQ6_K, prep: prepQ6_K, auxBytes: q6KAuxBytes, gemv: gemvQ6_KGo, groupBytes: q6KGroupBytes},
+}
+
+// The pair layout of two groups, for kernels with 16 lanes (one row each):
+// per block index, each unit of the group layout (a run of bytes holding
+// one field for the 8 rows: their scales, or a 32-byte vector) of the
+// first group, then the same unit of the second. A 32-byte vector unit
+// becomes a 64-byte vector of 16 rows, and the pair is read as one
+// sequential stream. pairUnits lists each type's units per block.
+var pairUnits = map[gguf.Type][]int{
+	gguf.TypeQ4_0: units(16, 1, 32, 4),
+	gguf.TypeQ8_0: units(16, 1, 32, 8),
+	gguf.TypeQ4_K: append(units(16, 2, 8, 8), units(16, 4, 32, 32)...),
+}
+
+// units returns n1 units of size s1, then n2 of size s2.
+func units(s1, n1, s2, n2 int) []int {
+	u := make([]int, 0, n1+n2)
+	for i := 0; i < n1; i++ {
+		u = append(u, s1)
+	}
+	for i := 0; i < n2; i++ {
+		u = append(u, s2)
+	}
+	return u
+}
+
+// pairRepack returns the repack of two groups into the pair layout: per
+// block index, each group's block into the group layout (repack of one
+// block: rowBlock bytes per row block, groupBlock per group block), then
+// their units interleaved.
+func pairRepack(repack func(dst, src []byte, rowBytes, nb int), rowBlock, groupBlock int, us []int) func(dst, src []byte, rowBytes, nb int) {
+	return func(dst, src []byte, rowBytes, nb int) {
+		tmp := make([]byte, 2*groupBlock)
+		o := 0
+		for b := 0; b < nb; b++ {
+			repack(tmp[:groupBlock], src[b*rowBlock:], rowBytes, 1)
+			repack(tmp[groupBlock:], src[packRows*rowBytes+b*rowBlock:], rowBytes, 1)
+			u0 := 0
+			for _, n := range us {
+				o += copy(dst[o:o+n], tmp[u0:u0+n])
+				o += copy(dst[o:o+n], tmp[groupBlock+u0:groupBlock+u0+n])
+				u0 += n
+			}
+		}
+	}
 }
 
 // repackQ4_0 interleaves 8 Q4_0 rows block by block (see above).
@@ -155,6 +211,23 @@ func prepQ8_0(aux, act []byte, nb int) {
 	_, _ = aux[nb*4-1], act[nb*q8_0Bytes-1]
 	for b := 0; b < nb; b++ {
 		binary.LittleEndian.PutUint32(aux[4*b:], math.Float32bits(f16tab[le16(act[b*q8_0Bytes:])]))
+	}
+}
+
+// prepQ8_0Sum writes prepQ8_0's scales, then per block -128 times the sum
+// of its 32 values as int32 (at 4*nb+4*b), for Q8_0 kernels that make the
+// weights unsigned (w + 128) where there is no signed byte product (amd64's
+// 512-bit VPDPBUSD); the kernels that read prepQ8_0's values read these
+// the same.
+func prepQ8_0Sum(aux, act []byte, nb int) {
+	prepQ8_0(aux, act, nb)
+	_ = aux[nb*8-1]
+	for b := 0; b < nb; b++ {
+		var s int32
+		for _, v := range i8s(act[b*q8_0Bytes+2 : (b+1)*q8_0Bytes]) {
+			s += int32(v)
+		}
+		binary.LittleEndian.PutUint32(aux[4*nb+4*b:], uint32(-128*s))
 	}
 }
 
@@ -362,12 +435,17 @@ func gemvQ6_KGo(g, act, aux []byte, nb int, out *[packRows]float32) {
 	*out = acc
 }
 
-// packed is a matrix's rows [0, 8*groups) in its type's group layout.
+// packed is a matrix's rows [0, 8*groups) in its type's group layout (in
+// pairs of groups in the pair layout where pairs is set, an odd last
+// group alone; group g starts at g*groupBytes either way).
 type packed struct {
 	data   []byte
 	groups int
 	// groupBytes is the size of one group (packRows rows).
 	groupBytes int
+	pairs      bool
+	// k is the kernel that packed the matrix.
+	k *packKernel
 }
 
 // Pack puts the whole groups of m's rows in the group layout of its
@@ -385,29 +463,46 @@ func (m *Matrix) Pack(inPlace bool) []byte {
 	groups := m.Rows / packRows
 	rb, gb := packRows*m.RowBytes, nb*k.groupBytes
 	rows := m.data[:groups*rb]
-	if inPlace {
-		tmp := make([]byte, rb)
-		for g := 0; g < groups; g++ {
-			r := rows[g*rb : (g+1)*rb]
-			copy(tmp, r)
-			k.repack(r, tmp, m.RowBytes, nb)
+	// each step packs n groups from group g: a pair, or one
+	step := func(g int) (int, func(dst, src []byte, rowBytes, nb int)) {
+		if k.repack2 != nil && g+2 <= groups {
+			return 2, k.repack2
 		}
-		m.pk = &packed{data: rows, groups: groups, groupBytes: gb}
+		return 1, k.repack
+	}
+	pk := &packed{groups: groups, groupBytes: gb, pairs: k.repack2 != nil, k: k}
+	m.pk = pk
+	if inPlace {
+		tmp := make([]byte, 2*rb)
+		for g := 0; g < groups; {
+			n, repack := step(g)
+			r := rows[g*rb : (g+n)*rb]
+			copy(tmp, r)
+			repack(r, tmp[:n*rb], m.RowBytes, nb)
+			g += n
+		}
+		pk.data = rows
 		return nil
 	}
-	dst := osmem.AlignedBytes(groups * gb)
-	for g := 0; g < groups; g++ {
-		k.repack(dst[g*gb:(g+1)*gb], rows[g*rb:(g+1)*rb], m.RowBytes, nb)
+	pk.data = osmem.AlignedBytes(groups * gb)
+	for g := 0; g < groups; {
+		n, repack := step(g)
+		repack(pk.data[g*gb:(g+n)*gb], rows[g*rb:(g+n)*rb], m.RowBytes, nb)
+		g += n
 	}
-	m.pk = &packed{data: dst, groups: groups, groupBytes: gb}
 	return rows
 }
 
 // packKernelOf returns the kernel that runs m's groups: the installed set's,
-// or the Go one when the set was changed after m was packed.
+// or, when the set was changed after m was packed, the Go one (the 8-row
+// layout) or the one that packed it (the pair layout, which only its
+// kernels read; every group kernel gives the same bits).
 func (m *Matrix) packKernelOf() *packKernel {
-	if k := m.k.pack; k != nil {
+	if k := m.k.pack; k != nil && (k.repack2 != nil) == m.pk.pairs {
 		return k
+	}
+	if m.pk.pairs {
+		return m.pk.k
 	}
 	return packKernels[m.Type]
 }

@@ -66,7 +66,8 @@ func gemvOf(asm func(g, a, aux *byte, nb int, out *[packRows]float32), groupBloc
 }
 
 // installPack gives the Q4_0, Q8_0, Q4_K and Q6_K kernels of the avx2 and
-// vnni sets their group kernels in assembly.
+// vnni sets their group kernels in assembly (the vnni set's Q4_0 and Q8_0
+// ones 512 bits wide where the CPU has them: installPack512).
 func installPack(name string) {
 	if name != "avx2" && name != "vnni" {
 		return
@@ -93,5 +94,8 @@ func installPack(name string) {
 			k.gemm4 = gemm4Of(c.vn4, k.groupBytes, c.actBlock, k.auxBytes)
 		}
 		kernels[c.t].pack = &k
+	}
+	if vnni {
+		installPack512()
 	}
 }

@@ -174,70 +174,121 @@ func TestPackedKernels(t *testing.T) {
 	t.Cleanup(func() { _ = SelectKernels("") })
 	for _, c := range cases {
 		gk := packKernels[c.t]
-		gemvs := map[string]func(g, act, aux []byte, nb int, out *[packRows]float32){"go": gk.gemv}
+		// each set's kernels with its own prep (the aux values may differ)
+		gemvs := map[string]*packKernel{"go": gk}
 		for _, set := range KernelSets() {
 			if err := SelectKernels(set); err != nil {
 				t.Fatal(err)
 			}
 			if pk := kernels[c.t].pack; pk != nil && set != "portable" {
-				gemvs[set] = pk.gemv
+				gemvs[set] = pk
 			}
 		}
-		gemm4s := map[string]func(g, act, aux []byte, astride, auxStride, nb int, out *[4 * packRows]float32){}
+		gemm4s := map[string]*packKernel{}
 		for _, set := range KernelSets() {
 			_ = SelectKernels(set)
 			if pk := kernels[c.t].pack; pk != nil && pk.gemm4 != nil {
-				gemm4s[set] = pk.gemm4
+				gemm4s[set] = pk
 			}
 		}
-		t.Logf("%s: group kernels %v, four-row %v", c.t, slices.Sorted(maps.Keys(gemvs)), slices.Sorted(maps.Keys(gemm4s)))
-		rng := rand.New(rand.NewPCG(uint64(c.t), 0))
+		pairs := map[string]*packKernel{}
+		for _, set := range KernelSets() {
+			_ = SelectKernels(set)
+			if pk := kernels[c.t].pack; pk != nil && pk.gemv2 != nil {
+				pairs[set] = pk
+			}
+		}
+		t.Logf("%s: group kernels %v, four-row %v, two-group %v", c.t, slices.Sorted(maps.Keys(gemvs)), slices.Sorted(maps.Keys(gemm4s)), slices.Sorted(maps.Keys(pairs)))
+		rng, rng2 := rand.New(rand.NewPCG(uint64(c.t), 0)), rand.New(rand.NewPCG(uint64(c.t), 1))
 		block, _ := c.t.RowSize(int64(c.t.BlockSize()))
 		act := kernels[c.t].act
 		for _, nb := range []int{1, 2, 3, 11, 32} {
+			// two groups, 16 rows: the second from its own source, so that
+			// the first group and the activations are the draws the test
+			// always made
 			w := randBlocks(rng, packRows, nb, int(block), c.fill, c.scales...)
+			w = append(w, randBlocks(rng2, packRows, nb, int(block), c.fill, c.scales...)...)
 			rb := nb * int(block)
-			grp := make([]byte, nb*gk.groupBytes)
+			gb := nb * gk.groupBytes
+			grp := make([]byte, 2*gb)
 			gk.repack(grp, w, rb, nb)
+			gk.repack(grp[gb:], w[packRows*rb:], rb, nb)
 			for _, extreme := range []bool{false, true} {
+				// four activation rows, apart by strides larger than a row
 				a := randAct(rng, act, nb, extreme)
-				aux := make([]byte, nb*gk.auxBytes)
-				gk.prep(aux, a, nb)
-				// four activation rows, the last this one, apart by
-				// strides larger than a row
-				as, xs := len(a)+40, len(aux)+24
-				a4, aux4 := make([]byte, 3*as+len(a)), make([]byte, 3*xs+len(aux))
+				as := len(a) + 40
+				a4 := make([]byte, 3*as+len(a))
 				for i := 0; i < 3; i++ {
 					copy(a4[i*as:], randAct(rng, act, nb, extreme))
-					gk.prep(aux4[i*xs:i*xs+len(aux)], a4[i*as:], nb)
 				}
 				copy(a4[3*as:], a)
-				copy(aux4[3*xs:], aux)
-				for name, gemm4 := range gemm4s {
-					var out [4 * packRows]float32
-					gemm4(grp, a4, aux4, as, xs, nb, &out)
+				// aux4 returns the four rows' aux values of pk's prep, and
+				// their stride
+				aux4 := func(pk *packKernel) ([]byte, int) {
+					xs := nb*pk.auxBytes + 24
+					x := make([]byte, 3*xs+nb*pk.auxBytes)
 					for i := 0; i < 4; i++ {
-						var want [packRows]float32
-						gk.gemv(grp, a4[i*as:], aux4[i*xs:], nb, &want)
-						if !slices.Equal(out[8*i:8*i+8], want[:]) {
-							t.Fatalf("%s %s four-row nb %d row %d: %v, gemv gives %v", c.t, name, nb, i, out[8*i:8*i+8], want)
+						pk.prep(x[i*xs:i*xs+nb*pk.auxBytes], a4[i*as:], nb)
+					}
+					return x, xs
+				}
+				// want[i][16] are the Go kernel's results of row i for
+				// the two groups
+				var want [4][2 * packRows]float32
+				gx, gxs := aux4(gk)
+				for i := range want {
+					gk.gemv(grp, a4[i*as:], gx[i*gxs:], nb, (*[packRows]float32)(want[i][:packRows]))
+					gk.gemv(grp[gb:], a4[i*as:], gx[i*gxs:], nb, (*[packRows]float32)(want[i][packRows:]))
+				}
+				for name, pk := range gemm4s {
+					x, xs := aux4(pk)
+					var out [4 * packRows]float32
+					pk.gemm4(grp, a4, x, as, xs, nb, &out)
+					for i := 0; i < 4; i++ {
+						if !slices.Equal(out[8*i:8*i+8], want[i][:packRows]) {
+							t.Fatalf("%s %s four-row nb %d row %d: %v, gemv gives %v", c.t, name, nb, i, out[8*i:8*i+8], want[i][:packRows])
 						}
 					}
 				}
-				for name, gemv := range gemvs {
-					var out [packRows]float32
-					gemv(grp, a, aux, nb, &out)
-					for r := range out {
-						row := w[r*rb : (r+1)*rb]
-						if want := c.row(row, a, nb); math.Float32bits(out[r]) != math.Float32bits(want) {
-							t.Fatalf("%s %s nb %d extreme %v row %d: %g, row layout gives %g", c.t, name, nb, extreme, r, out[r], want)
+				for name, pk := range pairs {
+					x, xs := aux4(pk)
+					grp := make([]byte, 2*gb)
+					pk.repack2(grp, w, rb, nb)
+					for i := 0; i < 4; i++ {
+						var out [2 * packRows]float32
+						pk.gemv2(grp, a4[i*as:], x[i*xs:], nb, &out)
+						if out != want[i] {
+							t.Fatalf("%s %s two-group nb %d row %d: %v, gemv gives %v", c.t, name, nb, i, out, want[i])
 						}
-						if want := portableKernels[c.t].dot(nb*c.t.BlockSize(), row, a); math.Float32bits(out[r]) != math.Float32bits(want) {
-							t.Errorf("%s %s nb %d extreme %v row %d: %g, portable row kernel %g", c.t, name, nb, extreme, r, out[r], want)
+					}
+					if pk.gemm2x4 == nil {
+						continue
+					}
+					var out [8 * packRows]float32
+					pk.gemm2x4(grp, a4, x, as, xs, nb, &out)
+					for i := 0; i < 4; i++ {
+						if !slices.Equal(out[16*i:16*i+16], want[i][:]) {
+							t.Fatalf("%s %s two-group four-row nb %d row %d: %v, gemv gives %v", c.t, name, nb, i, out[16*i:16*i+16], want[i])
 						}
-						ref := kernels[c.t].ref(nb*c.t.BlockSize(), row, a)
-						if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
-							t.Fatalf("%s %s nb %d row %d: %g, reference kernel %g", c.t, name, nb, r, out[r], ref)
+					}
+				}
+				for name, pk := range gemvs {
+					x, xs := aux4(pk)
+					for h := 0; h < 2; h++ {
+						var out [packRows]float32
+						pk.gemv(grp[h*gb:], a, x[3*xs:], nb, &out)
+						for r := range out {
+							row := w[(h*packRows+r)*rb : (h*packRows+r+1)*rb]
+							if want := c.row(row, a, nb); math.Float32bits(out[r]) != math.Float32bits(want) {
+								t.Fatalf("%s %s nb %d extreme %v row %d: %g, row layout gives %g", c.t, name, nb, extreme, r, out[r], want)
+							}
+							if want := portableKernels[c.t].dot(nb*c.t.BlockSize(), row, a); math.Float32bits(out[r]) != math.Float32bits(want) {
+								t.Errorf("%s %s nb %d extreme %v row %d: %g, portable row kernel %g", c.t, name, nb, extreme, r, out[r], want)
+							}
+							ref := kernels[c.t].ref(nb*c.t.BlockSize(), row, a)
+							if d := math.Abs(float64(out[r] - ref)); d > 1e-4*(1+math.Abs(float64(ref))) {
+								t.Fatalf("%s %s nb %d row %d: %g, reference kernel %g", c.t, name, nb, r, out[r], ref)
+							}
 						}
 					}
 				}
@@ -249,8 +300,11 @@ func TestPackedKernels(t *testing.T) {
 // BenchmarkPacked measures one 256x4096 matrix (in cache) times one
 // activation row ("gemv") and four ("x4"), per type with group kernels and
 // kernel set: the row kernels ("rows": dot, or dot4 for four rows) against
-// the group kernels ("groups": gemv, or gemm4 where the set has it). The
-// ratio rows/groups is the group layout's gain in the kernels alone.
+// the group kernels ("groups": gemv, or gemm4 where the set has it) and
+// the two-group ones where the set has them ("pairs": gemv2, gemm2x4). The
+// ratio rows/groups is the group layout's gain in the kernels alone. A set
+// with wider group kernels than its 256-bit ones (amd64's vnni with
+// AVX-512) runs again without them ("vnni256"), the baseline of "pairs".
 func BenchmarkPacked(b *testing.B) {
 	defer SelectKernels("")
 	const n, rows = 4096, 256
@@ -280,6 +334,10 @@ func BenchmarkPacked(b *testing.B) {
 					b.Fatal(err)
 				}
 				benchPacked(b, set, kernels[typ], typ, w, a, n, rows)
+				if name, restore := narrowerPack(set); restore != nil {
+					benchPacked(b, name, kernels[typ], typ, w, a, n, rows)
+					restore()
+				}
 			}
 		})
 	}
@@ -303,34 +361,39 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 	var q [4]float32
 	b.Run(set+"/gemv/rows", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for r := 0; r < rows; r++ {
 				k.dot(n, w[r*rb:], a)
 			}
-		}
+		})
 	})
+	if m.pk.pairs {
+		// the groups are in pairs: only the pair kernels read them
+		benchPairs(b, set, m, a, aux, ab, nb, len(w))
+		return
+	}
 	b.Run(set+"/gemv/groups", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for g := 0; g < rows/packRows; g++ {
 				pk.gemv(m.pk.data[g*gb:], a, aux, nb, &o)
 			}
-		}
+		})
 	})
 	if k.dot4 == nil {
 		return
 	}
 	b.Run(set+"/x4/rows", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for r := 0; r < rows; r++ {
 				k.dot4(n, w[r*rb:], a, ab, &q)
 			}
-		}
+		})
 	})
 	b.Run(set+"/x4/groups", func(b *testing.B) {
 		b.SetBytes(int64(len(w)))
-		for b.Loop() {
+		loopCPU(b, func() {
 			for g := 0; g < rows/packRows; g++ {
 				if pk.gemm4 != nil {
 					pk.gemm4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o4)
@@ -340,6 +403,109 @@ func benchPacked(b *testing.B, set string, k *kernel, typ gguf.Type, w, a []byte
 					pk.gemv(m.pk.data[g*gb:], a[j*ab:], aux[j*nb*pk.auxBytes:], nb, &o)
 				}
 			}
+		})
+	})
+}
+
+// TestPackedMatMul runs MatMul on packed Q4_0, Q8_0, Q4_K and Q6_K
+// matrices of an odd number of groups and a tail of rows, with 1 to 6
+// activation rows (the four-row and two-group kernels and their
+// remainders), on one and two threads and in ranges that cut the pairs of
+// the pair layout, with every kernel set: each result must be the
+// portable row kernel's (the group kernels' sums) for a
+// grouped row and the set's row kernel's for a tail row, bit for bit.
+func TestPackedMatMul(t *testing.T) {
+	t.Cleanup(func() { _ = SelectKernels("") })
+	const cols, rows = 1024, 8*37 + 3
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		rng := rand.New(rand.NewPCG(5, uint64(typ)))
+		rb := ActRowBytes(typ, cols)
+		w := make([]byte, rows*rb)
+		f := make([]float32, cols)
+		for r := 0; r < rows; r++ {
+			for i := range f {
+				f[i] = float32(rng.NormFloat64())
+			}
+			if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
+				t.Fatal(err)
+			}
 		}
+		in := make([]float32, 6*cols)
+		for i := range in {
+			in[i] = float32(rng.NormFloat64())
+		}
+		for _, set := range KernelSets() {
+			if err := SelectKernels(set); err != nil {
+				t.Fatal(err)
+			}
+			m, err := NewMatrix("w", typ, cols, rows, rb, slices.Clone(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.Packable() {
+				continue
+			}
+			m.Pack(false)
+			k := kernels[typ]
+			ab := ActRowBytes(k.act, cols)
+			act := make([]byte, ab)
+			for _, threads := range []int{1, 2} {
+				pool := NewPool(threads)
+				s := NewProducts(pool, 6, cols, 0)
+				for nb := 1; nb <= 6; nb++ {
+					out := make([]float32, nb*rows)
+					s.MatMul(m, in, out, nb)
+					// the same product cut into ranges of whole groups that
+					// split the pairs of the pair layout
+					cut := make([]float32, nb*rows)
+					s.mt.out = cut
+					for _, r := range [][2]int{{0, 8}, {8, 24}, {24, 40}, {40, rows}} {
+						s.mt.Run(r[0], r[1], 0)
+					}
+					if !slices.Equal(cut, out) {
+						t.Fatalf("%s %s threads %d nb %d: ranges cut inside pairs give other results", typ, set, threads, nb)
+					}
+					for j := 0; j < nb; j++ {
+						if err := quantizeAct(k.act, act, in[j*cols:(j+1)*cols]); err != nil {
+							t.Fatal(err)
+						}
+						for r := 0; r < rows; r++ {
+							dot := k.dot
+							if r < rows/packRows*packRows {
+								dot = portableKernels[typ].dot
+							}
+							if want := dot(cols, w[r*rb:(r+1)*rb], act); math.Float32bits(out[j*rows+r]) != math.Float32bits(want) {
+								t.Fatalf("%s %s threads %d nb %d: row %d of activation %d is %g, want %g", typ, set, threads, nb, r, j, out[j*rows+r], want)
+							}
+						}
+					}
+				}
+				pool.Close()
+			}
+		}
+	}
+}
+
+// benchPairs runs BenchmarkPacked's pair kernels of a matrix packed in
+// pairs ("pairs": gemv2 for one activation row, gemm2x4 for four).
+func benchPairs(b *testing.B, set string, m *Matrix, a, aux []byte, ab, nb, size int) {
+	pk, gb, rows := m.pk.k, m.pk.groupBytes, m.Rows
+	var o2 [2 * packRows]float32
+	b.Run(set+"/gemv/pairs", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		loopCPU(b, func() {
+			for g := 0; g+2 <= rows/packRows; g += 2 {
+				pk.gemv2(m.pk.data[g*gb:], a, aux, nb, &o2)
+			}
+		})
+	})
+	var o8 [8 * packRows]float32
+	b.Run(set+"/x4/pairs", func(b *testing.B) {
+		b.SetBytes(int64(size))
+		loopCPU(b, func() {
+			for g := 0; g+2 <= rows/packRows; g += 2 {
+				pk.gemm2x4(m.pk.data[g*gb:], a, aux, ab, nb*pk.auxBytes, nb, &o8)
+			}
+		})
 	})
 }

@@ -273,34 +273,50 @@ func (l terLayout) dotQ8_K(n int, w, a []byte) float32 {
 	nb := n / 256
 	a = a[:nb*q8_KBytes]
 	var sumf float32
-	var g terCodes
 	for b := 0; b < nb; b++ {
-		y := a[b*q8_KBytes : (b+1)*q8_KBytes]
-		sc := [4]uint16{}
-		for k := range sc {
-			sc[k] = le16(scales[2*((4*b+k)/l.perScale):])
-		}
-		if sc[0] == sc[1] && sc[0] == sc[2] && sc[0] == sc[3] {
-			var s terSums
-			for k := 0; k < 4; k++ {
-				l.group(codes[(4*b+k)*l.codeBytes:], &g)
-				for j, c := range g {
-					s.addQ8K(c, y[4+64*k+8*j:])
-				}
-			}
-			sumf += float32(float32(s.sumQ8K(y[260:])) * float32(f16tab[sc[0]]*lef32(y)))
-			continue
-		}
-		for k := 0; k < 4; k++ {
-			l.group(codes[(4*b+k)*l.codeBytes:], &g)
-			var s terSums
-			for j, c := range g {
-				s.add(c, y[4+64*k+8*j:])
-			}
-			sumf += float32(float32(s.sum(64)) * float32(f16tab[sc[k]]*lef32(y)))
-		}
+		sumf = l.blockQ8_K(b, scales, codes, a, sumf)
 	}
 	return sumf
+}
+
+// blockQ8_K adds block b (256 weights) of dotQ8_K to sumf.
+func (l terLayout) blockQ8_K(b int, scales, codes, a []byte, sumf float32) float32 {
+	var g terCodes
+	y := a[b*q8_KBytes : (b+1)*q8_KBytes]
+	sc := [4]uint16{}
+	for k := range sc {
+		sc[k] = le16(scales[2*((4*b+k)/l.perScale):])
+	}
+	if sc[0] == sc[1] && sc[0] == sc[2] && sc[0] == sc[3] {
+		var s terSums
+		for k := 0; k < 4; k++ {
+			l.group(codes[(4*b+k)*l.codeBytes:], &g)
+			for j, c := range g {
+				s.addQ8K(c, y[4+64*k+8*j:])
+			}
+		}
+		return sumf + float32(float32(s.sumQ8K(y[260:]))*float32(f16tab[sc[0]]*lef32(y)))
+	}
+	for k := 0; k < 4; k++ {
+		l.group(codes[(4*b+k)*l.codeBytes:], &g)
+		var s terSums
+		for j, c := range g {
+			s.add(c, y[4+64*k+8*j:])
+		}
+		sumf += float32(float32(s.sum(64)) * float32(f16tab[sc[k]]*lef32(y)))
+	}
+	return sumf
+}
+
+// terPortable returns the portable kernel of layout entry e: dotQ8_0 for
+// a Q2_0 original, dotQ8_K for a TQ1_0 or TQ2_0 one (installTernary puts
+// it back under the portable set).
+func terPortable(e layout.Entry) dotFunc {
+	l := terLayouts[e.Kind]
+	if e.From == gguf.TypeQ2_0 {
+		return l.dotQ8_0
+	}
+	return l.dotQ8_K
 }
 
 // terRef is the reference of a layout's kernel: the row restored to its
@@ -328,15 +344,16 @@ type terKernel struct {
 // terKernels holds one kernel per layout and original type.
 var terKernels = func() map[layout.Entry]*terKernel {
 	m := map[layout.Entry]*terKernel{}
-	for kind, l := range terLayouts {
+	for kind := range terLayouts {
 		for _, from := range []gguf.Type{gguf.TypeQ2_0, gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+			e := layout.Entry{Kind: kind, From: from}
 			k := &terKernel{kind: kind, from: from}
-			k.act, k.dot = gguf.TypeQ8_K, l.dotQ8_K
+			k.act, k.dot = gguf.TypeQ8_K, terPortable(e)
 			if from == gguf.TypeQ2_0 {
-				k.act, k.dot = gguf.TypeQ8_0, l.dotQ8_0
+				k.act = gguf.TypeQ8_0
 			}
 			k.ref = terRef(kind, from)
-			m[layout.Entry{Kind: kind, From: from}] = k
+			m[e] = k
 		}
 	}
 	return m

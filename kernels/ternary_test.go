@@ -177,13 +177,15 @@ func TestTernaryLayoutKernels(t *testing.T) {
 	}
 }
 
-// BenchmarkTernary measures one 4096-weight row product: TQ1_0 and TQ2_0
-// with their integer kernels ("int") against the path they took before,
-// the row dequantized to float32 and multiplied with the activations
-// rounded to Q8_K ("deq"); and each ternary layout of TQ2_0 and Q2_0
-// ("LAYOUT/FROM"), whose ratio to the original's "int" is the layout's
-// cost or gain. Compare ns/op within one run.
+// BenchmarkTernary measures one 4096-weight row product under every
+// kernel set of this CPU ("SET/..."): TQ1_0 and TQ2_0 with their integer
+// kernels ("int") against the path they took before, the row dequantized
+// to float32 and multiplied with the activations rounded to Q8_K ("deq");
+// and each ternary layout of TQ2_0 and Q2_0 ("LAYOUT/FROM"), whose ratio
+// to the original's "int" is the layout's cost or gain. Gw/s is weights
+// per nanosecond. Compare ns/op within one run.
 func BenchmarkTernary(b *testing.B) {
+	defer SelectKernels("")
 	t := &testing.T{}
 	rng := rand.New(rand.NewPCG(26, 9))
 	const n = 4096
@@ -193,33 +195,30 @@ func BenchmarkTernary(b *testing.B) {
 		b.Fatal(err)
 	}
 	row := make([]float32, n)
-	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
-		w := ternaryRow(t, rng, typ, n)
-		k := kernels[typ]
-		b.Run(typ.String()+"/int", func(b *testing.B) {
+	run := func(b *testing.B, name string, w []byte, f func()) {
+		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(w)))
 			for b.Loop() {
-				k.dot(n, w, q8k[0])
+				f()
 			}
-		})
-		b.Run(typ.String()+"/deq", func(b *testing.B) {
-			b.SetBytes(int64(len(w)))
-			for b.Loop() {
-				_ = DequantizeRow(typ, row, w)
-				dotF32(n, BytesOf(row), BytesOf(actf))
-			}
+			b.ReportMetric(float64(n)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "Gw/s")
 		})
 	}
+	tq := map[gguf.Type][]byte{}
+	for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+		tq[typ] = ternaryRow(t, rng, typ, n)
+	}
+	type layoutRow struct {
+		name string
+		k    *terKernel
+		w, a []byte
+	}
+	var layouts []layoutRow
+	q2 := ternaryRow(t, rng, gguf.TypeQ2_0, n)
 	for _, from := range []gguf.Type{gguf.TypeTQ2_0, gguf.TypeQ2_0} {
-		orig := ternaryRow(t, rng, from, n)
-		a := q8k[0]
+		orig, a := tq[from], q8k[0]
 		if from == gguf.TypeQ2_0 {
-			a = q80[0]
-			b.Run("Q2_0/int", func(b *testing.B) {
-				for b.Loop() {
-					kernels[from].dot(n, orig, a)
-				}
-			})
+			orig, a = q2, q80[0]
 		}
 		for _, kind := range []layout.Kind{layout.Ter3, layout.Ter2, layout.Ter2S128} {
 			st, _ := layout.Stored(gguf.TensorInfo{Name: "w", Dims: []uint64{n}, Type: from}, kind)
@@ -227,13 +226,22 @@ func BenchmarkTernary(b *testing.B) {
 			if err := layout.PackTernary(kind, from, w, orig, n, 0); err != nil {
 				b.Fatal(err)
 			}
-			k := terKernels[layout.Entry{Kind: kind, From: from}]
-			b.Run(string(kind)+"/"+from.String(), func(b *testing.B) {
-				b.SetBytes(int64(len(w)))
-				for b.Loop() {
-					k.dot(n, w, a)
-				}
+			layouts = append(layouts, layoutRow{string(kind) + "/" + from.String(), terKernels[layout.Entry{Kind: kind, From: from}], w, a})
+		}
+	}
+	for _, set := range KernelSets() {
+		install(set)
+		for _, typ := range []gguf.Type{gguf.TypeTQ1_0, gguf.TypeTQ2_0} {
+			w, k := tq[typ], kernels[typ]
+			run(b, set+"/"+typ.String()+"/int", w, func() { k.dot(n, w, q8k[0]) })
+			run(b, set+"/"+typ.String()+"/deq", w, func() {
+				_ = DequantizeRow(typ, row, w)
+				dotF32(n, BytesOf(row), BytesOf(actf))
 			})
+		}
+		run(b, set+"/Q2_0/int", q2, func() { kernels[gguf.TypeQ2_0].dot(n, q2, q80[0]) })
+		for _, l := range layouts {
+			run(b, set+"/"+l.name, l.w, func() { l.k.dot(n, l.w, l.a) })
 		}
 	}
 }
@@ -331,5 +339,84 @@ func TestNewTernaryMatrixRefused(t *testing.T) {
 	}
 	if _, err := NewTernaryMatrix(layout.Entry{Name: "e.ter2", Kind: layout.Ter2, From: gguf.TypeTQ2_0}, gguf.TypeI8, 256, 1, 0, nil); err != nil {
 		t.Errorf("a fitting row refused: %v", err)
+	}
+}
+
+// ternaryEdgeActs returns activation rows of n values of type act (Q8_0
+// or Q8_K) for the kernels' edge cases, which quantized activations are
+// not: every byte -128 or 127, and random bytes, with random scales (Q8_K
+// bsums the sums of their bytes, as every Q8_K row has them: a kernel may
+// take sum y from either).
+func ternaryEdgeActs(rng *rand.Rand, act gguf.Type, n int) [][]byte {
+	var out [][]byte
+	for _, fill := range []int{-128, 127, 0} {
+		a := make([]byte, ActRowBytes(act, n))
+		for i := range a {
+			a[i] = byte(int8(fill))
+			if fill == 0 {
+				a[i] = byte(rng.Uint32())
+			}
+		}
+		bs := q8_0Bytes
+		if act == gguf.TypeQ8_K {
+			bs = q8_KBytes
+		}
+		for b := 0; b+bs <= len(a); b += bs {
+			if act == gguf.TypeQ8_0 {
+				binary.LittleEndian.PutUint16(a[b:], quant.FP32ToFP16(float32(rng.NormFloat64())))
+				continue
+			}
+			binary.LittleEndian.PutUint32(a[b:], math.Float32bits(float32(rng.NormFloat64())))
+			for j := 0; j < 16; j++ {
+				var s int16
+				for _, v := range a[b+4+16*j : b+20+16*j] {
+					s += int16(int8(v))
+				}
+				binary.LittleEndian.PutUint16(a[b+260+2*j:], uint16(s))
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestTernaryKernelsEdgeActs checks, under every kernel set of this CPU,
+// the installed TQ1_0, TQ2_0 and ternary-layout kernels against the
+// portable ones bit for bit on the activations of ternaryEdgeActs (every
+// byte -128 or 127, random bytes), which quantized activations never are,
+// on TestTernaryKernelSets' rows (ternaryTestRow).
+func TestTernaryKernelsEdgeActs(t *testing.T) {
+	defer SelectKernels("")
+	rng := rand.New(rand.NewPCG(26, 86))
+	const n = 1280
+	q8k, q80 := ternaryEdgeActs(rng, gguf.TypeQ8_K, n), ternaryEdgeActs(rng, gguf.TypeQ8_0, n)
+	for _, set := range KernelSets() {
+		install(set)
+		for _, c := range []struct {
+			typ      gguf.Type
+			bs       int
+			portable dotFunc
+		}{{gguf.TypeTQ1_0, tq1_0Bytes, dotTQ1_0Go}, {gguf.TypeTQ2_0, tq2_0Bytes, dotTQ2_0Go}} {
+			w := randomBytes(rng, n/256*c.bs, c.bs, c.bs-2)
+			for j, a := range q8k {
+				if got, want := kernels[c.typ].dot(n, w, a), c.portable(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+					t.Errorf("set %s: %s act %d: %.9g, portable %.9g", set, c.typ, j, got, want)
+				}
+			}
+		}
+		for _, e := range ternaryEntries() {
+			acts := q8k
+			if e.From == gguf.TypeQ2_0 {
+				acts = q80
+			}
+			for r := 0; r < 6; r++ {
+				w, _ := ternaryTestRow(t, rng, e, n, r)
+				for j, a := range acts {
+					if got, want := terKernels[e].dot(n, w, a), terPortable(e)(n, w, a); math.Float32bits(got) != math.Float32bits(want) {
+						t.Errorf("set %s: %s from %s row %d act %d: %.9g, portable %.9g", set, e.Kind, e.From, r, j, got, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -26,14 +26,16 @@ type Add struct {
 type Rename struct{ Old, New string }
 
 // Options are the operations of one build, applied in this order: drop,
-// rename, add, head pruning, quantization, experts last, layouts, metadata
-// edits.
+// rename, add, the MTP block, head pruning, quantization, experts last,
+// layouts, metadata edits.
 type Options struct {
 	Drops   []*regexp.Regexp
 	Renames []Rename
 	Adds    []Add
 	// Replace lets an added tensor replace one of the same name (in place).
 	Replace bool
+	// MTP adds a Qwen3.5 checkpoint's MTP block (nil: none).
+	MTP *MTP
 
 	// HeadIDs is the ranked id list of a pruned head (nil: keep the head).
 	HeadIDs []int32
@@ -134,6 +136,13 @@ func Plan(in *plan.Input, opts Options) (*plan.Plan, *Report, error) {
 		if matched == 0 {
 			return nil, nil, fmt.Errorf("--add %s: no tensor matches %v", a.Input.Name, a.Pattern)
 		}
+	}
+	if opts.MTP != nil {
+		added, err := applyMTP(p, opts.MTP)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Added = append(rep.Added, added...)
 	}
 	if opts.HeadIDs != nil || opts.Quant != nil {
 		// a file of the seeds' q2lut tool: its experts are no Q2_K to requantize

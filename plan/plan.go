@@ -123,6 +123,11 @@ func (c *Copy) Ranges() []Range { return []Range{c.In.TensorRange(c.Index)} }
 
 // Produce implements Producer.
 func (c *Copy) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
+	return copyNext(next, w)
+}
+
+// copyNext copies the one range a producer reads to w.
+func copyNext(next func() (io.Reader, error), w io.Writer) error {
 	r, err := next()
 	if err != nil {
 		return err
@@ -275,3 +280,26 @@ func (b *Bytes) Produce(_ context.Context, _ func() (io.Reader, error), w io.Wri
 
 // Describe implements Producer.
 func (b *Bytes) Describe() string { return b.Note }
+
+// Span produces one byte range of an input unchanged: a tensor of a file
+// in another format than GGUF (a safetensors file), whose input has no
+// File.
+type Span struct {
+	In   *Input
+	R    Range
+	Note string
+}
+
+// Input implements Producer.
+func (s *Span) Input() *Input { return s.In }
+
+// Ranges implements Producer.
+func (s *Span) Ranges() []Range { return []Range{s.R} }
+
+// Produce implements Producer.
+func (s *Span) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
+	return copyNext(next, w)
+}
+
+// Describe implements Producer.
+func (s *Span) Describe() string { return s.Note }

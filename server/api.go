@@ -101,6 +101,10 @@ func timings(r *result) map[string]any {
 	t := map[string]any{"cache_n": r.cacheN, "prompt_n": st.PromptTokens, "prompt_ms": pms,
 		"prompt_per_token_ms": ppt, "prompt_per_second": pps, "predicted_n": st.Generated,
 		"predicted_ms": gms, "predicted_per_token_ms": gpt, "predicted_per_second": gps}
+	if st.Drafted > 0 {
+		// llama-server adds these when the generation drafted
+		t["draft_n"], t["draft_n_accepted"] = st.Drafted, st.Accepted
+	}
 	return t
 }
 
@@ -741,7 +745,7 @@ func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) slotsInfo(w http.ResponseWriter, _ *http.Request) {
 	out := make([]any, len(s.slots))
 	for i, sl := range s.slots {
-		out[i] = map[string]any{"id": sl.id, "n_ctx": sl.s.Ctx(), "speculative": false, "is_processing": sl.busy.Load(),
+		out[i] = map[string]any{"id": sl.id, "n_ctx": sl.s.Ctx(), "speculative": s.speculative(), "is_processing": sl.busy.Load(),
 			"id_task": sl.task.Load(), "n_prompt_tokens": sl.nPrompt.Load(), "n_prompt_tokens_cache": sl.nCache.Load()}
 	}
 	writeJSON(w, http.StatusOK, out)

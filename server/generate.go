@@ -140,7 +140,7 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		sl.cached = slices.Clone(j.ids[:sl.s.Pos()])
 		return r, err
 	}
-	st, err := engine.GenerateLogits(sl.s, sm, j.ids[common+pre:], j.n, isEOG, func(id int32, logits []float32) error {
+	onToken := func(id int32, logits []float32) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -167,7 +167,15 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 			return errStopWord
 		}
 		return send(text)
-	}, j.nProbs > 0)
+	}
+	var st engine.GenStats
+	if rest := j.ids[common+pre:]; s.speculative() && j.nProbs == 0 {
+		st, err = engine.GenerateSpec(sl.s, sm, rest, j.n, isEOG, func(id int32) error { return onToken(id, nil) }, s.cfg.Spec)
+	} else {
+		// Reported probabilities need each token's logits, which a
+		// verification batch's rows are not handed out as: no drafts then.
+		st, err = engine.GenerateLogits(sl.s, sm, rest, j.n, isEOG, onToken, j.nProbs > 0)
+	}
 	st.PromptTokens += pre
 	st.PromptTime += preTime
 	r.stats = st
@@ -196,9 +204,18 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 			r.stopType = "eos"
 		}
 	}
-	s.cfg.Logf("slot %d: prompt %d tokens (%d cached) in %s, generated %d in %s, stop: %s", sl.id, st.PromptTokens,
-		common, st.PromptTime.Round(time.Microsecond), st.Generated, st.GenTime.Round(time.Microsecond), r.stopType)
+	draft := ""
+	if st.Drafted > 0 {
+		draft = fmt.Sprintf(", draft acceptance = %.5f (%d accepted / %d generated)", st.AcceptRate(), st.Accepted, st.Drafted)
+	}
+	s.cfg.Logf("slot %d: prompt %d tokens (%d cached) in %s, generated %d in %s, stop: %s%s", sl.id, st.PromptTokens,
+		common, st.PromptTime.Round(time.Microsecond), st.Generated, st.GenTime.Round(time.Microsecond), r.stopType, draft)
 	return r, nil
+}
+
+// speculative reports whether generations draft.
+func (s *Server) speculative() bool {
+	return s.cfg.Spec.Type != "" && s.cfg.Spec.Type != engine.SpecNone
 }
 
 // checkPrompt refuses a prompt that is empty or leaves no room in the

@@ -15,6 +15,10 @@ type metrics struct {
 	predicted, predictedNanos atomic.Int64
 	requests, refused         atomic.Int64
 	processing                atomic.Int64
+	// speculative decoding: steps that verified a draft, tokens drafted
+	// and accepted
+	drafts, drafted, accepted atomic.Int64
+	acceptedAt                []atomic.Int64 // by place in the draft, up to --spec-draft-n-max
 }
 
 // add counts a generation.
@@ -24,6 +28,14 @@ func (m *metrics) add(st engine.GenStats) {
 	m.promptNanos.Add(int64(st.PromptTime))
 	m.predicted.Add(int64(st.Generated))
 	m.predictedNanos.Add(int64(st.GenTime))
+	m.drafts.Add(int64(st.Drafts))
+	m.drafted.Add(int64(st.Drafted))
+	m.accepted.Add(int64(st.Accepted))
+	for i, n := range st.AcceptedAt {
+		if i < len(m.acceptedAt) {
+			m.acceptedAt[i].Add(int64(n))
+		}
+	}
 }
 
 // pagerTotals sums the slots' pager counts as of their last generation,
@@ -68,6 +80,16 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	put("llamacpp:predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s", rate(m.predicted.Load(), m.predictedNanos.Load()))
 	put("llamacpp:requests_processing", "gauge", "Number of requests processing", float64(m.processing.Load()))
 	put("llamacpp:requests_deferred", "gauge", "Number of requests deferred", float64(s.waiting.Load()))
+	if s.speculative() {
+		put("llamacpp:spec_decode_num_drafts_total", "counter", "Speculative: Total speculative decoding verification steps", float64(m.drafts.Load()))
+		put("llamacpp:spec_decode_num_draft_tokens_total", "counter", "Speculative: Total draft tokens generated", float64(m.drafted.Load()))
+		put("llamacpp:spec_decode_num_accepted_tokens_total", "counter", "Speculative: Total draft tokens accepted by the target model", float64(m.accepted.Load()))
+		name := "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"
+		fmt.Fprintf(&b, "# HELP %s Accepted tokens per draft position\n# TYPE %s counter\n", name, name)
+		for i := range m.acceptedAt {
+			fmt.Fprintf(&b, "%s{position=\"%d\"} %d\n", name, i, m.acceptedAt[i].Load())
+		}
+	}
 	put("gguf:requests_total", "counter", "Generations finished or stopped", float64(m.requests.Load()))
 	put("gguf:requests_refused_total", "counter", "Requests refused with 503: every slot busy and the queue full", float64(m.refused.Load()))
 	if p := s.pagerTotals(); p != nil {

@@ -67,6 +67,12 @@ type Config struct {
 	// s) while Serve runs.
 	Guard      *memguard.Guard
 	GuardEvery time.Duration
+	// Spec is speculative decoding (llama-server's --spec-type and
+	// --spec-draft-*): drafts are verified in one batch, the output is
+	// unchanged. With draft-mtp New attaches the model's MTP block to
+	// every slot (engine.State.AttachMTP), so it mirrors the prompts and
+	// keeps its cache with the slot's across requests.
+	Spec engine.SpecOptions
 }
 
 // maxBody is the largest request body read: a long conversation's
@@ -128,7 +134,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	if err := cfg.Spec.Check(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if cfg.Spec.Type == engine.SpecDraftMTP {
+		for _, st := range cfg.Slots {
+			if err := st.AttachMTP(cfg.Spec.NMax); err != nil {
+				return nil, fmt.Errorf("server: %w", err)
+			}
+		}
+	}
 	s := &Server{cfg: cfg, tickets: make(chan struct{}, len(cfg.Slots)), eogIDs: map[int32]bool{}, created: time.Now().Unix()}
+	if s.speculative() {
+		s.met.acceptedAt = make([]atomic.Int64, cfg.Spec.NMax)
+	}
 	for i, st := range cfg.Slots {
 		sl := &slot{id: i, s: st}
 		s.slots = append(s.slots, sl)

@@ -67,6 +67,11 @@ type Source struct {
 	// Stream is set for sequential sources (stdin).
 	Stream *gguf.StreamReader
 
+	// raw reads a source of another format than GGUF (OpenRaw), of rawSize
+	// bytes.
+	raw     io.ReaderAt
+	rawSize int64
+
 	mu      sync.Mutex
 	closers []io.Closer
 	remotes []*remoteFile
@@ -74,12 +79,15 @@ type Source struct {
 	files   int
 }
 
-// File returns the decoded header.
+// File returns the decoded header; nil for a source opened by OpenRaw.
 func (s *Source) File() *gguf.File {
-	if s.Reader != nil {
+	switch {
+	case s.Reader != nil:
 		return s.Reader.File
+	case s.Stream != nil:
+		return s.Stream.File
 	}
-	return s.Stream.File
+	return nil
 }
 
 // Size returns the size of the source file, or -1 when unknown (a stream).
@@ -87,6 +95,9 @@ func (s *Source) File() *gguf.File {
 func (s *Source) Size() int64 {
 	if s.Reader != nil {
 		return s.Reader.Size()
+	}
+	if s.raw != nil {
+		return s.rawSize
 	}
 	return -1
 }
@@ -176,6 +187,8 @@ func (s *Source) PlanInput() *plan.Input {
 	in := &plan.Input{Name: s.Name, File: s.File()}
 	if s.Reader != nil {
 		in.ReaderAt = s.Reader.ReaderAt()
+	} else if s.raw != nil {
+		in.ReaderAt = s.raw
 	} else {
 		in.Stream, in.StreamPos = s.Stream.Raw()
 	}
@@ -250,6 +263,55 @@ func Open(ctx context.Context, spec string, opts Options) (*Source, error) {
 	return s, nil
 }
 
+// OpenRaw opens spec, a local path or a remote file (not stdin, not a
+// split model), as a file of another format than GGUF: header decodes its
+// header from r (for a remote file each ReadAt is then one range request,
+// as the GGUF decoder's are), and the Source has no File; its PlanInput
+// reads its bytes (fetched ahead, in order, for a remote file), and it
+// counts in Stats, Identity and Pins as a GGUF source does.
+func OpenRaw(ctx context.Context, spec string, opts Options, header func(r io.ReaderAt, size int64) error) (*Source, error) {
+	if spec == "-" {
+		return nil, fmt.Errorf("stdin: this input must be a file or a remote file")
+	}
+	s := &Source{Name: spec}
+	err := s.openRaw(ctx, spec, opts, header)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Source) openRaw(ctx context.Context, spec string, opts Options, header func(r io.ReaderAt, size int64) error) error {
+	if !hfremote.IsRemote(spec) {
+		f, size, err := s.openFile(spec, "a file")
+		if err != nil {
+			return err
+		}
+		s.raw, s.rawSize = f, size
+	} else {
+		o := opts.remote()
+		f, err := hfremote.Open(ctx, spec, o)
+		if err != nil {
+			return err
+		}
+		if opts.Check != nil {
+			if err := opts.Check(f); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		rf := newRemoteFile(ctx, f, hfremote.RangeOptions{Concurrency: o.Concurrency})
+		s.track(rf, rf)
+		s.raw, s.rawSize = rf, f.Size()
+		defer rf.headerDone()
+	}
+	if err := header(s.raw, s.rawSize); err != nil {
+		return fmt.Errorf("%s: %w", spec, err)
+	}
+	return nil
+}
+
 // track records what Close must close (and, for remote files, what Stats
 // counts); the files of a split model are opened concurrently.
 func (s *Source) track(c io.Closer, rf *remoteFile) {
@@ -265,26 +327,36 @@ func shard(name string, r *gguf.Reader) split.Shard {
 	return split.Shard{Name: name, R: r.ReaderAt(), File: r.File}
 }
 
+// openFile opens local file p (what: what it must be, for the error a
+// directory gets), recording it for Close and Identity.
+func (s *Source) openFile(p, what string) (*os.File, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.track(f, nil)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	s.locals = append(s.locals, fmt.Sprintf("%s %d %d %s", p, st.Size(), st.ModTime().UnixNano(), fileID(st)))
+	s.mu.Unlock()
+	if st.IsDir() {
+		return nil, 0, fmt.Errorf("%s: is a directory, not %s", p, what)
+	}
+	return f, st.Size(), nil
+}
+
 // openLocal opens a local file; sibling opens another file of a split
 // model, named relative to it.
 func (s *Source) openLocal(spec string) (*gguf.Reader, func(string) (split.Shard, error), error) {
 	open := func(p string) (*gguf.Reader, error) {
-		f, err := os.Open(p)
+		f, size, err := s.openFile(p, "a GGUF file")
 		if err != nil {
 			return nil, err
 		}
-		s.track(f, nil)
-		st, err := f.Stat()
-		if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		s.locals = append(s.locals, fmt.Sprintf("%s %d %d %s", p, st.Size(), st.ModTime().UnixNano(), fileID(st)))
-		s.mu.Unlock()
-		if st.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory, not a GGUF file", p)
-		}
-		r, err := gguf.NewReader(f, st.Size())
+		r, err := gguf.NewReader(f, size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}

@@ -1,18 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
+	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/ops"
 	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/safetensors"
 	"github.com/ggufkit/gguf/sink"
 	"github.com/ggufkit/gguf/source"
 )
@@ -58,6 +65,8 @@ type opFlags struct {
 	noSpecials  bool
 	adds        []string
 	replace     bool
+	mtp         []string
+	mtpType     string
 	drops       []string
 	renames     []string
 	sets        []string
@@ -79,6 +88,8 @@ func (o *opFlags) register(cmd *cobra.Command) {
 	o.registerHead(cmd)
 	cmd.Flags().StringArrayVar(&o.adds, "add", nil, "add the tensors of another GGUF (SRC or SRC.gguf:REGEX), repeatable")
 	cmd.Flags().BoolVar(&o.replace, "replace", false, "let --add replace tensors of the same name")
+	cmd.Flags().StringArrayVar(&o.mtp, "add-mtp", nil, "add the MTP block (mtp.* tensors) of a Qwen3.5 checkpoint, as convert_hf_to_gguf.py writes it: a .safetensors file (path, URL or hf://; repeatable for shards) or its model.safetensors.index.json (the shards holding mtp.*)")
+	cmd.Flags().StringVar(&o.mtpType, "mtp-outtype", "auto", "type of the MTP block's weights, as convert_hf_to_gguf.py's outtype: f32, f16, bf16, q8_0 or auto (the checkpoint's 16-bit type)")
 	cmd.Flags().StringArrayVar(&o.drops, "drop", nil, "drop tensors whose name matches REGEX, repeatable")
 	cmd.Flags().StringArrayVar(&o.renames, "rename", nil, "rename tensor OLD=NEW, repeatable")
 	cmd.Flags().StringArrayVar(&o.sets, "set", nil, "set metadata KEY=TYPE:VALUE (TYPE u8..f64, bool, str, arr[T] with @FILE or a,b,c), repeatable")
@@ -143,6 +154,9 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closer
 		add.Input = planInput(src)
 		opts.Adds = append(opts.Adds, add)
 	}
+	if err := o.mtpOptions(cmd, &opts, closers); err != nil {
+		return opts, err
+	}
 	if o.headIDs != "" {
 		f, err := os.Open(o.headIDs)
 		if err != nil {
@@ -163,6 +177,99 @@ func (o *opFlags) options(cmd *cobra.Command, in *plan.Input, force bool, closer
 		}
 	}
 	return opts, nil
+}
+
+// mtpOptions opens the --add-mtp sources, decoding their safetensors
+// headers.
+func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]io.Closer) error {
+	if len(o.mtp) == 0 {
+		if cmd.Flags().Changed("mtp-outtype") {
+			return usageError("--mtp-outtype needs --add-mtp")
+		}
+		return nil
+	}
+	m := &ops.MTP{Threads: o.quant.threads}
+	switch strings.ToLower(o.mtpType) {
+	case "auto":
+		m.Auto = true
+	case "f32":
+		m.Type = gguf.TypeF32
+	case "f16":
+		m.Type = gguf.TypeF16
+	case "bf16":
+		m.Type = gguf.TypeBF16
+	case "q8_0":
+		m.Type = gguf.TypeQ8_0
+	default:
+		return usageError("--mtp-outtype %q: want f32, f16, bf16, q8_0 or auto", o.mtpType)
+	}
+	specs, err := mtpShards(cmd, o.mtp, closers)
+	if err != nil {
+		return err
+	}
+	for _, spec := range specs {
+		var f *safetensors.File
+		src, err := openRawSource(cmd, spec, func(r io.ReaderAt, size int64) (err error) {
+			f, err = safetensors.Parse(r, size)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("--add-mtp: %w", err)
+		}
+		*closers = append(*closers, src)
+		m.Sources = append(m.Sources, ops.MTPSource{Input: src.PlanInput(), File: f})
+	}
+	opts.MTP = m
+	return nil
+}
+
+// mtpShards replaces each --add-mtp argument naming a sharded checkpoint's
+// index (*.index.json) by the shards that hold its mtp.* tensors, named
+// next to it.
+func mtpShards(cmd *cobra.Command, specs []string, closers *[]io.Closer) ([]string, error) {
+	var out []string
+	for _, spec := range specs {
+		if !strings.HasSuffix(spec, ".index.json") {
+			out = append(out, spec)
+			continue
+		}
+		var wm map[string]string
+		src, err := openRawSource(cmd, spec, func(r io.ReaderAt, size int64) error {
+			if size > safetensors.MaxIndexBytes {
+				return fmt.Errorf("index of %d bytes: larger than %d MiB", size, safetensors.MaxIndexBytes>>20)
+			}
+			b := make([]byte, size)
+			if _, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && size == 0) {
+				return err
+			}
+			var err error
+			wm, err = safetensors.ParseIndex(bytes.NewReader(b))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--add-mtp: %w", err)
+		}
+		*closers = append(*closers, src)
+		var files []string
+		for name, file := range wm {
+			if strings.HasPrefix(name, "mtp.") || strings.HasPrefix(name, "model.mtp.") {
+				files = append(files, file)
+			}
+		}
+		slices.Sort(files)
+		files = slices.Compact(files)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("--add-mtp %s: the index names no mtp.* tensor (a checkpoint without an MTP block)", spec)
+		}
+		dir := spec[:strings.LastIndex(spec, "/")+1]
+		if !hfremote.IsRemote(spec) {
+			dir = filepath.Dir(spec) + string(filepath.Separator)
+		}
+		for _, f := range files {
+			out = append(out, dir+f)
+		}
+	}
+	return out, nil
 }
 
 func newBuildCmd() *cobra.Command {

@@ -92,6 +92,13 @@ func newChatSession(m *engine.Model, tok *vocabselect.Tokenizer, s *engine.State
 	if f.chat.system != "" {
 		cs.msgs = append(cs.msgs, chat.Message{Role: "system", Content: f.chat.system})
 	}
+	if f.spec.Type == engine.SpecDraftMTP {
+		// The MTP block stays with the state from turn to turn: each
+		// turn's drafts see the whole conversation in its cache.
+		if err := s.AttachMTP(f.spec.NMax); err != nil {
+			return nil, err
+		}
+	}
 	return cs, nil
 }
 

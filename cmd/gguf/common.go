@@ -44,7 +44,22 @@ var (
 // openSource opens a SOURCE argument: a path, -, an https:// URL or an
 // hf:// Hub path, with --token (else the environment's) for the Hub.
 func openSource(cmd *cobra.Command, spec string) (*source.Source, error) {
-	s, err := source.Open(cmd.Context(), spec, source.Options{Stdin: stdin, Token: tokenFlag, Stats: &remoteTotal, Concurrency: inflight})
+	s, err := source.Open(cmd.Context(), spec, sourceOptions())
+	if err == nil {
+		opened = append(opened, s)
+	}
+	return s, err
+}
+
+// sourceOptions are the options every source is opened with.
+func sourceOptions() source.Options {
+	return source.Options{Stdin: stdin, Token: tokenFlag, Stats: &remoteTotal, Concurrency: inflight}
+}
+
+// openRawSource opens an input that is not a GGUF file (a path, an https://
+// URL or an hf:// Hub path) as openSource does, header decoding its header.
+func openRawSource(cmd *cobra.Command, spec string, header func(r io.ReaderAt, size int64) error) (*source.Source, error) {
+	s, err := source.OpenRaw(cmd.Context(), spec, sourceOptions(), header)
 	if err == nil {
 		opened = append(opened, s)
 	}

@@ -148,7 +148,7 @@ func loadModelSlots(verb, path string, mf *modelFlags, ctx, threads, batch, n in
 		m.Close()
 		return fail(err)
 	}
-	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, TypeK: tk, TypeV: tv, Pager: po, Trace: mr.trace}
+	so := engine.Options{Ctx: ctx, Threads: threads, Batch: batch, TypeK: tk, TypeV: tv, AttnEps: mf.attnEps, Pager: po, Trace: mr.trace}
 	if po == nil {
 		if so.Thrash, err = mf.flash(); err != nil {
 			mr.abort()

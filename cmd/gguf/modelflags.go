@@ -44,6 +44,8 @@ type modelFlags struct {
 	given func(name string) bool
 	// cacheK and cacheV are the KV cache types (-ctk, -ctv).
 	cacheK, cacheV string
+	// attnEps is --attn-eps (engine.Options.AttnEps).
+	attnEps float64
 	// autoPage is set when the model does not fit in memory and its
 	// experts are paged without --moe-pool or --moe-budget.
 	autoPage bool
@@ -74,6 +76,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.BoolVar(&f.direct, "moe-direct", true, "read experts with direct I/O (O_DIRECT; F_NOCACHE on Apple), keeping them out of the page cache (=false: through the page cache; by default also where the file system has no direct I/O)")
 	fl.StringVar(&f.cacheK, "cache-type-k", "f16", "KV cache type of the keys: f32, f16 or q8_0 (also -ctk, as llama.cpp)")
 	fl.StringVar(&f.cacheV, "cache-type-v", "f16", "KV cache type of the values: f32, f16 or q8_0 (also -ctv, as llama.cpp)")
+	fl.Float64Var(&f.attnEps, "attn-eps", 0, "prune attention: skip the exp and value sum of positions whose probability is below E times the largest (score < max + ln E), the softmax normalized over the kept ones; 1e-3 cost +0.19 % perplexity on stories260K and speeds a q8_0 cache's long contexts (0: off, exact)")
 	f.given = fl.Changed
 	fl.StringVar(&f.memReserve, "mem-reserve", "auto", "memory to keep free (Linux: MemAvailable and the cgroup limit): pools are sized to fit and shrink below it, serve refuses requests, run stops (auto: 1/16 of the memory, 64-256 MiB; off: no guard)")
 }
@@ -105,13 +108,17 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 }
 
 // cacheTypes returns the KV cache types of --cache-type-k and
-// --cache-type-v.
+// --cache-type-v, having checked them and --attn-eps (the attention
+// options every command reads here, before the model is opened).
 func (f *modelFlags) cacheTypes() (k, v gguf.Type, err error) {
 	if k, err = engine.ParseCacheType(f.cacheK); err != nil {
 		return 0, 0, usageError("--cache-type-k: %v", err)
 	}
 	if v, err = engine.ParseCacheType(f.cacheV); err != nil {
 		return 0, 0, usageError("--cache-type-v: %v", err)
+	}
+	if !(f.attnEps >= 0 && f.attnEps < 1) {
+		return 0, 0, usageError("--attn-eps %g: give 0 (off) or a threshold below 1, such as 1e-3", f.attnEps)
 	}
 	return k, v, nil
 }

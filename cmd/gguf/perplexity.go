@@ -190,6 +190,9 @@ chunks, tokens, bytes, scored, misses, head_only, charged, miss_charge ("full mo
 					r.Chunks, r.Scored+r.Misses, r.Scored, r.Misses, textTokens, tr.Bytes())
 			}
 			_, err = fmt.Fprint(stdout, b.String())
+			if kept, seen := s.AttnKept(); seen > 0 {
+				fmt.Fprintf(stderr, "gguf: --attn-eps %g kept %d of %d attention positions (%.1f %%)\n", mf.attnEps, kept, seen, 100*float64(kept)/float64(seen))
+			}
 			mr.report(stderr, s, evaluated)
 			return err
 		},

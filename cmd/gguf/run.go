@@ -78,6 +78,13 @@ thinking off or on where the template has a switch (Qwen3's <think> block, Ling'
 An answer ends at the model's end-of-turn token or a stop string of the template
 or of -r; the KV cache is kept from turn to turn.
 
+The KV cache holds f16 keys and values by default (-ctk/-ctv f32, f16, q8_0, as
+llama.cpp). --attn-eps E prunes attention for long contexts: a position whose
+probability is below E times the largest one's (score below max + ln E) is neither
+exponentiated nor summed, and the softmax is normalized over the kept positions.
+0 (the default) is exact; 1e-3 kept 22 % of stories260K's positions at +0.18 %
+perplexity.
+
 llama.cpp's spellings are read too: -m, --ctx-size, -sys, -cnv, -no-cnv, -i, -st,
 -r/--reverse-prompt, --ignore-eos, --no-display-prompt, -e (escapes are processed
 only with -e here; llama.cpp processes them by default), --prompt-file; -ngl,

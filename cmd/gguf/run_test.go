@@ -326,3 +326,22 @@ func TestRuntimeBadInput(t *testing.T) {
 	checkOneLineError(t, runGGUF(t, nil, "import-llama2c", bin, bin, "-o", filepath.Join(dir, "o.gguf")), exitUsage, "x.bin")
 	checkOneLineError(t, runGGUF(t, nil, "run", shared.Path(t, "models", "vocab", "ggml-vocab-llama-spm.gguf"), "-p", "x"), exitUsage, "")
 }
+
+// TestAttnEpsFlag: --attn-eps reaches the engine (perplexity prints the
+// share of attention positions it kept, less than all on stories260K at
+// 1e-3), and a threshold outside [0, 1) is one usage line.
+func TestAttnEpsFlag(t *testing.T) {
+	model := shared.Path(t, "models", "stories260K-f32.gguf")
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Once upon a time there was a little girl named Lily. She liked to play in the park with her dog. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, nil, "perplexity", model, "-f", text, "--ctx", "128", "--attn-eps", "1e-3")
+	m := regexp.MustCompile(`--attn-eps 0.001 kept (\d+) of (\d+) attention positions`).FindSubmatch(r.stderr)
+	if m == nil || string(m[1]) == string(m[2]) {
+		t.Errorf("no pruned positions reported: %s", r.stderr)
+	}
+	for _, e := range []string{"1", "-0.5", "NaN"} {
+		checkOneLineError(t, runGGUF(t, nil, "perplexity", model, "-f", text, "--attn-eps", e), exitUsage, "--attn-eps")
+	}
+}

@@ -39,6 +39,7 @@ type serveFlags struct {
 	repeatN   int
 	template  string
 	reasoning string
+	spec      engine.SpecOptions
 	mf        modelFlags
 }
 
@@ -109,6 +110,7 @@ model, templates and every path are given here.`,
 	fl.IntVar(&f.repeatN, "repeat-last-n", d.RepeatLastN, "tokens the repeat penalty looks back over")
 	fl.StringVar(&f.template, "chat-template", "", "chat template: a built-in name or Jinja text (default: the model's tokenizer.chat_template, else chatml as llama-server)")
 	fl.StringVar(&f.reasoning, "reasoning", "auto", "default thinking: auto (the template's default), on or off; a request's chat_template_kwargs.enable_thinking overrides it")
+	addSpecFlags(cmd, &f.spec)
 	kernelsFlag(cmd)
 	addLlamaCPUFlags(cmd)
 	addModelFlags(cmd, &f.mf)
@@ -119,6 +121,9 @@ model, templates and every path are given here.`,
 func serve(cmd *cobra.Command, path string, f serveFlags) error {
 	r, err := chat.ParseReasoning(f.reasoning)
 	if err != nil {
+		return usageError("%v", err)
+	}
+	if err := f.spec.Check(); err != nil {
 		return usageError("%v", err)
 	}
 	if f.mf.trace != "" {
@@ -148,7 +153,7 @@ func serve(cmd *cobra.Command, path string, f serveFlags) error {
 	if name == "" {
 		name = path
 	}
-	cfg := server.Config{Model: m, Tokenizer: tok, Slots: states, Template: tm, TemplateText: text, Reasoning: r,
+	cfg := server.Config{Model: m, Tokenizer: tok, Slots: states, Template: tm, TemplateText: text, Reasoning: r, Spec: f.spec,
 		Name: name, Path: path, APIKey: f.apiKey, Queue: f.queue, NPredict: f.n, Params: params,
 		Timeout: time.Duration(f.timeout) * time.Second, Build: "gguf-" + version(),
 		Sampler: engine.SamplerOptions{Temp: f.temp, TopK: f.topK, TopP: f.topP, MinP: f.minP, RepeatPenalty: f.repeat, RepeatLastN: f.repeatN},

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/hfremote/hubtest"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/mtpfixture"
+	"github.com/ggufkit/gguf/safetensors"
+)
+
+// withFiller returns checkpoint ck with a 4 MiB tensor of the main model in
+// front of its own, as a real shard holds far more than the MTP block.
+func withFiller(t *testing.T, ck []byte) []byte {
+	t.Helper()
+	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{32768, 64}, Data: make([]byte, 4<<20)}}
+	for _, x := range f.Tensors {
+		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
+	}
+	var b bytes.Buffer
+	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestBuildAddMTP: gguf build --add-mtp of a local checkpoint and of one on
+// the loopback Hub (model and checkpoint both hf://, the checkpoint read
+// by ranges: its header and the MTP tensors, not the 4 MiB before them;
+// or named by its sharded index, which leads to the shard holding mtp.*)
+// equals the model as convert_hf_to_gguf.py writes it with the block, and
+// the output drafts with --spec-type draft-mtp, the text unchanged.
+func TestBuildAddMTP(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base, ck := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "model.safetensors")
+	big := withFiller(t, c.Checkpoint)
+	if err := os.WriteFile(base, c.Base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ck, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(dir, "local.gguf")
+	mustRun(t, nil, "build", base, "--add-mtp", ck, "--mtp-outtype", "q8_0", "-o", local, "-q")
+	if got, _ := os.ReadFile(local); !bytes.Equal(got, c.Want) {
+		t.Fatal("build --add-mtp of a local checkpoint differs from the converted model")
+	}
+
+	index := `{"metadata":{},"weight_map":{"model.language_model.embed_tokens.weight":"model-00001-of-00002.safetensors",` +
+		`"mtp.fc.weight":"model-00002-of-00002.safetensors","mtp.norm.weight":"model-00002-of-00002.safetensors"}}`
+	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big),
+		"ck/model-00002-of-00002.safetensors": hubtest.Bytes(big), "ck/model.safetensors.index.json": hubtest.Bytes([]byte(index))})
+	before := hub.Stats()
+	remote := filepath.Join(dir, "remote.gguf")
+	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "Q8_0", "-o", remote, "--stats")
+	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
+		t.Fatalf("build --add-mtp over the Hub differs from the converted model\n%s", r.stderr)
+	}
+	_, fetched := cost(before, hub.Stats())
+	if limit := int64(len(c.Base) + len(c.Checkpoint) + 64<<10); fetched > limit {
+		t.Errorf("fetched %d bytes: more than the model and the MTP tensors (%d)", fetched, limit)
+	}
+	t.Logf("fetched %d bytes of %d + %d\n%s", fetched, len(c.Base), len(big), r.stderr)
+	viaIndex := filepath.Join(dir, "index.gguf")
+	mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/ck/model.safetensors.index.json", "--mtp-outtype", "q8_0", "-o", viaIndex)
+	if got, _ := os.ReadFile(viaIndex); !bytes.Equal(got, c.Want) {
+		t.Fatal("build --add-mtp of a checkpoint's index differs from the converted model")
+	}
+
+	args := []string{"run", local, "-p", "t1 t2 t3 t4", "-n", "12", "--temp", "0"}
+	plain := mustRun(t, nil, args...)
+	spec := mustRun(t, nil, append(args, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
+	if !bytes.Equal(plain.stdout, spec.stdout) || !strings.Contains(string(spec.stderr), "draft acceptance rate") {
+		t.Fatalf("draft-mtp on the built model: %q vs %q\n%s", spec.stdout, plain.stdout, spec.stderr)
+	}
+	// a conversation of two turns, the MTP block kept from one to the next
+	chatArgs := []string{"run", local, "--chat", "-n", "6", "--temp", "0", "--chat-template", "chatml"}
+	in := "t1 t2 t3\nt4 t5\n"
+	plainChat := mustRun(t, strings.NewReader(in), chatArgs...)
+	specChat := mustRun(t, strings.NewReader(in), append(chatArgs, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
+	t.Logf("chat: %q / %q; run: %q", specChat.stdout, specChat.stderr, spec.stdout)
+	if !bytes.Equal(plainChat.stdout, specChat.stdout) || !strings.Contains(string(specChat.stderr), "draft acceptance rate") {
+		t.Fatalf("draft-mtp chat: %q vs %q\n%s", specChat.stdout, plainChat.stdout, specChat.stderr)
+	}
+}
+
+// TestBuildAddMTPErrors: a bad checkpoint and a bad --mtp-outtype are
+// one-line errors.
+func TestBuildAddMTPErrors(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base, bad := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "bad.safetensors")
+	if err := os.WriteFile(base, c.Base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, append([]byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, "{}"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.gguf")
+	checkOneLineError(t, runGGUF(t, nil, "build", base, "--add-mtp", bad, "-o", out), 2, "past the end")
+	checkOneLineError(t, runGGUF(t, nil, "build", base, "--add-mtp", bad, "--mtp-outtype", "q4_k", "-o", out), 2, "--mtp-outtype")
+	checkOneLineError(t, runGGUF(t, nil, "build", base, "--mtp-outtype", "f16", "-o", out), 2, "needs --add-mtp")
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a failed build left its output")
+	}
+}

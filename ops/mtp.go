@@ -1,0 +1,324 @@
+package ops
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/quant"
+	"github.com/ggufkit/gguf/safetensors"
+)
+
+// MTP adds the multi-token-prediction block of a Qwen3.5 checkpoint (its
+// mtp.* tensors, in safetensors files) to a qwen35 GGUF that lacks it, as
+// llama.cpp's convert_hf_to_gguf.py writes it (conversion/qwen.py,
+// _QwenMtpMixin and Qwen3NextModel.modify_tensors): mtp.fc, the two input
+// norms and the final norm become blk.N.nextn.{eh_proj,enorm,hnorm,
+// shared_head_norm} and mtp.layers.K.* the usual tensors of block N+K,
+// with N the model's block_count; every norm weight gets 1 added (the
+// checkpoint stores RMS norm weights as offsets from 1); block_count grows
+// by the MTP layers and nextn_predict_layers says how many.
+type MTP struct {
+	Sources []MTPSource
+	// Type is the type of the 2-D weights, as convert_hf_to_gguf's
+	// --outtype: F32, F16, BF16 or Q8_0 (Q8_0 falls back to F16 for rows
+	// that are no whole blocks, as the converter does); norms are F32.
+	Type gguf.Type
+	// Auto ignores Type for the converter's auto: BF16 if the first 2-D
+	// tensor of the checkpoint is BF16, else F16.
+	Auto bool
+	// Threads converting rows (<1 means 1).
+	Threads int
+}
+
+// MTPSource is one safetensors file: its decoded header and its bytes (an
+// input without a GGUF File).
+type MTPSource struct {
+	Input *plan.Input
+	File  *safetensors.File
+}
+
+// mtpNames maps the checkpoint's MTP names to llama.cpp's: the block's own
+// tensors (after "mtp.") and a layer's (after "mtp.layers.K."), in the
+// order llama.cpp's qwen35 loader creates them, which is the order they
+// are written in.
+var (
+	mtpLayerNames = []struct{ hf, gguf string }{
+		{"input_layernorm.weight", "attn_norm.weight"},
+		{"self_attn.q_proj.weight", "attn_q.weight"},
+		{"self_attn.k_proj.weight", "attn_k.weight"},
+		{"self_attn.v_proj.weight", "attn_v.weight"},
+		{"self_attn.o_proj.weight", "attn_output.weight"},
+		{"self_attn.q_norm.weight", "attn_q_norm.weight"},
+		{"self_attn.k_norm.weight", "attn_k_norm.weight"},
+		{"post_attention_layernorm.weight", "post_attention_norm.weight"},
+		{"mlp.gate_proj.weight", "ffn_gate.weight"},
+		{"mlp.down_proj.weight", "ffn_down.weight"},
+		{"mlp.up_proj.weight", "ffn_up.weight"},
+	}
+	mtpBlockNames = []struct{ hf, gguf string }{
+		{"fc.weight", "nextn.eh_proj.weight"},
+		{"pre_fc_norm_embedding.weight", "nextn.enorm.weight"},
+		{"pre_fc_norm_hidden.weight", "nextn.hnorm.weight"},
+		{"norm.weight", "nextn.shared_head_norm.weight"},
+	}
+)
+
+// mtpTensor is one checkpoint tensor on its way into the model.
+type mtpTensor struct {
+	src   *MTPSource
+	t     *safetensors.Tensor
+	block int // blk.N of the output
+	order int // place in the block (mtpLayerNames, then mtpBlockNames)
+	name  string
+}
+
+// mtpMapName returns the GGUF name of checkpoint tensor name (n the
+// model's block_count), its block and its place in it; ok is false for a
+// name outside mtp.*; an mtp.* name llama.cpp does not know is an error.
+func mtpMapName(name string, n int) (out string, block, order int, ok bool, err error) {
+	rest, isMTP := strings.CutPrefix(strings.TrimPrefix(name, "model."), "mtp.")
+	if !isMTP {
+		return "", 0, 0, false, nil
+	}
+	if l, ok := strings.CutPrefix(rest, "layers."); ok {
+		idx, suffix, _ := strings.Cut(l, ".")
+		k, err := strconv.Atoi(idx)
+		if err == nil && k >= 0 && k < 64 {
+			for i, m := range mtpLayerNames {
+				if m.hf == suffix {
+					return fmt.Sprintf("blk.%d.%s", n+k, m.gguf), n + k, i, true, nil
+				}
+			}
+		}
+	} else {
+		for i, m := range mtpBlockNames {
+			if m.hf == rest {
+				return fmt.Sprintf("blk.%d.%s", n, m.gguf), n, len(mtpLayerNames) + i, true, nil
+			}
+		}
+	}
+	return "", 0, 0, true, fmt.Errorf("%s: not a tensor of a dense Qwen3.5 MTP block llama.cpp loads", name)
+}
+
+// mtpSourceType is the ggml type of a checkpoint dtype the converter reads
+// as floats.
+func mtpSourceType(dtype string) (gguf.Type, bool) {
+	switch dtype {
+	case "BF16":
+		return gguf.TypeBF16, true
+	case "F16":
+		return gguf.TypeF16, true
+	case "F32":
+		return gguf.TypeF32, true
+	}
+	return 0, false
+}
+
+// applyMTP adds m's tensors to p and updates its metadata; it returns the
+// names added.
+func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
+	md := p.Metadata
+	arch := md.Architecture()
+	if arch != "qwen35" {
+		return nil, fmt.Errorf("--add-mtp: the model is %q: only a dense qwen35 model takes a Qwen3.5 MTP block", arch)
+	}
+	typ := m.Type
+	if m.Auto {
+		typ = mtpAutoType(m)
+	}
+	switch typ {
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0:
+	default:
+		return nil, fmt.Errorf("--add-mtp: type %s: want f32, f16, bf16 or q8_0 (convert_hf_to_gguf's --outtype)", typ)
+	}
+	bc, ok := md.ArchUint("block_count")
+	if !ok || bc == 0 || bc > math.MaxInt32 {
+		return nil, fmt.Errorf("--add-mtp: the model has no usable %s.block_count", arch)
+	}
+	if n, ok := md.ArchUint("nextn_predict_layers"); ok && n > 0 {
+		return nil, fmt.Errorf("--add-mtp: the model already has %d NextN/MTP layers (%s.nextn_predict_layers)", n, arch)
+	}
+	embd, ok := md.ArchUint("embedding_length")
+	if !ok {
+		return nil, fmt.Errorf("--add-mtp: the model has no %s.embedding_length", arch)
+	}
+	n := int(bc)
+	var ts []mtpTensor
+	seen := map[string]string{}
+	layers := 0
+	for si := range m.Sources {
+		s := &m.Sources[si]
+		for ti := range s.File.Tensors {
+			t := &s.File.Tensors[ti]
+			name, block, order, isMTP, err := mtpMapName(t.Name, n)
+			if err != nil {
+				return nil, fmt.Errorf("--add-mtp %s: %w", s.Input.Name, err)
+			}
+			if !isMTP {
+				continue
+			}
+			if prev, dup := seen[name]; dup {
+				return nil, fmt.Errorf("--add-mtp: %s is in both %s and %s", t.Name, prev, s.Input.Name)
+			}
+			seen[name] = s.Input.Name
+			layers = max(layers, block-n+1)
+			ts = append(ts, mtpTensor{src: s, t: t, block: block, order: order, name: name})
+		}
+	}
+	if len(ts) == 0 {
+		return nil, fmt.Errorf("--add-mtp: no mtp.* tensor in %s", mtpSourceNames(m))
+	}
+	slices.SortFunc(ts, func(a, b mtpTensor) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.order, b.order)) })
+	var added []string
+	for i := range ts {
+		pt, err := mtpPlanTensor(p, &ts[i], typ, m.Threads, int(embd))
+		if err != nil {
+			return nil, fmt.Errorf("--add-mtp %s: %s: %w", ts[i].src.Input.Name, ts[i].t.Name, err)
+		}
+		if p.Index(pt.Info.Name) >= 0 {
+			return nil, fmt.Errorf("--add-mtp: tensor %q is already in the model", pt.Info.Name)
+		}
+		p.Tensors = append(p.Tensors, pt)
+		added = append(added, pt.Info.Name)
+	}
+	if err := mtpMetadata(p, arch, n, layers); err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// mtpAutoType is convert_hf_to_gguf's --outtype auto: the checkpoint's
+// first 2-D tensor decides (BF16 keeps BF16, anything else is F16).
+func mtpAutoType(m *MTP) gguf.Type {
+	for _, s := range m.Sources {
+		for _, t := range s.File.Tensors {
+			if len(t.Shape) >= 2 {
+				if t.DType == "BF16" {
+					return gguf.TypeBF16
+				}
+				return gguf.TypeF16
+			}
+		}
+	}
+	return gguf.TypeF16
+}
+
+func mtpSourceNames(m *MTP) string {
+	var names []string
+	for _, s := range m.Sources {
+		names = append(names, s.Input.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// mtpPlanTensor checks a checkpoint tensor's dtype and shape (against the
+// main model's tensor of the same name in its last layer that has one, or
+// against embedding_length for the nextn.* ones) and returns the output
+// tensor converting it.
+func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int) (plan.Tensor, error) {
+	t := mt.t
+	from, ok := mtpSourceType(t.DType)
+	if !ok {
+		return plan.Tensor{}, fmt.Errorf("dtype %s: want BF16, F16 or F32", t.DType)
+	}
+	dims := make([]uint64, len(t.Shape))
+	for i, d := range t.Shape {
+		dims[len(dims)-1-i] = uint64(d)
+	}
+	var want []uint64
+	suffix := mt.name[strings.Index(mt.name[4:], ".")+5:]
+	switch suffix {
+	case "nextn.eh_proj.weight":
+		want = []uint64{2 * uint64(embd), uint64(embd)}
+	case "nextn.enorm.weight", "nextn.hnorm.weight", "nextn.shared_head_norm.weight":
+		want = []uint64{uint64(embd)}
+	default:
+		for j := len(p.Tensors) - 1; j >= 0 && want == nil; j-- {
+			if nm := p.Tensors[j].Info.Name; strings.HasPrefix(nm, "blk.") && strings.HasSuffix(nm, "."+suffix) && strings.Count(nm, ".") == strings.Count(mt.name, ".") {
+				want = p.Tensors[j].Info.Dims
+			}
+		}
+		if want == nil {
+			return plan.Tensor{}, fmt.Errorf("the model has no %s in any layer to check its shape against", suffix)
+		}
+	}
+	if !slices.Equal(dims, want) {
+		return plan.Tensor{}, fmt.Errorf("shape %v (GGUF dims %v): the model wants %v", t.Shape, dims, want)
+	}
+	if len(dims) == 0 || dims[0] == 0 {
+		return plan.Tensor{}, fmt.Errorf("shape %v: no rows to convert", t.Shape)
+	}
+	rowLen := int64(dims[0])
+	norm := len(dims) == 1 || strings.HasSuffix(mt.name, "_norm.weight")
+	to := typ
+	if norm {
+		to = gguf.TypeF32
+	} else if tt, err := to.Traits(); err != nil {
+		return plan.Tensor{}, err
+	} else if rowLen%int64(tt.BlockSize) != 0 {
+		to = gguf.TypeF16
+	}
+	info := gguf.TensorInfo{Name: mt.name, Dims: dims, Type: to}
+	inRow := rowLen * safetensors.ElemSize(t.DType)
+	outRow := info.RowBytes()
+	note := "convert " + t.DType + " to " + to.String()
+	if norm {
+		note += " +1"
+	}
+	tr := &plan.Transform{
+		Inner:      &plan.Span{In: mt.src.Input, R: plan.Range{Off: t.Off, Len: t.Len}, Note: t.Name + " of " + mt.src.Input.Name},
+		InRowBytes: inRow, OutRowBytes: outRow, Note: note,
+	}
+	tr.Fn = func(dst, src []byte, _ int64) error {
+		if !norm {
+			return quant.ConvertTensor(dst, src, from, to, int(rowLen), nil, threads)
+		}
+		// The converter adds 1 in float32 to the float32 the checkpoint's
+		// value converts to exactly, and writes the sum as F32.
+		f := make([]float32, int64(len(src))/inRow*rowLen)
+		if err := quant.Dequantize(from, f, src); err != nil {
+			return err
+		}
+		for i, v := range f {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v+1))
+		}
+		return nil
+	}
+	return plan.Tensor{Info: info, Src: tr}, nil
+}
+
+// mtpMetadata sets block_count and nextn_predict_layers as the converter
+// writes them: both u32, nextn_predict_layers where its set_gguf_parameters
+// adds it (just before the ssm.* keys Qwen3NextModel adds after it). A key
+// llama.cpp reads per layer given as an array (head counts, FFN width)
+// would need entries for the new layers nobody can guess: refused.
+func mtpMetadata(p *plan.Plan, arch string, n, layers int) error {
+	md := p.Metadata
+	for _, k := range []string{"attention.head_count", "attention.head_count_kv", "feed_forward_length"} {
+		if v, ok := md.Get(arch + "." + k); ok && v.Type() == gguf.TypeArray {
+			return fmt.Errorf("--add-mtp: %s.%s has an entry per layer: it needs entries for the MTP layers too", arch, k)
+		}
+	}
+	md.Set(arch+".block_count", gguf.Uint32(uint32(n+layers)))
+	key, before := arch+".nextn_predict_layers", arch+".ssm.conv_kernel"
+	kvs := md.KVs()
+	at := slices.IndexFunc(kvs, func(kv gguf.KV) bool { return kv.Key == before })
+	if at < 0 {
+		md.Set(key, gguf.Uint32(uint32(layers)))
+		return nil
+	}
+	nkvs := slices.Insert(slices.Clone(kvs), at, gguf.KV{Key: key, Value: gguf.Uint32(uint32(layers))})
+	nmd, err := gguf.NewMetadata(nkvs...)
+	if err != nil {
+		return err
+	}
+	p.Metadata = nmd
+	return nil
+}

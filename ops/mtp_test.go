@@ -1,0 +1,141 @@
+package ops_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ggufkit/gguf/gguf"
+	"github.com/ggufkit/gguf/internal/fixture"
+	"github.com/ggufkit/gguf/internal/mtpfixture"
+	"github.com/ggufkit/gguf/ops"
+	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/safetensors"
+)
+
+// mtpSource opens a safetensors file as an --add-mtp source.
+func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
+	t.Helper()
+	f, err := safetensors.Parse(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops.MTPSource{Input: &plan.Input{Name: name, ReaderAt: bytes.NewReader(b)}, File: f}
+}
+
+// TestAddMTPEqualsConverted: a qwen35 model without its MTP block plus a
+// checkpoint holding the block (BF16, Hugging Face names, norms stored
+// minus 1) is, byte for byte, the model with the block as
+// convert_hf_to_gguf.py writes it, for each --outtype (F32, F16, BF16,
+// Q8_0 with its F16 fallback), the main weights F32 or Q8_0.
+func TestAddMTPEqualsConverted(t *testing.T) {
+	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+			c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(main), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+				Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
+			if !bytes.Equal(got, c.Want) {
+				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
+			}
+			if out == gguf.TypeBF16 {
+				// the checkpoint is BF16: the converter's auto keeps it
+				got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
+				if !bytes.Equal(got, c.Want) {
+					t.Fatalf("main %s, MTP auto: not the BF16 output", main)
+				}
+			}
+			if len(rep.Added) != 15 || rep.Added[0] != "blk.2.attn_norm.weight" {
+				t.Fatalf("added %v", rep.Added)
+			}
+		}
+	}
+}
+
+// TestAddMTPFourLayers: a model of four layers (as many as
+// rope.dimension_sections has entries, an array that is no per-layer key)
+// takes its block too.
+func TestAddMTPFourLayers(t *testing.T) {
+	m := fixture.Qwen35MTP(gguf.TypeF32)
+	m.Layers = 4
+	c, err := mtpfixture.QwenMTP(m, gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+		Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0}})
+	if !bytes.Equal(got, c.Want) {
+		t.Fatal("four layers: output differs from the converted model")
+	}
+}
+
+// TestAddMTPErrors: what --add-mtp refuses, each with a clear error.
+func TestAddMTPErrors(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := mtpSource(t, "mtp.safetensors", c.Checkpoint)
+	ckWith := func(edit func(*safetensors.Tensor)) ops.MTPSource {
+		s := mtpSource(t, "mtp.safetensors", c.Checkpoint)
+		for i := range s.File.Tensors {
+			edit(&s.File.Tensors[i])
+		}
+		return s
+	}
+	var plainST bytes.Buffer
+	if err := safetensors.Write(&plainST, nil, []safetensors.WriteTensor{{Name: "model.norm.weight", DType: "BF16", Shape: []int64{64}, Data: make([]byte, 128)}}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		base []byte
+		m    ops.MTP
+		want string
+	}{
+		{"has one", c.Want, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "already has 1 NextN/MTP layers"},
+		{"not qwen35", fixture.Dense().Build(), ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "only a dense qwen35"},
+		{"bad type", c.Base, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeQ4_K}, "want f32, f16, bf16 or q8_0"},
+		{"no mtp", c.Base, ops.MTP{Sources: []ops.MTPSource{mtpSource(t, "plain.safetensors", plainST.Bytes())}, Type: gguf.TypeF32}, "no mtp.* tensor in plain.safetensors"},
+		{"twice", c.Base, ops.MTP{Sources: []ops.MTPSource{ck, ck}, Type: gguf.TypeF32}, "is in both"},
+		{"unknown", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
+			if x.Name == "mtp.fc.weight" {
+				x.Name = "mtp.layers.0.mlp.experts.0.up_proj.weight"
+			}
+		})}, Type: gguf.TypeF32}, "not a tensor of a dense Qwen3.5 MTP block"},
+		{"shape", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
+			if x.Name == "mtp.layers.0.self_attn.k_proj.weight" {
+				x.Shape = []int64{x.Shape[1], x.Shape[0]}
+			}
+		})}, Type: gguf.TypeF32}, "the model wants [64 32]"},
+		{"dtype", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) { x.DType = "I16" })}, Type: gguf.TypeF32}, "dtype I16"},
+	}
+	for _, tc := range cases {
+		m := tc.m
+		_, _, err := ops.Plan(input(t, "base.gguf", tc.base), ops.Options{MTP: &m})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+	// a per-layer array can't be extended by guessing
+	f, err := gguf.NewReader(bytes.NewReader(c.Base), int64(len(c.Base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdc := f.File.Metadata.Clone()
+	mdc.Set("qwen35.attention.head_count_kv", gguf.MustArray([]uint32{0, 1}))
+	var ts []fixture.Tensor
+	for _, ti := range f.File.Tensors {
+		r := plan.Range{Off: f.File.DataOffset + int64(ti.Offset), Len: ti.Size()}
+		ti.Offset = 0
+		ts = append(ts, fixture.Tensor{Info: ti, Data: c.Base[r.Off:r.End()]})
+	}
+	perLayer := fixture.Write(mdc, ts)
+	_, _, err = ops.Plan(input(t, "base.gguf", perLayer), ops.Options{MTP: &ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}})
+	if err == nil || !strings.Contains(err.Error(), "head_count_kv has an entry per layer") {
+		t.Errorf("per-layer key: %v", err)
+	}
+}
