@@ -114,19 +114,22 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 	par := mb.par != nil && nb > 1 && s.thrash == nil && s.pool.Threads() > 1
 	switch {
 	case s.pg != nil:
-		if err := s.pagedExperts(l, need, nb, par); err != nil {
+		// the shared experts run while the misses are read
+		if err := s.pagedExperts(l, L, need, nb, par); err != nil {
 			return err
 		}
 	case par:
 		if err := s.runExperts(L, l, need, nil); err != nil {
 			return err
 		}
+		s.sharedExperts(L, nb)
 	default:
 		for _, e := range need {
 			rows := mb.rows(e)
 			s.expertUp(&mb.serial, L.GateExps[e], L.UpExps[e], rows)
 			s.expertDown(&mb.serial, L.DownExps[e], rows)
 		}
+		s.sharedExperts(L, nb)
 	}
 	for i := 0; i < nb; i++ {
 		o := s.xb2[i*E : (i+1)*E]
@@ -142,21 +145,32 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 		}
 	}
 	if L.Shared.Gate != nil {
-		s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
-		if L.SharedGate != nil {
-			s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
-			for i := 0; i < nb; i++ {
-				g := sigmoid(mb.sgate[i])
-				for d := range mb.shared[i*E : (i+1)*E] {
-					mb.shared[i*E+d] *= g
-				}
-			}
-		}
 		for i, v := range mb.shared[:nb*E] {
 			s.xb2[i] += v
 		}
 	}
 	return nil
+}
+
+// sharedExperts computes the layer's shared experts' FFN of the batch (gated
+// where the family has a shared-expert gate) into mb.shared, for moeFFN to
+// add; a layer without them is left alone.
+func (s *State) sharedExperts(L *Layer, nb int) {
+	c, mb := s.c, s.moe
+	E := c.Embd
+	if L.Shared.Gate == nil {
+		return
+	}
+	s.ffn(&L.Shared, c.SharedFF, mb.shared, nb)
+	if L.SharedGate != nil {
+		s.matmul(L.SharedGate, s.xb, mb.sgate, nb)
+		for i := 0; i < nb; i++ {
+			g := sigmoid(mb.sgate[i])
+			for d := range mb.shared[i*E : (i+1)*E] {
+				mb.shared[i*E+d] *= g
+			}
+		}
+	}
 }
 
 // group sorts the first n selections by expert into list and returns the
@@ -229,11 +243,17 @@ func (s *State) expertMatMul(ws *expertScratch, w *Matrix, in, out []float32, n 
 	ws.mm.MatMul(w, in, out, n)
 }
 
-// pagedExperts runs the experts need of layer l from the pager's slots:
-// the pool places them (in groups of at most its size), the misses are
-// read, and each expert is computed as soon as its matrices are in; with
-// par, the group's experts run concurrently (runExperts).
-func (s *State) pagedExperts(l int, need []int, nb int, par bool) error {
+// pagedExperts runs the experts need of layer L (number l) from the pager's
+// slots, and its shared experts. The pool places the experts (in groups of
+// at most its size) and the reads of a group's misses are all queued at
+// once; while they are read, the next layer's predictions are queued
+// (--moe-prefetch), the shared experts computed, then the group's experts:
+// with par concurrently (runExperts, in the order of their reads), else in
+// the order their bytes are in: the hits first, each miss as soon as its
+// gate, up and down are read (or, when none is, the first queued). Every
+// expert writes its own outputs, summed later in selection order, so the
+// order of computing them changes no bit.
+func (s *State) pagedExperts(l int, L *Layer, need []int, nb int, par bool) error {
 	p, mb := s.pg, s.moe
 	p.loader.SetProgress(p.prio(l))
 	first := true
@@ -241,16 +261,23 @@ func (s *State) pagedExperts(l int, need []int, nb int, par bool) error {
 		if err := p.load(l, g, false); err != nil {
 			return err
 		}
-		if first && nb == 1 && p.o.Prefetch > 0 {
-			if err := s.prefetch(l); err != nil {
-				return err
+		if first {
+			if nb == 1 && p.o.Prefetch > 0 {
+				if err := s.prefetch(l); err != nil {
+					return err
+				}
 			}
+			s.sharedExperts(L, nb)
 		}
 		first = false
 		if par {
 			return s.runExperts(nil, l, nil, g)
 		}
-		for _, x := range g {
+		pending := append(p.pending[:0], g...)
+		for len(pending) > 0 {
+			i := p.firstReady(l, pending)
+			x := pending[i]
+			pending = append(pending[:i], pending[i+1:]...)
 			gate, err := p.matrix(l, x.Slot, 0)
 			if err != nil {
 				return err
@@ -267,6 +294,7 @@ func (s *State) pagedExperts(l int, need []int, nb int, par bool) error {
 			}
 			s.expertDown(&mb.serial, down, rows)
 		}
+		p.pending = pending
 		return nil
 	})
 }

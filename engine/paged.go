@@ -134,6 +134,7 @@ type statePager struct {
 	direct    map[string]*pager.DirectSource
 	bytes     int64 // of all slots
 	placed    []pager.Placement
+	pending   []pager.Placement // of a group, not yet computed
 	prePlaced []pager.Placement
 	// preRouting is the family's routing without TopP: a prediction
 	// takes the best Prefetch experts.
@@ -225,6 +226,7 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 	}
 	p.bonus = make([]float32, c.Experts)
 	p.placed = make([]pager.Placement, 0, p.slots)
+	p.pending = make([]pager.Placement, 0, p.slots)
 	if o.Prefetch > 0 {
 		p.pre = newRouteScratch(c.Experts, max(c.Routing.Groups, 1))
 		p.preLog = make([]float32, c.Experts)
@@ -288,21 +290,42 @@ func (p *statePager) bonusFor(l int) []float32 {
 	return p.bonus
 }
 
-// load queues the reads of the placements' misses in layer l.
+// load queues the reads of the placements' misses in layer l and, for
+// the forward pass (not a prefetch), makes the reads of its prefetched
+// hits still queued demand reads.
 func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
 	pl := p.layers[l]
 	for _, x := range g {
 		if x.Hit {
+			if x.Prefetched && !prefetch {
+				for _, b := range pl.buf[x.Slot] {
+					p.loader.Promote(b)
+				}
+			}
 			continue
 		}
 		for i := range 3 {
 			src := pl.src[i]
-			if err := p.loader.Load(pl.buf[x.Slot][i], src.f, src.off+int64(x.Expert)*pl.each[i], int(pl.each[i]), p.prio(l), i, prefetch); err != nil {
+			if err := p.loader.Load(pl.buf[x.Slot][i], src.f, src.off+int64(x.Expert)*pl.each[i], int(pl.each[i]), p.prio(l), prefetch); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// firstReady returns the index in pending of the first expert of layer l
+// whose gate, up and down are all read, or 0 (the first queued, which the
+// readers take first) when none is yet.
+func (p *statePager) firstReady(l int, pending []pager.Placement) int {
+	pl := p.layers[l]
+	for i, x := range pending {
+		b := &pl.buf[x.Slot]
+		if p.loader.Ready(b[0]) && p.loader.Ready(b[1]) && p.loader.Ready(b[2]) {
+			return i
+		}
+	}
+	return 0
 }
 
 // matrices waits for the part-th matrix of slot s in layer l.

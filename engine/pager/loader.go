@@ -23,7 +23,6 @@ type Buffer struct {
 	off   int64
 	n     int
 	prio  int64
-	part  int
 	err   error
 }
 
@@ -66,9 +65,11 @@ type LoadStats struct {
 
 // Loader is K reader goroutines that fill buffers from files, most urgent
 // read first: by priority (the runtime passes token x layers + layer), then
-// by part (gate, up, down), then in order of request. A prefetch whose
-// priority is below the forward pass's progress (SetProgress) is dropped
-// unread: its layer has been passed.
+// in order of request (the runtime asks for one expert's gate, up and down
+// before the next expert's, so the first expert is complete, and computed,
+// while the others are still read). A prefetch whose priority is below the
+// forward pass's progress (SetProgress) is dropped unread: its layer has
+// been passed; one the forward pass uses becomes a demand read (Promote).
 type Loader struct {
 	mu       sync.Mutex
 	jobs     sync.Cond // readers wait for work
@@ -89,7 +90,6 @@ type job struct {
 	b        *Buffer
 	gen      uint64
 	prio     int64
-	part     int
 	seq      uint64
 	prefetch bool
 }
@@ -131,10 +131,37 @@ func (l *Loader) SetProgress(p int64) {
 	l.mu.Unlock()
 }
 
+// Promote makes a queued prefetch into b a demand read: the forward pass
+// has reached its layer and uses it. Every reader takes it then, not one
+// prefetch at a time, or the pass would wait for its predicted experts to
+// come in one by one. The layer's other prefetches, guesses it does not
+// use, stay behind its demand reads until they are dropped as stale.
+func (l *Loader) Promote(b *Buffer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b.state != bufQueued {
+		return
+	}
+	for _, j := range l.queue {
+		if j.b == b && j.gen == b.gen && j.prefetch {
+			j.prefetch = false
+			l.jobs.Broadcast()
+		}
+	}
+}
+
+// Ready reports whether b holds its bytes (or its read failed), so that
+// Wait returns at once.
+func (l *Loader) Ready(b *Buffer) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return b.state == bufReady || b.err != nil
+}
+
 // Load queues a read of n bytes at off of src into b, replacing whatever
 // b held. If a reader is filling b with an older load, Load waits for it
 // first, so two reads never write one buffer.
-func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, part int, prefetch bool) error {
+func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, prefetch bool) error {
 	if n > len(b.data) {
 		return fmt.Errorf("a read of %d bytes does not fit a %d-byte slot", n, len(b.data))
 	}
@@ -147,7 +174,7 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 		l.done.Wait()
 	}
 	b.gen++
-	b.src, b.off, b.n, b.prio, b.part, b.err = src, off, n, prio, part, nil
+	b.src, b.off, b.n, b.prio, b.err = src, off, n, prio, nil
 	if ds, ok := src.(*DirectSource); ok {
 		if n+int(ds.Page) > len(b.raw) {
 			return fmt.Errorf("a direct read of %d bytes needs a buffer made for direct reads", n)
@@ -168,7 +195,7 @@ func (l *Loader) queueLocked(b *Buffer, prefetch bool) {
 	} else {
 		j = new(job)
 	}
-	*j = job{b: b, gen: b.gen, prio: b.prio, part: b.part, seq: l.seq, prefetch: prefetch}
+	*j = job{b: b, gen: b.gen, prio: b.prio, seq: l.seq, prefetch: prefetch}
 	heap.Push(&l.queue, j)
 	l.jobs.Signal()
 }
@@ -277,9 +304,6 @@ func (q jobQueue) Less(i, j int) bool {
 	a, b := q[i], q[j]
 	if a.prio != b.prio {
 		return a.prio < b.prio
-	}
-	if a.part != b.part {
-		return a.part < b.part
 	}
 	return a.seq < b.seq
 }

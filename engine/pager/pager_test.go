@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -189,7 +190,7 @@ func TestParse(t *testing.T) {
 }
 
 // TestLoaderOrderAndDrop: with one reader busy, queued reads come out by
-// priority and part, and a prefetch that fell behind the progress is
+// priority, and a prefetch that fell behind the progress is
 // dropped and read again on demand.
 func TestLoaderOrderAndDrop(t *testing.T) {
 	src := bytes.NewReader(bytes.Repeat([]byte("abcdefgh"), 64))
@@ -199,12 +200,12 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 	for i := range bufs {
 		bufs[i] = NewBuffer(64, false)
 	}
-	if err := l.Load(bufs[0], src, 0, 64, 5, 2, false); err != nil {
+	if err := l.Load(bufs[0], src, 0, 64, 5, false); err != nil {
 		t.Fatal(err)
 	}
-	l.SetProgress(8)                       // the forward pass is past priority 7...
-	l.Load(bufs[1], src, 8, 8, 7, 0, true) // ...so this prefetch is stale
-	l.Load(bufs[2], src, 1, 8, 5, 0, false)
+	l.SetProgress(8)                    // the forward pass is past priority 7...
+	l.Load(bufs[1], src, 8, 8, 7, true) // ...so this prefetch is stale
+	l.Load(bufs[2], src, 1, 8, 5, false)
 	for i, want := range []string{"bcdefgha", "abcdefgh"} {
 		b, err := l.Wait(bufs[2-2*i])
 		if err != nil {
@@ -222,11 +223,11 @@ func TestLoaderOrderAndDrop(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	short := NewBuffer(8, false)
-	l.Load(short, src, 510, 8, 9, 0, false)
+	l.Load(short, src, 510, 8, 9, false)
 	if _, err := l.Wait(short); err == nil {
 		t.Fatal("a read past the end succeeded")
 	}
-	if err := l.Load(short, src, 0, 9, 9, 0, false); err == nil {
+	if err := l.Load(short, src, 0, 9, 9, false); err == nil {
 		t.Fatal("a read larger than the buffer was queued")
 	}
 }
@@ -253,7 +254,7 @@ func TestDirectSource(t *testing.T) {
 	page := os.Getpagesize()
 	for _, c := range [][2]int{{0, 3 * page}, {17, 3*page + 5}, {page - 1, 2}, {100, 10}, {page, len(data) - page}, {3, len(data) - 3}} {
 		b := NewBuffer(c[1], true)
-		if err := l.Load(b, ds, int64(c[0]), c[1], 0, 0, false); err != nil {
+		if err := l.Load(b, ds, int64(c[0]), c[1], 0, false); err != nil {
 			t.Fatal(err)
 		}
 		got, err := l.Wait(b)
@@ -264,7 +265,7 @@ func TestDirectSource(t *testing.T) {
 			t.Fatalf("read [%d, +%d): wrong bytes", c[0], c[1])
 		}
 	}
-	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, 0, false); err == nil {
+	if err := l.Load(NewBuffer(page, false), ds, 1, page, 0, false); err == nil {
 		t.Fatal("a direct read into a buffer without slack was queued")
 	}
 }
@@ -424,5 +425,103 @@ func TestPoolShrink(t *testing.T) {
 	}
 	if p.Shrink(0); p.Slots() != 1 {
 		t.Fatalf("Shrink(0) left %d slots", p.Slots())
+	}
+}
+
+// gatedSource is a ReaderAt whose reads block until released, recording
+// the offsets read and the most reads ever in flight at once.
+type gatedSource struct {
+	mu       sync.Mutex
+	release  chan struct{}
+	started  chan int64
+	inFlight int
+	most     int
+}
+
+func newGatedSource() *gatedSource {
+	return &gatedSource{release: make(chan struct{}), started: make(chan int64, 64)}
+}
+
+func (g *gatedSource) ReadAt(p []byte, off int64) (int, error) {
+	g.mu.Lock()
+	g.inFlight++
+	g.most = max(g.most, g.inFlight)
+	g.mu.Unlock()
+	g.started <- off
+	<-g.release
+	g.mu.Lock()
+	g.inFlight--
+	g.mu.Unlock()
+	clear(p)
+	return len(p), nil
+}
+
+func (g *gatedSource) next(t *testing.T) int64 {
+	t.Helper()
+	select {
+	case off := <-g.started:
+		return off
+	case <-time.After(10 * time.Second):
+		t.Fatal("no read started")
+		return -1
+	}
+}
+
+// TestLoaderRequestOrder: reads of one priority come out in the order they
+// were asked for, so an expert's gate, up and down (queued together) are
+// read before the next expert's gate, not all gates first: the first
+// expert is complete, and computed, while the others are read.
+func TestLoaderRequestOrder(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(1, nil)
+	defer l.Close()
+	defer close(src.release)
+	busy := NewBuffer(8, false)
+	l.Load(busy, src, 999, 8, 0, false)
+	src.next(t) // the one reader is busy
+	var want []int64
+	for e := range 2 {
+		for part := range 3 {
+			off := int64(100*e + part)
+			want = append(want, off)
+			l.Load(NewBuffer(8, false), src, off, 8, 5, false)
+		}
+	}
+	var got []int64
+	for range want {
+		src.release <- struct{}{}
+		got = append(got, src.next(t))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read order %v, want %v", got, want)
+	}
+	src.release <- struct{}{}
+}
+
+// TestLoaderPromotesPrefetch: prefetches run one at a time in idle reader
+// time, but once the forward pass uses one (Promote) it is what the pass
+// waits for, and every reader takes it.
+func TestLoaderPromotesPrefetch(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(2, nil)
+	defer l.Close()
+	defer close(src.release)
+	a, b := NewBuffer(8, false), NewBuffer(8, false)
+	l.Load(a, src, 0, 8, 5, true)
+	l.Load(b, src, 8, 8, 5, true)
+	src.next(t)
+	select {
+	case <-src.started:
+		t.Fatal("two prefetches read at once before their layer")
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.SetProgress(5)
+	l.Promote(b)
+	src.next(t) // the second prefetch, now a demand read, starts while the first is read
+	src.mu.Lock()
+	most := src.most
+	src.mu.Unlock()
+	if most != 2 {
+		t.Fatalf("%d reads in flight at most, want 2", most)
 	}
 }
