@@ -55,6 +55,81 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 	}
 }
 
+// TestAddMTPMoEEqualsConverted: a qwen35moe model without its MTP block
+// plus a checkpoint holding the block with a MoE FFN (one tensor per
+// expert, the shared-expert gate [1, embd]) is, byte for byte, the model
+// with the block as convert_hf_to_gguf.py writes it: the experts stacked
+// into ffn_*_exps, the routers F32, for each --outtype.
+func TestAddMTPMoEEqualsConverted(t *testing.T) {
+	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+			c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(main), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+				Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
+			if !bytes.Equal(got, c.Want) {
+				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
+			}
+			if len(rep.Added) != 20 || rep.Added[9] != "blk.2.ffn_gate_exps.weight" {
+				t.Fatalf("added %v", rep.Added)
+			}
+		}
+	}
+}
+
+// TestAddMTPMoEErrors: the experts stored fused, or with one missing, or
+// split over two files, are refused with a clear error.
+func TestAddMTPMoEErrors(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckWith := func(name string, edit func(*safetensors.Tensor)) ops.MTPSource {
+		s := mtpSource(t, name, c.Checkpoint)
+		for i := range s.File.Tensors {
+			edit(&s.File.Tensors[i])
+		}
+		return s
+	}
+	rename := func(from, to string) func(*safetensors.Tensor) {
+		return func(x *safetensors.Tensor) {
+			if x.Name == from {
+				x.Name = to
+			}
+		}
+	}
+	keepOnly := func(prefix string, keep bool) func(*safetensors.Tensor) {
+		return func(x *safetensors.Tensor) {
+			if strings.HasPrefix(x.Name, prefix) != keep {
+				x.Name = "model.other." + x.Name
+			}
+		}
+	}
+	cases := []struct {
+		name    string
+		sources []ops.MTPSource
+		want    string
+	}{
+		{"fused", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.0.gate_proj.weight", "mtp.layers.0.mlp.experts.gate_up_proj"))}, "one tensor per expert"},
+		{"missing", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.1.up_proj.weight", "mtp.layers.0.mlp.experts.5.up_proj.weight"))}, "expert 1 of blk.2.ffn_up_exps.weight is missing"},
+		{"count", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.3.up_proj.weight", "model.other"))}, "the model wants [64 64 4]"},
+		{"split", []ops.MTPSource{ckWith("a", keepOnly("mtp.layers.0.mlp.experts.0.", false)), ckWith("b", keepOnly("mtp.layers.0.mlp.experts.0.", true))}, "only experts of one file are stacked"},
+		{"differ", []ops.MTPSource{ckWith("a", func(x *safetensors.Tensor) {
+			if x.Name == "mtp.layers.0.mlp.experts.2.down_proj.weight" {
+				x.DType = "F16"
+			}
+		})}, "the experts differ"},
+	}
+	for _, tc := range cases {
+		_, _, err := ops.Plan(input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{Sources: tc.sources, Type: gguf.TypeF32}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestAddMTPFourLayers: a model of four layers (as many as
 // rope.dimension_sections has entries, an array that is no per-layer key)
 // takes its block too.
@@ -97,15 +172,20 @@ func TestAddMTPErrors(t *testing.T) {
 		want string
 	}{
 		{"has one", c.Want, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "already has 1 NextN/MTP layers"},
-		{"not qwen35", fixture.Dense().Build(), ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "only a dense qwen35"},
+		{"not qwen35", fixture.Dense().Build(), ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "only a qwen35 or qwen35moe"},
 		{"bad type", c.Base, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeQ4_K}, "want f32, f16, bf16 or q8_0"},
 		{"no mtp", c.Base, ops.MTP{Sources: []ops.MTPSource{mtpSource(t, "plain.safetensors", plainST.Bytes())}, Type: gguf.TypeF32}, "no mtp.* tensor in plain.safetensors"},
 		{"twice", c.Base, ops.MTP{Sources: []ops.MTPSource{ck, ck}, Type: gguf.TypeF32}, "is in both"},
 		{"unknown", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
 			if x.Name == "mtp.fc.weight" {
+				x.Name = "mtp.layers.0.mlp.expert.0.up_proj.weight"
+			}
+		})}, Type: gguf.TypeF32}, "not a tensor of a Qwen3.5 MTP block"},
+		{"moe block, dense model", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
+			if x.Name == "mtp.layers.0.mlp.up_proj.weight" {
 				x.Name = "mtp.layers.0.mlp.experts.0.up_proj.weight"
 			}
-		})}, Type: gguf.TypeF32}, "not a tensor of a dense Qwen3.5 MTP block"},
+		})}, Type: gguf.TypeF32}, "the model has no ffn_up_exps.weight"},
 		{"shape", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
 			if x.Name == "mtp.layers.0.self_attn.k_proj.weight" {
 				x.Shape = []int64{x.Shape[1], x.Shape[0]}
