@@ -121,3 +121,34 @@ func TestBuildAddMTPErrors(t *testing.T) {
 		t.Fatal("a failed build left its output")
 	}
 }
+
+// TestBuildAddMTPMoE: gguf build --add-mtp of a qwen35moe checkpoint (its
+// block's experts one tensor each) equals the model as convert_hf_to_gguf.py
+// writes it with the block, and the output drafts with --spec-type
+// draft-mtp, the greedy text unchanged.
+func TestBuildAddMTPMoE(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base, ck := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "model.safetensors")
+	if err := os.WriteFile(base, c.Base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ck, withFiller(t, c.Checkpoint), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.gguf")
+	mustRun(t, nil, "build", base, "--add-mtp", ck, "--mtp-outtype", "q8_0", "-o", out, "-q")
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Want) {
+		t.Fatal("build --add-mtp of a qwen35moe checkpoint differs from the converted model")
+	}
+	args := []string{"run", out, "-p", "t1 t2 t3 t4", "-n", "12", "--temp", "0"}
+	plain := mustRun(t, nil, args...)
+	spec := mustRun(t, nil, append(args, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
+	t.Logf("run: %q\n%s", spec.stdout, spec.stderr)
+	if !bytes.Equal(plain.stdout, spec.stdout) || !strings.Contains(string(spec.stderr), "draft acceptance rate") {
+		t.Fatalf("draft-mtp on the built model: %q vs %q\n%s", spec.stdout, plain.stdout, spec.stderr)
+	}
+}
