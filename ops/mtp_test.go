@@ -27,53 +27,43 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 // checkpoint holding the block (BF16, Hugging Face names, norms stored
 // minus 1) is, byte for byte, the model with the block as
 // convert_hf_to_gguf.py writes it, for each --outtype (F32, F16, BF16,
-// Q8_0 with its F16 fallback), the main weights F32 or Q8_0.
+// Q8_0 with its F16 fallback), the main weights F32 or Q8_0; so is a
+// qwen35moe model's, its block's FFN a MoE (one checkpoint tensor per
+// expert, stacked into ffn_*_exps; the shared-expert gate [1, embd]; the
+// routers F32).
 func TestAddMTPEqualsConverted(t *testing.T) {
-	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
-		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-			c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(main), out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
-				Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
-			if !bytes.Equal(got, c.Want) {
-				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
-			}
-			if out == gguf.TypeBF16 {
-				// the checkpoint is BF16: the converter's auto keeps it
-				got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
-					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
-				if !bytes.Equal(got, c.Want) {
-					t.Fatalf("main %s, MTP auto: not the BF16 output", main)
+	for _, tc := range []struct {
+		model func(gguf.Type) fixture.Model
+		added int
+		at    int // index in the added names of want
+		want  string
+	}{
+		{fixture.Qwen35MTP, 15, 0, "blk.2.attn_norm.weight"},
+		{fixture.Qwen35MoEMTP, 20, 9, "blk.2.ffn_gate_exps.weight"},
+	} {
+		for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+			for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+				m := tc.model(main)
+				c, err := mtpfixture.QwenMTP(m, out)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if len(rep.Added) != 15 || rep.Added[0] != "blk.2.attn_norm.weight" {
-				t.Fatalf("added %v", rep.Added)
-			}
-		}
-	}
-}
-
-// TestAddMTPMoEEqualsConverted: a qwen35moe model without its MTP block
-// plus a checkpoint holding the block with a MoE FFN (one tensor per
-// expert, the shared-expert gate [1, embd]) is, byte for byte, the model
-// with the block as convert_hf_to_gguf.py writes it: the experts stacked
-// into ffn_*_exps, the routers F32, for each --outtype.
-func TestAddMTPMoEEqualsConverted(t *testing.T) {
-	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
-		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-			c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(main), out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
-				Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
-			if !bytes.Equal(got, c.Want) {
-				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
-			}
-			if len(rep.Added) != 20 || rep.Added[9] != "blk.2.ffn_gate_exps.weight" {
-				t.Fatalf("added %v", rep.Added)
+				got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
+				if !bytes.Equal(got, c.Want) {
+					t.Fatalf("%s, main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", m.Arch, main, out, len(got), len(c.Want))
+				}
+				if out == gguf.TypeBF16 {
+					// the checkpoint is BF16: the converter's auto keeps it
+					got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+						Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
+					if !bytes.Equal(got, c.Want) {
+						t.Fatalf("%s, main %s, MTP auto: not the BF16 output", m.Arch, main)
+					}
+				}
+				if len(rep.Added) != tc.added || rep.Added[tc.at] != tc.want {
+					t.Fatalf("%s: added %v", m.Arch, rep.Added)
+				}
 			}
 		}
 	}
