@@ -142,10 +142,21 @@ func TestBuildAddMTPErrors(t *testing.T) {
 }
 
 // TestBuildAddMTPMoE: gguf build --add-mtp of a qwen35moe checkpoint (its
-// block's experts one tensor each) equals the model as convert_hf_to_gguf.py
+// block's 12 experts one tensor each, stored in the order of their names,
+// experts.10 before experts.2, and read in the order of their indexes),
+// local and on the loopback Hub, equals the model as convert_hf_to_gguf.py
 // writes it with the block, and the output drafts with --spec-type
 // draft-mtp, the greedy text unchanged.
 func TestBuildAddMTPMoE(t *testing.T) {
-	_, _, out, _ := buildAddMTPLocal(t, fixture.Qwen35MoEMTP(gguf.TypeF32))
+	m := fixture.Qwen35MoEMTP(gguf.TypeF32)
+	m.Experts = 12
+	c, dir, out, big := buildAddMTPLocal(t, m)
+	startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big)})
+	remote := filepath.Join(dir, "remote.gguf")
+	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "q8_0", "-o", remote, "--stats")
+	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
+		t.Fatalf("build --add-mtp of a qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
+	}
 	checkDraftMTP(t, out)
 }
