@@ -359,7 +359,7 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 	}
 	var inner plan.Producer = &plan.Span{In: mt.src.Input, R: ranges[0], Note: t.Name + " of " + mt.src.Input.Name}
 	if mt.experts != nil {
-		inner = &plan.Spans{In: mt.src.Input, R: ranges, Note: fmt.Sprintf("%d experts of %s", len(ranges), mt.src.Input.Name)}
+		inner = &plan.Spans{In: mt.src.Input, R: ranges, Note: fmt.Sprintf("%d experts, %s to %s, of %s", len(ranges), mt.experts[0].Name, mt.experts[len(ranges)-1].Name, mt.src.Input.Name)}
 	}
 	tr := &plan.Transform{Inner: inner, InRowBytes: inRow, OutRowBytes: outRow, Note: note}
 	tr.Fn = func(dst, src []byte, _ int64) error {
