@@ -16,14 +16,19 @@ import (
 )
 
 // MTP adds the multi-token-prediction block of a Qwen3.5 checkpoint (its
-// mtp.* tensors, in safetensors files) to a qwen35 GGUF that lacks it, as
+// mtp.* tensors, in safetensors files) to a qwen35 or qwen35moe GGUF that
+// lacks it, as
 // llama.cpp's convert_hf_to_gguf.py writes it (conversion/qwen.py,
 // _QwenMtpMixin and Qwen3NextModel.modify_tensors): mtp.fc, the two input
 // norms and the final norm become blk.N.nextn.{eh_proj,enorm,hnorm,
 // shared_head_norm} and mtp.layers.K.* the usual tensors of block N+K,
 // with N the model's block_count; every norm weight gets 1 added (the
 // checkpoint stores RMS norm weights as offsets from 1); block_count grows
-// by the MTP layers and nextn_predict_layers says how many.
+// by the MTP layers and nextn_predict_layers says how many. A MoE block's
+// experts, one tensor per expert in the checkpoint, are stacked into
+// ffn_{gate,down,up}_exps as Qwen2MoeModel.modify_tensors stacks them; its
+// router and shared-expert gate are F32 whatever the type, as the
+// converter forces them.
 type MTP struct {
 	Sources []MTPSource
 	// Type is the type of the 2-D weights, as convert_hf_to_gguf's
@@ -58,6 +63,14 @@ var (
 		{"self_attn.q_norm.weight", "attn_q_norm.weight"},
 		{"self_attn.k_norm.weight", "attn_k_norm.weight"},
 		{"post_attention_layernorm.weight", "post_attention_norm.weight"},
+		{"mlp.gate.weight", "ffn_gate_inp.weight"},
+		{"mlp.experts.gate_proj.weight", "ffn_gate_exps.weight"},
+		{"mlp.experts.down_proj.weight", "ffn_down_exps.weight"},
+		{"mlp.experts.up_proj.weight", "ffn_up_exps.weight"},
+		{"mlp.shared_expert_gate.weight", "ffn_gate_inp_shexp.weight"},
+		{"mlp.shared_expert.gate_proj.weight", "ffn_gate_shexp.weight"},
+		{"mlp.shared_expert.down_proj.weight", "ffn_down_shexp.weight"},
+		{"mlp.shared_expert.up_proj.weight", "ffn_up_shexp.weight"},
 		{"mlp.gate_proj.weight", "ffn_gate.weight"},
 		{"mlp.down_proj.weight", "ffn_down.weight"},
 		{"mlp.up_proj.weight", "ffn_up.weight"},
@@ -70,41 +83,59 @@ var (
 	}
 )
 
-// mtpTensor is one checkpoint tensor on its way into the model.
+// mtpTensor is one checkpoint tensor on its way into the model, or the
+// experts stacked into one.
 type mtpTensor struct {
-	src   *MTPSource
-	t     *safetensors.Tensor
-	block int // blk.N of the output
-	order int // place in the block (mtpLayerNames, then mtpBlockNames)
-	name  string
+	src *MTPSource
+	t   *safetensors.Tensor
+	// experts are a stacked tensor's parts by expert index (t is the first
+	// seen); nil for a tensor of its own
+	experts []*safetensors.Tensor
+	block   int // blk.N of the output
+	order   int // place in the block (mtpLayerNames, then mtpBlockNames)
+	name    string
 }
 
+// mtpMaxExperts bounds the expert index of a checkpoint name, so a
+// hostile name cannot make a huge table.
+const mtpMaxExperts = 1 << 16
+
 // mtpMapName returns the GGUF name of checkpoint tensor name (n the
-// model's block_count), its block and its place in it; ok is false for a
-// name outside mtp.*; an mtp.* name llama.cpp does not know is an error.
-func mtpMapName(name string, n int) (out string, block, order int, ok bool, err error) {
+// model's block_count), its block, its place in it and, for one expert of
+// a MoE FFN (mlp.experts.E.*), its expert index (else -1); ok is false for
+// a name outside mtp.*; an mtp.* name llama.cpp does not know is an error.
+func mtpMapName(name string, n int) (out string, block, order, expert int, ok bool, err error) {
 	rest, isMTP := strings.CutPrefix(strings.TrimPrefix(name, "model."), "mtp.")
 	if !isMTP {
-		return "", 0, 0, false, nil
+		return "", 0, 0, -1, false, nil
 	}
 	if l, ok := strings.CutPrefix(rest, "layers."); ok {
 		idx, suffix, _ := strings.Cut(l, ".")
 		k, err := strconv.Atoi(idx)
+		expert := -1
+		if e, ok := strings.CutPrefix(suffix, "mlp.experts."); ok {
+			eidx, w, _ := strings.Cut(e, ".")
+			x, xerr := strconv.Atoi(eidx)
+			if xerr != nil || x < 0 || x >= mtpMaxExperts {
+				return "", 0, 0, -1, true, fmt.Errorf("%s: the experts stored fused (mlp.experts.gate_up_proj, mlp.experts.down_proj): only a checkpoint with one tensor per expert (mlp.experts.E.gate_proj.weight) is supported", name)
+			}
+			expert, suffix = x, "mlp.experts."+w
+		}
 		if err == nil && k >= 0 && k < 64 {
 			for i, m := range mtpLayerNames {
 				if m.hf == suffix {
-					return fmt.Sprintf("blk.%d.%s", n+k, m.gguf), n + k, i, true, nil
+					return fmt.Sprintf("blk.%d.%s", n+k, m.gguf), n + k, i, expert, true, nil
 				}
 			}
 		}
 	} else {
 		for i, m := range mtpBlockNames {
 			if m.hf == rest {
-				return fmt.Sprintf("blk.%d.%s", n, m.gguf), n, len(mtpLayerNames) + i, true, nil
+				return fmt.Sprintf("blk.%d.%s", n, m.gguf), n, len(mtpLayerNames) + i, -1, true, nil
 			}
 		}
 	}
-	return "", 0, 0, true, fmt.Errorf("%s: not a tensor of a dense Qwen3.5 MTP block llama.cpp loads", name)
+	return "", 0, 0, -1, true, fmt.Errorf("%s: not a tensor of a Qwen3.5 MTP block llama.cpp loads", name)
 }
 
 // mtpSourceType is the ggml type of a checkpoint dtype the converter reads
@@ -126,8 +157,8 @@ func mtpSourceType(dtype string) (gguf.Type, bool) {
 func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	md := p.Metadata
 	arch := md.Architecture()
-	if arch != "qwen35" {
-		return nil, fmt.Errorf("--add-mtp: the model is %q: only a dense qwen35 model takes a Qwen3.5 MTP block", arch)
+	if arch != "qwen35" && arch != "qwen35moe" {
+		return nil, fmt.Errorf("--add-mtp: the model is %q: only a qwen35 or qwen35moe model takes a Qwen3.5 MTP block", arch)
 	}
 	typ := m.Type
 	if m.Auto {
@@ -152,16 +183,24 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	n := int(bc)
 	var ts []mtpTensor
 	seen := map[string]string{}
+	stacked := map[string]int{} // name -> index in ts
 	layers := 0
 	for si := range m.Sources {
 		s := &m.Sources[si]
 		for ti := range s.File.Tensors {
 			t := &s.File.Tensors[ti]
-			name, block, order, isMTP, err := mtpMapName(t.Name, n)
+			name, block, order, expert, isMTP, err := mtpMapName(t.Name, n)
 			if err != nil {
 				return nil, fmt.Errorf("--add-mtp %s: %w", s.Input.Name, err)
 			}
 			if !isMTP {
+				continue
+			}
+			if expert >= 0 {
+				if err := mtpAddExpert(&ts, stacked, s, t, name, block, order, expert); err != nil {
+					return nil, fmt.Errorf("--add-mtp: %w", err)
+				}
+				layers = max(layers, block-n+1)
 				continue
 			}
 			if prev, dup := seen[name]; dup {
@@ -194,6 +233,30 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 	return added, nil
 }
 
+// mtpAddExpert puts checkpoint tensor t, expert e of the stacked tensor
+// name, in its place among ts (stacked indexes them by name). A stacked
+// tensor is read from one file: experts split over several are refused.
+func mtpAddExpert(ts *[]mtpTensor, stacked map[string]int, s *MTPSource, t *safetensors.Tensor, name string, block, order, e int) error {
+	i, ok := stacked[name]
+	if !ok {
+		i = len(*ts)
+		stacked[name] = i
+		*ts = append(*ts, mtpTensor{src: s, t: t, block: block, order: order, name: name})
+	}
+	mt := &(*ts)[i]
+	if mt.src != s {
+		return fmt.Errorf("the experts of %s are in both %s and %s: only experts of one file are stacked", name, mt.src.Input.Name, s.Input.Name)
+	}
+	if e >= len(mt.experts) {
+		mt.experts = append(mt.experts, make([]*safetensors.Tensor, e+1-len(mt.experts))...)
+	}
+	if mt.experts[e] != nil {
+		return fmt.Errorf("%s is in %s twice", t.Name, s.Input.Name)
+	}
+	mt.experts[e] = t
+	return nil
+}
+
 // mtpAutoType is convert_hf_to_gguf's --outtype auto: the checkpoint's
 // first 2-D tensor decides (BF16 keeps BF16, anything else is F16).
 func mtpAutoType(m *MTP) gguf.Type {
@@ -220,8 +283,9 @@ func mtpSourceNames(m *MTP) string {
 
 // mtpPlanTensor checks a checkpoint tensor's dtype and shape (against the
 // main model's tensor of the same name in its last layer that has one, or
-// against embedding_length for the nextn.* ones) and returns the output
-// tensor converting it.
+// against embedding_length for the nextn.* ones; a trailing 1, as the
+// shared-expert gate's [1, embd], aside) and returns the output tensor
+// converting it, its dims the model's.
 func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int) (plan.Tensor, error) {
 	t := mt.t
 	from, ok := mtpSourceType(t.DType)
@@ -231,6 +295,23 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 	dims := make([]uint64, len(t.Shape))
 	for i, d := range t.Shape {
 		dims[len(dims)-1-i] = uint64(d)
+	}
+	ranges := []plan.Range{{Off: t.Off, Len: t.Len}}
+	if mt.experts != nil {
+		if len(t.Shape) != 2 {
+			return plan.Tensor{}, fmt.Errorf("shape %v: an expert's weight is 2-D", t.Shape)
+		}
+		ranges = ranges[:0]
+		for e, x := range mt.experts {
+			switch {
+			case x == nil:
+				return plan.Tensor{}, fmt.Errorf("expert %d of %s is missing", e, mt.name)
+			case x.DType != t.DType || !slices.Equal(x.Shape, t.Shape):
+				return plan.Tensor{}, fmt.Errorf("%s is %s %v, %s is %s %v: the experts differ", x.Name, x.DType, x.Shape, t.Name, t.DType, t.Shape)
+			}
+			ranges = append(ranges, plan.Range{Off: x.Off, Len: x.Len})
+		}
+		dims = append(dims, uint64(len(mt.experts)))
 	}
 	var want []uint64
 	suffix := mt.name[strings.Index(mt.name[4:], ".")+5:]
@@ -249,16 +330,20 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 			return plan.Tensor{}, fmt.Errorf("the model has no %s in any layer to check its shape against", suffix)
 		}
 	}
-	if !slices.Equal(dims, want) {
+	if !slices.Equal(trimOnes(dims), trimOnes(want)) {
 		return plan.Tensor{}, fmt.Errorf("shape %v (GGUF dims %v): the model wants %v", t.Shape, dims, want)
 	}
+	dims = want
 	if len(dims) == 0 || dims[0] == 0 {
 		return plan.Tensor{}, fmt.Errorf("shape %v: no rows to convert", t.Shape)
 	}
 	rowLen := int64(dims[0])
-	norm := len(dims) == 1 || strings.HasSuffix(mt.name, "_norm.weight")
+	// the converter adds 1 to a norm's weight and keeps F32 the norms, the
+	// 1-D tensors and the routers (FFN_GATE_INP, FFN_GATE_INP_SHEXP)
+	norm := strings.HasSuffix(mt.name, "norm.weight")
+	f32 := norm || len(t.Shape) == 1 || strings.HasSuffix(mt.name, ".ffn_gate_inp.weight") || strings.HasSuffix(mt.name, ".ffn_gate_inp_shexp.weight")
 	to := typ
-	if norm {
+	if f32 {
 		to = gguf.TypeF32
 	} else if tt, err := to.Traits(); err != nil {
 		return plan.Tensor{}, err
@@ -272,10 +357,11 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 	if norm {
 		note += " +1"
 	}
-	tr := &plan.Transform{
-		Inner:      &plan.Span{In: mt.src.Input, R: plan.Range{Off: t.Off, Len: t.Len}, Note: t.Name + " of " + mt.src.Input.Name},
-		InRowBytes: inRow, OutRowBytes: outRow, Note: note,
+	var inner plan.Producer = &plan.Span{In: mt.src.Input, R: ranges[0], Note: t.Name + " of " + mt.src.Input.Name}
+	if mt.experts != nil {
+		inner = &plan.Spans{In: mt.src.Input, R: ranges, Note: fmt.Sprintf("%d experts, %s to %s, of %s", len(ranges), mt.experts[0].Name, mt.experts[len(ranges)-1].Name, mt.src.Input.Name)}
 	}
+	tr := &plan.Transform{Inner: inner, InRowBytes: inRow, OutRowBytes: outRow, Note: note}
 	tr.Fn = func(dst, src []byte, _ int64) error {
 		if !norm {
 			return quant.ConvertTensor(dst, src, from, to, int(rowLen), nil, threads)
@@ -292,6 +378,14 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 		return nil
 	}
 	return plan.Tensor{Info: info, Src: tr}, nil
+}
+
+// trimOnes returns dims without its trailing 1s.
+func trimOnes(dims []uint64) []uint64 {
+	for len(dims) > 0 && dims[len(dims)-1] == 1 {
+		dims = dims[:len(dims)-1]
+	}
+	return dims
 }
 
 // mtpMetadata sets block_count and nextn_predict_layers as the converter

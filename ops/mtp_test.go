@@ -27,30 +27,95 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 // checkpoint holding the block (BF16, Hugging Face names, norms stored
 // minus 1) is, byte for byte, the model with the block as
 // convert_hf_to_gguf.py writes it, for each --outtype (F32, F16, BF16,
-// Q8_0 with its F16 fallback), the main weights F32 or Q8_0.
+// Q8_0 with its F16 fallback), the main weights F32 or Q8_0; so is a
+// qwen35moe model's, its block's FFN a MoE (one checkpoint tensor per
+// expert, stacked into ffn_*_exps; the shared-expert gate [1, embd]; the
+// routers F32).
 func TestAddMTPEqualsConverted(t *testing.T) {
-	for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
-		for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
-			c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(main), out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
-				Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
-			if !bytes.Equal(got, c.Want) {
-				t.Fatalf("main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", main, out, len(got), len(c.Want))
-			}
-			if out == gguf.TypeBF16 {
-				// the checkpoint is BF16: the converter's auto keeps it
-				got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
-					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
+	for _, tc := range []struct {
+		model func(gguf.Type) fixture.Model
+		added int
+		at    int // index in the added names of want
+		want  string
+	}{
+		{fixture.Qwen35MTP, 15, 0, "blk.2.attn_norm.weight"},
+		{fixture.Qwen35MoEMTP, 20, 9, "blk.2.ffn_gate_exps.weight"},
+	} {
+		for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
+			for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
+				m := tc.model(main)
+				c, err := mtpfixture.QwenMTP(m, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, rep := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+					Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: out, Threads: 2}})
 				if !bytes.Equal(got, c.Want) {
-					t.Fatalf("main %s, MTP auto: not the BF16 output", main)
+					t.Fatalf("%s, main %s, MTP %s: output differs from the converted model (%d vs %d bytes)", m.Arch, main, out, len(got), len(c.Want))
+				}
+				if out == gguf.TypeBF16 {
+					// the checkpoint is BF16: the converter's auto keeps it
+					got, _ = run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{
+						Sources: []ops.MTPSource{mtpSource(t, "mtp.safetensors", c.Checkpoint)}, Type: gguf.TypeQ8_0, Auto: true}})
+					if !bytes.Equal(got, c.Want) {
+						t.Fatalf("%s, main %s, MTP auto: not the BF16 output", m.Arch, main)
+					}
+				}
+				if len(rep.Added) != tc.added || rep.Added[tc.at] != tc.want {
+					t.Fatalf("%s: added %v", m.Arch, rep.Added)
 				}
 			}
-			if len(rep.Added) != 15 || rep.Added[0] != "blk.2.attn_norm.weight" {
-				t.Fatalf("added %v", rep.Added)
+		}
+	}
+}
+
+// TestAddMTPMoEErrors: the experts stored fused, or with one missing, or
+// split over two files, are refused with a clear error.
+func TestAddMTPMoEErrors(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckWith := func(name string, edit func(*safetensors.Tensor)) ops.MTPSource {
+		s := mtpSource(t, name, c.Checkpoint)
+		for i := range s.File.Tensors {
+			edit(&s.File.Tensors[i])
+		}
+		return s
+	}
+	rename := func(from, to string) func(*safetensors.Tensor) {
+		return func(x *safetensors.Tensor) {
+			if x.Name == from {
+				x.Name = to
 			}
+		}
+	}
+	keepOnly := func(prefix string, keep bool) func(*safetensors.Tensor) {
+		return func(x *safetensors.Tensor) {
+			if strings.HasPrefix(x.Name, prefix) != keep {
+				x.Name = "model.other." + x.Name
+			}
+		}
+	}
+	cases := []struct {
+		name    string
+		sources []ops.MTPSource
+		want    string
+	}{
+		{"fused", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.0.gate_proj.weight", "mtp.layers.0.mlp.experts.gate_up_proj"))}, "one tensor per expert"},
+		{"missing", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.1.up_proj.weight", "mtp.layers.0.mlp.experts.5.up_proj.weight"))}, "expert 1 of blk.2.ffn_up_exps.weight is missing"},
+		{"count", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.3.up_proj.weight", "model.other"))}, "the model wants [64 64 4]"},
+		{"split", []ops.MTPSource{ckWith("a", keepOnly("mtp.layers.0.mlp.experts.0.", false)), ckWith("b", keepOnly("mtp.layers.0.mlp.experts.0.", true))}, "only experts of one file are stacked"},
+		{"differ", []ops.MTPSource{ckWith("a", func(x *safetensors.Tensor) {
+			if x.Name == "mtp.layers.0.mlp.experts.2.down_proj.weight" {
+				x.DType = "F16"
+			}
+		})}, "the experts differ"},
+	}
+	for _, tc := range cases {
+		_, _, err := ops.Plan(input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{Sources: tc.sources, Type: gguf.TypeF32}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
 	}
 }
@@ -97,15 +162,20 @@ func TestAddMTPErrors(t *testing.T) {
 		want string
 	}{
 		{"has one", c.Want, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "already has 1 NextN/MTP layers"},
-		{"not qwen35", fixture.Dense().Build(), ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "only a dense qwen35"},
+		{"not qwen35", fixture.Dense().Build(), ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeF32}, "only a qwen35 or qwen35moe"},
 		{"bad type", c.Base, ops.MTP{Sources: []ops.MTPSource{ck}, Type: gguf.TypeQ4_K}, "want f32, f16, bf16 or q8_0"},
 		{"no mtp", c.Base, ops.MTP{Sources: []ops.MTPSource{mtpSource(t, "plain.safetensors", plainST.Bytes())}, Type: gguf.TypeF32}, "no mtp.* tensor in plain.safetensors"},
 		{"twice", c.Base, ops.MTP{Sources: []ops.MTPSource{ck, ck}, Type: gguf.TypeF32}, "is in both"},
 		{"unknown", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
 			if x.Name == "mtp.fc.weight" {
+				x.Name = "mtp.layers.0.mlp.expert.0.up_proj.weight"
+			}
+		})}, Type: gguf.TypeF32}, "not a tensor of a Qwen3.5 MTP block"},
+		{"moe block, dense model", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
+			if x.Name == "mtp.layers.0.mlp.up_proj.weight" {
 				x.Name = "mtp.layers.0.mlp.experts.0.up_proj.weight"
 			}
-		})}, Type: gguf.TypeF32}, "not a tensor of a dense Qwen3.5 MTP block"},
+		})}, Type: gguf.TypeF32}, "the model has no ffn_up_exps.weight"},
 		{"shape", c.Base, ops.MTP{Sources: []ops.MTPSource{ckWith(func(x *safetensors.Tensor) {
 			if x.Name == "mtp.layers.0.self_attn.k_proj.weight" {
 				x.Shape = []int64{x.Shape[1], x.Shape[0]}

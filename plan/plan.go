@@ -303,3 +303,32 @@ func (s *Span) Produce(_ context.Context, next func() (io.Reader, error), w io.W
 
 // Describe implements Producer.
 func (s *Span) Describe() string { return s.Note }
+
+// Spans produces byte ranges of an input one after the other, each
+// unchanged: a tensor stacked from several tensors of a file in another
+// format than GGUF (the experts of a MoE layer, one safetensors tensor
+// each), read a range at a time.
+type Spans struct {
+	In   *Input
+	R    []Range
+	Note string
+}
+
+// Input implements Producer.
+func (s *Spans) Input() *Input { return s.In }
+
+// Ranges implements Producer.
+func (s *Spans) Ranges() []Range { return s.R }
+
+// Produce implements Producer.
+func (s *Spans) Produce(_ context.Context, next func() (io.Reader, error), w io.Writer) error {
+	for range s.R {
+		if err := copyNext(next, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Describe implements Producer.
+func (s *Spans) Describe() string { return s.Note }

@@ -33,6 +33,47 @@ func withFiller(t *testing.T, ck []byte) []byte {
 	return b.Bytes()
 }
 
+// buildAddMTPLocal makes the MTP case of m (the block Q8_0), writes its
+// model without the block and its checkpoint behind a filler tensor to a
+// new directory and checks gguf build --add-mtp of them equals the
+// converted model; it returns the case, the directory, the output and the
+// checkpoint's bytes.
+func buildAddMTPLocal(t *testing.T, m fixture.Model) (c *mtpfixture.MTPCase, dir, out string, big []byte) {
+	t.Helper()
+	c, err := mtpfixture.QwenMTP(m, gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	base, ck := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "model.safetensors")
+	big = withFiller(t, c.Checkpoint)
+	if err := os.WriteFile(base, c.Base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ck, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "local.gguf")
+	mustRun(t, nil, "build", base, "--add-mtp", ck, "--mtp-outtype", "q8_0", "-o", out, "-q")
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Want) {
+		t.Fatalf("%s: build --add-mtp of a local checkpoint differs from the converted model", m.Arch)
+	}
+	return c, dir, out, big
+}
+
+// checkDraftMTP: gguf run --spec-type draft-mtp on model drafts and prints
+// the greedy text gguf run prints without drafting.
+func checkDraftMTP(t *testing.T, model string) {
+	t.Helper()
+	args := []string{"run", model, "-p", "t1 t2 t3 t4", "-n", "12", "--temp", "0"}
+	plain := mustRun(t, nil, args...)
+	spec := mustRun(t, nil, append(args, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
+	t.Logf("run: %q\n%s", spec.stdout, spec.stderr)
+	if !bytes.Equal(plain.stdout, spec.stdout) || !strings.Contains(string(spec.stderr), "draft acceptance rate") {
+		t.Fatalf("draft-mtp on the built model: %q vs %q\n%s", spec.stdout, plain.stdout, spec.stderr)
+	}
+}
+
 // TestBuildAddMTP: gguf build --add-mtp of a local checkpoint and of one on
 // the loopback Hub (model and checkpoint both hf://, the checkpoint read
 // by ranges: its header and the MTP tensors, not the 4 MiB before them;
@@ -40,24 +81,7 @@ func withFiller(t *testing.T, ck []byte) []byte {
 // equals the model as convert_hf_to_gguf.py writes it with the block, and
 // the output drafts with --spec-type draft-mtp, the text unchanged.
 func TestBuildAddMTP(t *testing.T) {
-	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	base, ck := filepath.Join(dir, "base.gguf"), filepath.Join(dir, "model.safetensors")
-	big := withFiller(t, c.Checkpoint)
-	if err := os.WriteFile(base, c.Base, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ck, big, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	local := filepath.Join(dir, "local.gguf")
-	mustRun(t, nil, "build", base, "--add-mtp", ck, "--mtp-outtype", "q8_0", "-o", local, "-q")
-	if got, _ := os.ReadFile(local); !bytes.Equal(got, c.Want) {
-		t.Fatal("build --add-mtp of a local checkpoint differs from the converted model")
-	}
+	c, dir, local, big := buildAddMTPLocal(t, fixture.Qwen35MTP(gguf.TypeF32))
 
 	index := `{"metadata":{},"weight_map":{"model.language_model.embed_tokens.weight":"model-00001-of-00002.safetensors",` +
 		`"mtp.fc.weight":"model-00002-of-00002.safetensors","mtp.norm.weight":"model-00002-of-00002.safetensors"}}`
@@ -81,18 +105,13 @@ func TestBuildAddMTP(t *testing.T) {
 		t.Fatal("build --add-mtp of a checkpoint's index differs from the converted model")
 	}
 
-	args := []string{"run", local, "-p", "t1 t2 t3 t4", "-n", "12", "--temp", "0"}
-	plain := mustRun(t, nil, args...)
-	spec := mustRun(t, nil, append(args, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
-	if !bytes.Equal(plain.stdout, spec.stdout) || !strings.Contains(string(spec.stderr), "draft acceptance rate") {
-		t.Fatalf("draft-mtp on the built model: %q vs %q\n%s", spec.stdout, plain.stdout, spec.stderr)
-	}
+	checkDraftMTP(t, local)
 	// a conversation of two turns, the MTP block kept from one to the next
 	chatArgs := []string{"run", local, "--chat", "-n", "6", "--temp", "0", "--chat-template", "chatml"}
 	in := "t1 t2 t3\nt4 t5\n"
 	plainChat := mustRun(t, strings.NewReader(in), chatArgs...)
 	specChat := mustRun(t, strings.NewReader(in), append(chatArgs, "--spec-type", "draft-mtp", "--spec-draft-n-max", "2")...)
-	t.Logf("chat: %q / %q; run: %q", specChat.stdout, specChat.stderr, spec.stdout)
+	t.Logf("chat: %q / %q", specChat.stdout, specChat.stderr)
 	if !bytes.Equal(plainChat.stdout, specChat.stdout) || !strings.Contains(string(specChat.stderr), "draft acceptance rate") {
 		t.Fatalf("draft-mtp chat: %q vs %q\n%s", specChat.stdout, plainChat.stdout, specChat.stderr)
 	}
@@ -120,4 +139,24 @@ func TestBuildAddMTPErrors(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("a failed build left its output")
 	}
+}
+
+// TestBuildAddMTPMoE: gguf build --add-mtp of a qwen35moe checkpoint (its
+// block's 12 experts one tensor each, stored in the order of their names,
+// experts.10 before experts.2, and read in the order of their indexes),
+// local and on the loopback Hub, equals the model as convert_hf_to_gguf.py
+// writes it with the block, and the output drafts with --spec-type
+// draft-mtp, the greedy text unchanged.
+func TestBuildAddMTPMoE(t *testing.T) {
+	m := fixture.Qwen35MoEMTP(gguf.TypeF32)
+	m.Experts = 12
+	c, dir, out, big := buildAddMTPLocal(t, m)
+	startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big)})
+	remote := filepath.Join(dir, "remote.gguf")
+	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "q8_0", "-o", remote, "--stats")
+	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
+		t.Fatalf("build --add-mtp of a qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
+	}
+	checkDraftMTP(t, out)
 }

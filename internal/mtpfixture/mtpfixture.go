@@ -29,13 +29,21 @@ var hfMTPNames = map[string]string{
 	"ffn_gate.weight":               "mtp.layers.0.mlp.gate_proj.weight",
 	"ffn_down.weight":               "mtp.layers.0.mlp.down_proj.weight",
 	"ffn_up.weight":                 "mtp.layers.0.mlp.up_proj.weight",
+	"ffn_gate_inp.weight":           "mtp.layers.0.mlp.gate.weight",
+	"ffn_gate_exps.weight":          "mtp.layers.0.mlp.experts.%d.gate_proj.weight",
+	"ffn_down_exps.weight":          "mtp.layers.0.mlp.experts.%d.down_proj.weight",
+	"ffn_up_exps.weight":            "mtp.layers.0.mlp.experts.%d.up_proj.weight",
+	"ffn_gate_inp_shexp.weight":     "mtp.layers.0.mlp.shared_expert_gate.weight",
+	"ffn_gate_shexp.weight":         "mtp.layers.0.mlp.shared_expert.gate_proj.weight",
+	"ffn_down_shexp.weight":         "mtp.layers.0.mlp.shared_expert.down_proj.weight",
+	"ffn_up_shexp.weight":           "mtp.layers.0.mlp.shared_expert.up_proj.weight",
 	"nextn.eh_proj.weight":          "mtp.fc.weight",
 	"nextn.enorm.weight":            "mtp.pre_fc_norm_embedding.weight",
 	"nextn.hnorm.weight":            "mtp.pre_fc_norm_hidden.weight",
 	"nextn.shared_head_norm.weight": "mtp.norm.weight",
 }
 
-// MTPCase is a qwen35 model and a Qwen3.5-style checkpoint of its MTP
+// MTPCase is a qwen35 or qwen35moe model and a Qwen3.5-style checkpoint of its MTP
 // block, for the operation that adds one to the other.
 type MTPCase struct {
 	// Base is the model without its MTP block (block_count = Layers, no
@@ -43,23 +51,25 @@ type MTPCase struct {
 	Base []byte
 	// Checkpoint is a safetensors file holding the block as the Hub's
 	// checkpoints do: mtp.* names, shapes outermost first, BF16 values,
-	// RMS norm weights stored as offsets from 1; listed in alphabetical
+	// RMS norm weights stored as offsets from 1, a MoE FFN's experts one
+	// tensor each and its shared-expert gate [1, embd]; listed in alphabetical
 	// order as the reference writer orders them, after a main-model tensor
 	// that is not the block's.
 	Checkpoint []byte
 	// Want is the model with the block as convert_hf_to_gguf.py writes it
 	// with --outtype of the given type: the block's tensors in blk.N, norms
-	// F32 with 1 added, the 2-D weights converted from BF16 (Q8_0 rows that
-	// are no whole blocks fall back to F16), block_count N+1 and
+	// F32 with 1 added, the routers F32, the 2-D weights converted from BF16
+	// (Q8_0 rows that are no whole blocks fall back to F16), the experts
+	// stacked, block_count N+1 and
 	// nextn_predict_layers 1 just before the ssm.* keys.
 	Want []byte
 }
 
-// QwenMTP makes an MTPCase of m, a qwen35 model with NextN 1, for an MTP
-// block written as type out.
+// QwenMTP makes an MTPCase of m, a qwen35 or qwen35moe model with NextN
+// 1, for an MTP block written as type out.
 func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
-	if m.Arch != "qwen35" || m.NextN != 1 {
-		return nil, fmt.Errorf("mtpfixture: QwenMTP wants a qwen35 model with NextN 1")
+	if (m.Arch != "qwen35" && m.Arch != "qwen35moe") || m.NextN != 1 {
+		return nil, fmt.Errorf("mtpfixture: QwenMTP wants a qwen35 or qwen35moe model with NextN 1")
 	}
 	base := m
 	base.NextN = 0
@@ -80,7 +90,7 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 		n := int(t.Info.NumElements())
 		bf := make([]byte, 2*n)
 		vals := make([]float32, n)
-		norm := len(t.Info.Dims) == 1
+		norm := strings.HasSuffix(suffix, "norm.weight")
 		for j := range vals {
 			u := float32(int32(rng.Next()>>40)-1<<23) / (1 << 23) * 0.1
 			h := quant.FP32ToBF16(u)
@@ -91,7 +101,7 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 			}
 		}
 		typ := out
-		if norm {
+		if len(t.Info.Dims) == 1 || strings.HasPrefix(suffix, "ffn_gate_inp") {
 			typ = gguf.TypeF32
 		} else if out == gguf.TypeQ8_0 && t.Info.Dims[0]%32 != 0 {
 			typ = gguf.TypeF16
@@ -101,13 +111,26 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 		if err := quant.Quantize(typ, t.Data, vals, nil); err != nil {
 			return nil, fmt.Errorf("%s: %w", t.Info.Name, err)
 		}
+		name, ok := hfMTPNames[suffix]
+		if !ok {
+			return nil, fmt.Errorf("mtpfixture: no checkpoint name for %s", t.Info.Name)
+		}
+		if len(t.Info.Dims) == 3 {
+			// one [rows, cols] tensor per expert, experts outermost
+			cols, rows, x := t.Info.Dims[0], t.Info.Dims[1], int(t.Info.Dims[2])
+			per := 2 * int(cols*rows)
+			for e := range x {
+				en := fmt.Sprintf(name, e)
+				hfs = append(hfs, hf{en, safetensors.WriteTensor{Name: en, DType: "BF16", Shape: []int64{int64(rows), int64(cols)}, Data: bf[e*per : (e+1)*per]}})
+			}
+			continue
+		}
 		shape := make([]int64, len(t.Info.Dims))
 		for j, d := range t.Info.Dims {
 			shape[len(shape)-1-j] = int64(d)
 		}
-		name, ok := hfMTPNames[suffix]
-		if !ok {
-			return nil, fmt.Errorf("mtpfixture: no checkpoint name for %s", t.Info.Name)
+		if suffix == "ffn_gate_inp_shexp.weight" {
+			shape = []int64{1, shape[0]} // nn.Linear(hidden, 1)
 		}
 		hfs = append(hfs, hf{name, safetensors.WriteTensor{Name: name, DType: "BF16", Shape: shape, Data: bf}})
 	}
