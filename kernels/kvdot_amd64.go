@@ -61,15 +61,10 @@ func valueDotsF16Fast(pa, v []byte, vstride, n int, out []float32) int {
 	return rows
 }
 
-// madQ8_0RowsFast is MadQ8_0RowsAdd in assembly: per block of 32 outputs,
-// four vectors of sums over every row, each product d*q then w*(d*q)
-// rounded and added as MadQ8_0 does (no fused multiply-add).
+// madQ8_0RowsFast is MadQ8_0RowsAdd in assembly (madQ8_0RowsBy): per
+// block of 32 outputs, four vectors of sums over every row, each product
+// d*q then w*(d*q) rounded and added as MadQ8_0 does (no fused
+// multiply-add).
 func madQ8_0RowsFast(out []float32, v []byte, vstride int, p []float32) bool {
-	n, nb := len(p), len(out)/32
-	if !useAVX2 || n == 0 || nb == 0 || len(out)%32 != 0 {
-		return false
-	}
-	_ = v[(n-1)*vstride+nb*q8_0Bytes-1]
-	madQ8_0RowsAVX2(&out[0], &v[0], vstride, nb, n, &p[0])
-	return true
+	return useAVX2 && madQ8_0RowsBy(out, v, vstride, p, madQ8_0RowsAVX2)
 }

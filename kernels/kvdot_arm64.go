@@ -68,15 +68,10 @@ func valueDotsF16Fast(pa, v []byte, vstride, n int, out []float32) int {
 	return rows
 }
 
-// madQ8_0RowsFast is MadQ8_0RowsAdd in NEON: per block of 32 outputs,
-// eight vectors of sums over every row, each product d*q then w*(d*q)
-// rounded and added as MadQ8_0 does (FMUL, FMUL, FADD: no FMLA).
+// madQ8_0RowsFast is MadQ8_0RowsAdd in NEON (madQ8_0RowsBy): per block
+// of 32 outputs, eight vectors of sums over every row, each product d*q
+// then w*(d*q) rounded and added as MadQ8_0 does (FMUL, FMUL, FADD: no
+// FMLA).
 func madQ8_0RowsFast(out []float32, v []byte, vstride int, p []float32) bool {
-	n, nb := len(p), len(out)/32
-	if !useNEON || n == 0 || nb == 0 || len(out)%32 != 0 {
-		return false
-	}
-	_ = v[(n-1)*vstride+nb*q8_0Bytes-1]
-	madQ8_0RowsNEON(&out[0], &v[0], vstride, nb, n, &p[0])
-	return true
+	return useNEON && madQ8_0RowsBy(out, v, vstride, p, madQ8_0RowsNEON)
 }
