@@ -39,8 +39,13 @@ func withFiller(t *testing.T, ck []byte) []byte {
 // converted model; it returns the case, the directory, the output and the
 // checkpoint's bytes.
 func buildAddMTPLocal(t *testing.T, m fixture.Model) (c *mtpfixture.MTPCase, dir, out string, big []byte) {
+	return buildAddMTPCase(t, m, mtpfixture.QwenMTP)
+}
+
+// buildAddMTPCase is buildAddMTPLocal of the case mk makes.
+func buildAddMTPCase(t *testing.T, m fixture.Model, mk func(fixture.Model, gguf.Type) (*mtpfixture.MTPCase, error)) (c *mtpfixture.MTPCase, dir, out string, big []byte) {
 	t.Helper()
-	c, err := mtpfixture.QwenMTP(m, gguf.TypeQ8_0)
+	c, err := mk(m, gguf.TypeQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +162,43 @@ func TestBuildAddMTPMoE(t *testing.T) {
 	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "q8_0", "-o", remote, "--stats")
 	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
 		t.Fatalf("build --add-mtp of a qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
+	}
+	checkDraftMTP(t, out)
+}
+
+// TestBuildAddMTPMoEFused: gguf build --add-mtp of a qwen35moe checkpoint
+// whose block's experts are stored fused (mlp.experts.gate_up_proj and
+// down_proj, as recent transformers save Qwen3.5-MoE), local and on the
+// loopback Hub, equals the model as convert_hf_to_gguf.py writes it, its
+// gate and up experts split from gate_up_proj; over the Hub it fetches no
+// more than the model and the block, and the output drafts.
+func TestBuildAddMTPMoEFused(t *testing.T) {
+	m := fixture.Qwen35MoEMTP(gguf.TypeF32)
+	m.Experts = 12
+	c, dir, out, big := buildAddMTPCase(t, m, mtpfixture.QwenMTPFused)
+	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big)})
+	before := hub.Stats()
+	remote := filepath.Join(dir, "remote.gguf")
+	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "q8_0", "-o", remote, "--stats")
+	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
+		t.Fatalf("build --add-mtp of a fused qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
+	}
+	// the gate and the up halves are each read with the other's rows
+	// between them read through as gaps (less than 64 KiB apart here,
+	// cheaper than a request per expert): gate_up_proj counts twice
+	ck, err := safetensors.Parse(bytes.NewReader(c.Checkpoint), int64(len(c.Checkpoint)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(len(c.Base)+len(c.Checkpoint)) + 64<<10
+	for _, x := range ck.Tensors {
+		if strings.HasSuffix(x.Name, "gate_up_proj") {
+			limit += x.Len
+		}
+	}
+	if _, fetched := cost(before, hub.Stats()); fetched > limit {
+		t.Errorf("fetched %d bytes: more than the model and the MTP tensors, gate_up_proj twice (%d)", fetched, limit)
 	}
 	checkDraftMTP(t, out)
 }
