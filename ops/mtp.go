@@ -45,6 +45,25 @@ type MTP struct {
 	Threads int
 }
 
+// ParseMTPType parses convert_hf_to_gguf's --outtype as --mtp-outtype and
+// a recipe's add_mtp.outtype take it: f32, f16, bf16, q8_0 (any case) or
+// auto.
+func ParseMTPType(s string) (typ gguf.Type, auto bool, err error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return 0, true, nil
+	case "f32":
+		return gguf.TypeF32, false, nil
+	case "f16":
+		return gguf.TypeF16, false, nil
+	case "bf16":
+		return gguf.TypeBF16, false, nil
+	case "q8_0":
+		return gguf.TypeQ8_0, false, nil
+	}
+	return 0, false, fmt.Errorf("%q: want f32, f16, bf16, q8_0 or auto", s)
+}
+
 // MTPSource is one safetensors file: its decoded header and its bytes (an
 // input without a GGUF File).
 type MTPSource struct {

@@ -202,3 +202,43 @@ func TestBuildAddMTPMoEFused(t *testing.T) {
 	}
 	checkDraftMTP(t, out)
 }
+
+// TestRecipeAddMTP: gguf recipe plan, lock, run and verify of a recipe
+// whose build adds the MTP block of a checkpoint on the loopback Hub
+// (build.add_mtp over a pinned safetensors input): the plan names the
+// block's tensors and the shard they come from, and the run writes the
+// model convert_hf_to_gguf.py writes with the block.
+func TestRecipeAddMTP(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(withFiller(t, c.Checkpoint))})
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "mtp.yaml")
+	if err := os.WriteFile(recipe, []byte(`name: qwen-mtp
+inputs:
+  model: {source: "hf://org/qwen/model.gguf"}
+  ck: {source: "hf://org/qwen/model.safetensors"}
+build:
+  from: model
+  add_mtp: {from: [ck], outtype: q8_0}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubFlag := []string{"--hub", hub.URL()}
+	plan := mustRun(t, nil, append([]string{"recipe", "plan", recipe}, hubFlag...)...)
+	for _, want := range []string{"blk.2.nextn.eh_proj.weight", "mtp.fc.weight of hf://org/qwen/model.safetensors", "convert BF16 to F32 +1"} {
+		if !strings.Contains(string(plan.stdout), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, plan.stdout)
+		}
+	}
+	mustRun(t, nil, append([]string{"recipe", "lock", recipe}, hubFlag...)...)
+	out := filepath.Join(dir, "mtp.gguf")
+	mustRun(t, nil, append([]string{"recipe", "run", recipe, "-o", out}, hubFlag...)...)
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Want) {
+		t.Fatal("recipe run with add_mtp differs from the converted model")
+	}
+	mustRun(t, nil, "recipe", "verify", recipe, out)
+}
