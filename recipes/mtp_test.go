@@ -30,8 +30,12 @@ func TestAddMTPRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shard, err := mtpfixture.WithFiller(c.Checkpoint, 8192)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hub := testfiles.Hub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
-		"model.gguf": hubtest.Bytes(c.Base), "ck/model-00002-of-00002.safetensors": hubtest.Bytes(withFiller(t, c.Checkpoint)),
+		"model.gguf": hubtest.Bytes(c.Base), "ck/model-00002-of-00002.safetensors": hubtest.Bytes(shard),
 	})
 	t.Setenv("HF_TOKEN", "")
 	t.Setenv("HF_HOME", t.TempDir())
@@ -71,19 +75,7 @@ build:
 		t.Fatalf("lock did not pin the checkpoint: %+v", ck)
 	}
 	opts.Pinned = true
-	res, err := Open(ctx, r, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	b, err := res.Plan(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	costs, err := res.Costs(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, b, costs := openPlanned(t, r, opts)
 	// The gate and up halves of gate_up_proj, each read with the other's
 	// rows between them read through as gaps (less than 64 KiB apart
 	// here): it counts twice.
@@ -139,23 +131,4 @@ func TestAddMTPRecipeErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.op, err, tc.want)
 		}
 	}
-}
-
-// withFiller returns checkpoint ck with a 1 MiB tensor of the main model
-// in front of its own, as a real shard holds far more than the MTP block.
-func withFiller(t *testing.T, ck []byte) []byte {
-	t.Helper()
-	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{8192, 64}, Data: make([]byte, 1<<20)}}
-	for _, x := range f.Tensors {
-		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
-	}
-	var b bytes.Buffer
-	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }

@@ -48,6 +48,21 @@ func newMTPServer(t *testing.T, path string, spec engine.SpecOptions) *httptest.
 	return hs
 }
 
+// mtpModel writes the generated qwen35 model with an MTP block (crosscheck
+// shape qwen35mtp, Q8_0) to a new directory and returns its path.
+func mtpModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mtp.gguf")
+	b, err := crosscheck.Build(crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // ids formats token ids as a JSON array.
 func ids(p []int32) string {
 	s := make([]string, len(p))
@@ -79,14 +94,7 @@ func metric(t *testing.T, url, name string) float64 {
 // spec_decode counters on /metrics and draft_n in the timings count the
 // drafts, and /slots says the slot drafts.
 func TestServeDraftMTP(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mtp.gguf")
-	b, err := crosscheck.Build(crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := mtpModel(t)
 	plain := newMTPServer(t, path, engine.DefaultSpec())
 	spec := newMTPServer(t, path, engine.SpecOptions{Type: engine.SpecDraftMTP, NMax: 2})
 	// turn streams a completion of prompt (token ids) and returns the
@@ -180,14 +188,7 @@ func TestServeDraftMTPNoBlock(t *testing.T) {
 // Values out of range, or another type than the server's, are 400s naming
 // the field.
 func TestServeSpecPerRequest(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mtp.gguf")
-	b, err := crosscheck.Build(crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := mtpModel(t)
 	plain := newMTPServer(t, path, engine.DefaultSpec())
 	spec := newMTPServer(t, path, engine.SpecOptions{Type: engine.SpecDraftMTP, NMax: 3})
 	prompt := ids(crosscheck.TextIDs(30))

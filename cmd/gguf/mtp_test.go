@@ -18,19 +18,11 @@ import (
 // front of its own, as a real shard holds far more than the MTP block.
 func withFiller(t *testing.T, ck []byte) []byte {
 	t.Helper()
-	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
+	b, err := mtpfixture.WithFiller(ck, 32768)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{32768, 64}, Data: make([]byte, 4<<20)}}
-	for _, x := range f.Tensors {
-		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
-	}
-	var b bytes.Buffer
-	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return b
 }
 
 // buildAddMTPLocal makes the MTP case of m (the block Q8_0), writes its

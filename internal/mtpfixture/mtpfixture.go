@@ -189,3 +189,22 @@ func qwenMTP(m fixture.Model, out gguf.Type, fused bool) (*MTPCase, error) {
 	}
 	return &MTPCase{Base: base.Build(), Checkpoint: ck.Bytes(), Want: fixture.Write(md, full)}, nil
 }
+
+// WithFiller returns checkpoint ck with a BF16 tensor of the main model,
+// [rows, 64], in front of its own, as a real shard holds far more than the
+// MTP block.
+func WithFiller(ck []byte, rows int64) ([]byte, error) {
+	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
+	if err != nil {
+		return nil, err
+	}
+	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{rows, 64}, Data: make([]byte, rows*64*2)}}
+	for _, x := range f.Tensors {
+		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
+	}
+	var b bytes.Buffer
+	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
