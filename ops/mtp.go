@@ -455,8 +455,10 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 // first or the last ff of its rows, as the converter's
 // data_torch[..., :n_ff, :] and [..., n_ff:, :] take them.
 func mtpGateUpHalf(t *safetensors.Tensor, half int) ([]plan.Range, error) {
-	if len(t.Shape) != 3 || t.Shape[0] == 0 || t.Shape[1]%2 != 0 {
-		return nil, fmt.Errorf("shape %v: a fused gate_up_proj is [experts, 2*ff, embd]", t.Shape)
+	// a table of a range per expert: bounded as an expert index is, and by
+	// the file (no expert without bytes)
+	if len(t.Shape) != 3 || t.Shape[0] <= 0 || t.Shape[0] > mtpMaxExperts || t.Shape[1] <= 0 || t.Shape[1]%2 != 0 || t.Shape[2] <= 0 {
+		return nil, fmt.Errorf("shape %v: a fused gate_up_proj is [experts, 2*ff, embd], at most %d experts", t.Shape, mtpMaxExperts)
 	}
 	per := t.Shape[1] * t.Shape[2] * safetensors.ElemSize(t.DType)
 	if per*t.Shape[0] != t.Len {

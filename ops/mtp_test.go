@@ -127,6 +127,11 @@ func TestAddMTPMoEErrors(t *testing.T) {
 				x.Shape = []int64{x.Shape[0], x.Shape[1] - 1, x.Shape[2]}
 			}
 		})}, "a fused gate_up_proj is [experts, 2*ff, embd]"},
+		{"fused empty", []ops.MTPSource{mtpSourceWith(t, "b", f.Checkpoint, func(x *safetensors.Tensor) {
+			if strings.HasSuffix(x.Name, "gate_up_proj") {
+				x.Shape, x.Len = []int64{1 << 40, 0, 64}, 0
+			}
+		})}, "a fused gate_up_proj is [experts, 2*ff, embd]"},
 		{"fused index", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.0.gate_proj.weight", "mtp.layers.0.mlp.experts.x.gate_proj.weight"))}, "an expert's index, gate_up_proj or down_proj"},
 		{"missing", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.1.up_proj.weight", "mtp.layers.0.mlp.experts.5.up_proj.weight"))}, "expert 1 of blk.2.ffn_up_exps.weight is missing"},
 		{"count", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.3.up_proj.weight", "model.other"))}, "the model wants [64 64 4]"},
@@ -142,6 +147,25 @@ func TestAddMTPMoEErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestAddMTPFusedWeightSuffix: the fused experts named with ".weight"
+// (mlp.experts.gate_up_proj.weight), as the converter also takes them,
+// give the same model.
+func TestAddMTPFusedWeightSuffix(t *testing.T) {
+	c, err := mtpfixture.QwenMTPFused(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mtpSourceWith(t, "mtp.safetensors", c.Checkpoint, func(x *safetensors.Tensor) {
+		if strings.HasSuffix(x.Name, "_proj") {
+			x.Name += ".weight"
+		}
+	})
+	got, _ := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{Sources: []ops.MTPSource{s}, Type: gguf.TypeF16}})
+	if !bytes.Equal(got, c.Want) {
+		t.Fatal("gate_up_proj.weight: output differs from the converted model")
 	}
 }
 
