@@ -189,7 +189,9 @@ func TestBuildAddMTPMoEFused(t *testing.T) {
 			limit += x.Len
 		}
 	}
-	if _, fetched := cost(before, hub.Stats()); fetched > limit {
+	_, fetched := cost(before, hub.Stats())
+	t.Logf("fetched %d bytes (limit %d) of %d + %d", fetched, limit, len(c.Base), len(big))
+	if fetched > limit {
 		t.Errorf("fetched %d bytes: more than the model and the MTP tensors, gate_up_proj twice (%d)", fetched, limit)
 	}
 	checkDraftMTP(t, out)
