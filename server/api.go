@@ -141,7 +141,7 @@ func (s *Server) settings(req *request, j *job, stream bool) map[string]any {
 		"repeat_penalty": j.sampler.RepeatPenalty, "stop": stop, "max_tokens": j.n, "n_predict": j.n,
 		"ignore_eos": req.IgnoreEOS, "stream": stream, "n_probs": j.nProbs,
 		"samplers":          []string{"penalties", "top_k", "top_p", "min_p", "temperature"},
-		"speculative.types": j.spec.Type, "speculative.n_max": j.spec.NMax, "speculative.n_min": j.spec.NMin}
+		"speculative.types": j.spec.Type, "speculative.n_max": j.spec.NMax, "speculative.n_min": j.spec.NMin, "speculative.p_min": j.spec.PMin}
 }
 
 // newJob turns a request's sampling fields into a job for ids.

@@ -236,10 +236,9 @@ func (r *request) sampler(def engine.SamplerOptions) engine.SamplerOptions {
 // per-position counters sized for them), speculative.n_min from 0 to
 // n_max (left out: the server's, cut to n_max, as llama-server cuts it),
 // speculative.type (or llama-server 0.7.0's speculative.types, the names
-// comma-separated) the server's type or none. speculative.p_min must be a
-// probability, and changes nothing: this runtime drafts greedily without
-// a cutoff (it has no --spec-draft-p-min). A value out of range is a 400,
-// where llama-server clamps it or ignores the field.
+// comma-separated) the server's type or none, speculative.p_min a
+// probability (draft-mtp's cutoff, --spec-draft-p-min). A value out of
+// range is a 400, where llama-server clamps it or ignores the field.
 func (r *request) spec(def engine.SpecOptions) (engine.SpecOptions, error) {
 	o := def
 	o.Type = cmp.Or(def.Type, engine.SpecNone)
@@ -273,8 +272,11 @@ func (r *request) spec(def engine.SpecOptions) (engine.SpecOptions, error) {
 		}
 		o.NMin = *r.SpecNMin
 	}
-	if p := r.SpecPMin; p != nil && !(*p >= 0 && *p <= 1) {
-		return o, badRequest("speculative.p_min %g must be between 0 and 1", *p)
+	if p := r.SpecPMin; p != nil {
+		if !(*p >= 0 && *p <= 1) {
+			return o, badRequest("speculative.p_min %g must be between 0 and 1", *p)
+		}
+		o.PMin = float32(*p)
 	}
 	if o.NMax == 0 {
 		o.Type = engine.SpecNone

@@ -207,7 +207,8 @@ func TestServeSpecPerRequest(t *testing.T) {
 	}{
 		{`,"speculative.n_max":0`, 0, "none"},
 		{`,"speculative.type":"none"`, 0, "none"},
-		{`,"speculative.n_max":2,"speculative.n_min":1,"speculative.p_min":0.75`, 2, "draft-mtp"},
+		{`,"speculative.n_max":2,"speculative.n_min":1,"speculative.p_min":0.05`, 2, "draft-mtp"},
+		{`,"speculative.p_min":1`, 0, "draft-mtp"}, // no draft is that sure
 		{`,"speculative.n_max":2,"speculative.types":"draft-mtp"`, 2, "draft-mtp"},
 		{``, 3, "draft-mtp"},
 	} {
