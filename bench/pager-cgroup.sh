@@ -22,6 +22,11 @@
 # average before and after, and the device's readahead (reads of the
 # pager are direct, so readahead only changes mmap's and the edge pages').
 #
+# With RA=KIB, the device's readahead is set to KIB for the run and put
+# back when it ends (the issue asks for 128 KiB and the device default);
+# with MMAP=0 the mmap runs (minutes at a fraction of a token per second)
+# are left out.
+#
 # Usage: bench/pager-cgroup.sh [ROUNDS] [TOKENS] [POOL] [PREFETCH]  (default 3 32 6 4)
 set -euo pipefail
 rounds=${1:-3}
@@ -37,11 +42,20 @@ limit=$(( $(stat -c %s "$model") / 5 ))
 cg=/sys/fs/cgroup/memory/gguf-pager-cgroup.$$
 mkdir "$cg"
 echo "$limit" >"$cg/memory.limit_in_bytes"
-cleanup() { rmdir "$cg" 2>/dev/null || true; }
-trap cleanup EXIT
 dev=$(df --output=source "$model" | tail -1)
 dev=${dev#/dev/}
-ra=$(cat "/sys/block/${dev%%[0-9]*}/queue/read_ahead_kb" 2>/dev/null || echo '?')
+rafile=/sys/block/${dev%%[0-9]*}/queue/read_ahead_kb
+ra=$(cat "$rafile" 2>/dev/null || echo '?')
+ra0=$ra
+cleanup() {
+	rmdir "$cg" 2>/dev/null || true
+	[ "$ra" = "$ra0" ] || echo "$ra0" >"$rafile"
+}
+trap cleanup EXIT
+if [ -n "${RA:-}" ] && [ "$RA" != "$ra0" ]; then
+	echo "$RA" >"$rafile"
+	ra=$RA
+fi
 run() { # name, binary, limited (0/1), tokens, flags...
 	local name=$1 bin=$2 lim=$3 toks=$4 out peak
 	shift 4
@@ -63,7 +77,7 @@ run() { # name, binary, limited (0/1), tokens, flags...
 	echo "$name $tps" >>"$work/cg-all.txt"
 }
 : >"$work/cg-all.txt"
-echo "limit $((limit >> 20)) MiB (a fifth of the file), pool $pool, prefetch $pf, $n tokens, $rounds rounds, readahead of $dev ${ra} KiB; $(uptime)"
+echo "limit $((limit >> 20)) MiB (a fifth of the file), pool $pool, prefetch $pf, $n tokens, $rounds rounds, readahead of $dev ${ra} KiB (default $ra0); $(uptime)"
 for _ in $(seq "$rounds"); do
 	run resident "$work/gguf" 0 "$n"
 	run paged "$work/gguf" 1 "$n" --moe-pool "$pool" --moe-stats
@@ -72,7 +86,7 @@ for _ in $(seq "$rounds"); do
 		run base-paged "$BASE" 1 "$n" --moe-pool "$pool" --moe-stats
 		run base-prefetch "$BASE" 1 "$n" --moe-pool "$pool" --moe-prefetch "$pf" --moe-stats
 	fi
-	run mmap "$work/gguf" 1 "$(( n < 8 ? n : 8 ))" --mem-reserve off
+	[ "${MMAP:-1}" = 0 ] || run mmap "$work/gguf" 1 "$(( n < 8 ? n : 8 ))" --mem-reserve off
 done
 echo "after: $(uptime)"
 cmp -s "$work/cg-resident.txt" "$work/cg-paged.txt" && echo "paged text == resident text" || echo "paged text DIFFERS from resident text"

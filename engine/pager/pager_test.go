@@ -525,3 +525,43 @@ func TestLoaderPromotesPrefetch(t *testing.T) {
 		t.Fatalf("%d reads in flight at most, want 2", most)
 	}
 }
+
+// TestLoaderReadsLayerConcurrently: a layer's misses, queued together, are
+// read by every reader at once (the device's queue depth; bench/preadqd
+// measures what depth pays), not one after another.
+func TestLoaderReadsLayerConcurrently(t *testing.T) {
+	src := newGatedSource()
+	const readers = 4
+	l := NewLoader(readers, nil)
+	defer l.Close()
+	defer close(src.release)
+	var bufs []*Buffer
+	for e := range 2 {
+		for part := range 3 {
+			b := NewBuffer(8, false)
+			bufs = append(bufs, b)
+			l.Load(b, src, int64(100*e+part), 8, 5, false)
+		}
+	}
+	for range readers {
+		src.next(t) // each blocks until released: all four are in flight
+	}
+	src.mu.Lock()
+	most := src.most
+	src.mu.Unlock()
+	if most != readers {
+		t.Fatalf("%d reads in flight at most, want %d", most, readers)
+	}
+	for range len(bufs) - readers {
+		src.release <- struct{}{}
+		src.next(t)
+	}
+	for range readers {
+		src.release <- struct{}{}
+	}
+	for _, b := range bufs {
+		if _, err := l.Wait(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
