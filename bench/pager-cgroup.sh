@@ -9,6 +9,8 @@
 #   paged     in a memory cgroup of a fifth of the file, --moe-pool POOL
 #             (bias 0, direct reads: the default), exact paging
 #   prefetch  the same with --moe-prefetch PREFETCH
+#   stage     the same with --moe-stage PREFETCH (predictions read into
+#             staging slots outside the pools)
 #   mmap      the whole file mapped in the same cgroup (--mem-reserve off,
 #             or the memory guard would page it; the page
 #             cache thrashes), over at most 8 tokens
@@ -82,6 +84,7 @@ for _ in $(seq "$rounds"); do
 	run resident "$work/gguf" 0 "$n"
 	run paged "$work/gguf" 1 "$n" --moe-pool "$pool" --moe-stats
 	run prefetch "$work/gguf" 1 "$n" --moe-pool "$pool" --moe-prefetch "$pf" --moe-stats
+	run stage "$work/gguf" 1 "$n" --moe-pool "$pool" --moe-stage "$pf" --moe-stats
 	if [ -n "${BASE:-}" ]; then
 		run base-paged "$BASE" 1 "$n" --moe-pool "$pool" --moe-stats
 		run base-prefetch "$BASE" 1 "$n" --moe-pool "$pool" --moe-prefetch "$pf" --moe-stats
@@ -89,10 +92,12 @@ for _ in $(seq "$rounds"); do
 	[ "${MMAP:-1}" = 0 ] || run mmap "$work/gguf" 1 "$(( n < 8 ? n : 8 ))" --mem-reserve off
 done
 echo "after: $(uptime)"
-cmp -s "$work/cg-resident.txt" "$work/cg-paged.txt" && echo "paged text == resident text" || echo "paged text DIFFERS from resident text"
+for k in paged stage; do
+	cmp -s "$work/cg-resident.txt" "$work/cg-$k.txt" && echo "$k text == resident text" || echo "$k text DIFFERS from resident text"
+done
 med() { grep "^$1 " "$work/cg-all.txt" | awk '{print $2}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 r=$(med resident)
-for k in paged prefetch base-paged base-prefetch mmap; do
+for k in paged prefetch stage base-paged base-prefetch mmap; do
 	m=$(med "$k")
 	[ -n "$m" ] && awk -v k="$k" -v m="$m" -v r="$r" 'BEGIN { printf "median %s %.2f tok/s, %.2fx resident (%.2f)\n", k, m, m / r, r }'
 done
