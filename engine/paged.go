@@ -263,7 +263,7 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 		p.preRouting.TopP = 0
 	}
 	if o.Stage > 0 {
-		p.newStage(min(o.Stage, c.Experts))
+		p.newStage(m, min(o.Stage, c.Experts))
 	}
 	readers := o.Readers
 	if readers <= 0 {
@@ -320,17 +320,31 @@ func (p *statePager) bonusFor(l int) []float32 {
 	return p.bonus
 }
 
-// newStage allocates n staging slots, each part as large as the largest
-// of any MoE layer, so that any layer's expert fits.
-func (p *statePager) newStage(n int) {
+// stagePart is the bytes of the largest gate, up and down of one expert
+// over the model's MoE layers: a staging slot's parts, which any layer's
+// expert fits.
+func (m *Model) stagePart() [3]int64 {
 	var each [3]int64
-	for _, pl := range p.layers {
-		if pl != nil {
-			for i := range each {
-				each[i] = max(each[i], pl.each[i])
+	for l := range m.Layers {
+		if m.Config.moeLayer(l) {
+			L := &m.Layers[l]
+			for i, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+				each[i] = max(each[i], int64(ms[0].Rows*ms[0].RowBytes))
 			}
 		}
 	}
+	return each
+}
+
+// StageBytes is what n staging slots (PagerOptions.Stage) cost a State.
+func (m *Model) StageBytes(n int) int64 {
+	each := m.stagePart()
+	return int64(n) * (each[0] + each[1] + each[2])
+}
+
+// newStage allocates n staging slots (Model.stagePart).
+func (p *statePager) newStage(m *Model, n int) {
+	each := m.stagePart()
 	p.stage = make([]stageSlot, n)
 	for k := range p.stage {
 		for i := range 3 {
