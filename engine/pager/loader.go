@@ -141,17 +141,25 @@ func (l *Loader) SetProgress(p int64) {
 func (l *Loader) Promote(b *Buffer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if i := l.queuedPrefetch(b); i >= 0 {
+		l.queue[i].prefetch = false
+		heap.Fix(&l.queue, i) // demand reads go before prefetches
+		l.jobs.Broadcast()
+	}
+}
+
+// queuedPrefetch returns the index in the queue of b's current read if it
+// is a queued prefetch, else -1.
+func (l *Loader) queuedPrefetch(b *Buffer) int {
 	if b.state != bufQueued {
-		return
+		return -1
 	}
 	for i, j := range l.queue {
 		if j.b == b && j.gen == b.gen && j.prefetch {
-			j.prefetch = false
-			heap.Fix(&l.queue, i) // demand reads go before prefetches
-			l.jobs.Broadcast()
-			return
+			return i
 		}
 	}
+	return -1
 }
 
 // Cancel drops a queued prefetch into b unread: the forward pass reached
@@ -159,17 +167,11 @@ func (l *Loader) Promote(b *Buffer) {
 func (l *Loader) Cancel(b *Buffer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b.state != bufQueued {
-		return
-	}
-	for _, j := range l.queue {
-		if j.b == b && j.gen == b.gen && j.prefetch {
-			b.gen++ // voids the job
-			b.state = bufDropped
-			l.stats.Dropped++
-			l.done.Broadcast()
-			return
-		}
+	if l.queuedPrefetch(b) >= 0 {
+		b.gen++ // voids the queued job
+		b.state = bufDropped
+		l.stats.Dropped++
+		l.done.Broadcast()
 	}
 }
 

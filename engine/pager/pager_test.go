@@ -565,3 +565,40 @@ func TestLoaderReadsLayerConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderDemandBeforePrefetch: a layer's demand reads go before the
+// predictions queued earlier for it (a guess must not hold up a read the
+// pass waits for), and a prediction cancelled before it starts is never
+// read.
+func TestLoaderDemandBeforePrefetch(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(1, nil)
+	defer l.Close()
+	defer close(src.release)
+	busy := NewBuffer(8, false)
+	l.Load(busy, src, 999, 8, 0, false)
+	src.next(t) // the one reader is busy
+	guess, cancelled, demand := NewBuffer(8, false), NewBuffer(8, false), NewBuffer(8, false)
+	l.Load(guess, src, 1, 8, 5, true)
+	l.Load(cancelled, src, 2, 8, 5, true)
+	l.Load(demand, src, 3, 8, 5, false)
+	l.Cancel(cancelled)
+	var got []int64
+	for range 2 {
+		src.release <- struct{}{}
+		got = append(got, src.next(t))
+	}
+	src.release <- struct{}{}
+	if want := []int64{3, 1}; !slices.Equal(got, want) {
+		t.Fatalf("read order %v, want %v", got, want)
+	}
+	if _, err := l.Wait(guess); err != nil {
+		t.Fatal(err)
+	}
+	if l.Ready(cancelled) {
+		t.Fatal("the cancelled prefetch was read")
+	}
+	if st := l.Stats(); st.Dropped != 1 || st.Reads != 3 {
+		t.Fatalf("%d dropped, %d reads; want 1, 3", st.Dropped, st.Reads)
+	}
+}
