@@ -262,7 +262,7 @@ func (s *State) pagedExperts(l int, L *Layer, need []int, nb int, par bool) erro
 			return err
 		}
 		if first {
-			if nb == 1 && p.o.Prefetch > 0 {
+			if nb == 1 && (p.o.Prefetch > 0 || p.o.Stage > 0) {
 				if err := s.prefetch(l); err != nil {
 					return err
 				}
@@ -450,7 +450,8 @@ func (t *expertTask) load(x int) error {
 // prefetch is the pre-gated prefetch (the seeds' E103): the next MoE
 // layer's router, with the family's full decision rule, applied to this
 // layer's FFN input predicts the experts the token will use there; those
-// not resident are queued into free or evictable slots (Pool.Prefetch).
+// not resident are queued into free or evictable slots (Pool.Prefetch),
+// or with PagerOptions.Stage into the staging slots (stageLoad).
 func (s *State) prefetch(l int) error {
 	p := s.pg
 	l2 := l + 1
@@ -461,6 +462,9 @@ func (s *State) prefetch(l int) error {
 	s.matmul(L2.Router, s.xb, p.preLog, 1)
 	p.pre.bonus = p.bonusFor(l2)
 	p.preRouting.route(p.preLog, L2.ExpBias, p.preSel, p.preW, p.pre)
+	if p.o.Stage > 0 {
+		return p.stageLoad(l2, p.preSel)
+	}
 	g := p.layers[l2].pool.Prefetch(p.preSel, p.prePlaced[:0])
 	return p.load(l2, g, true)
 }

@@ -112,6 +112,15 @@ type PagerOptions struct {
 	// layer's FFN input while decoding one token at a time and queues the
 	// Prefetch best experts it predicts (into free or evictable slots only).
 	Prefetch int
+	// Stage, when > 0 (and Prefetch is 0), is the same prediction of the
+	// Stage best experts read into Stage slots outside the pools: a
+	// speculative read that evicts nothing. A predicted expert the next
+	// layer misses is taken from its staging slot (the slot's buffers
+	// and the pool slot's are swapped); one it does not use is
+	// overwritten by the next layer's. The pools place exactly what they
+	// place without it, so hits and misses are unchanged; only the
+	// misses' reads may have started early, in idle reader time.
+	Stage int
 	// Readers is the number of reader goroutines (default 4, as the
 	// seeds found 4 readers saturate a device's flash).
 	Readers int
@@ -145,6 +154,21 @@ type statePager struct {
 	preSel     []int
 	preW       []float32
 	step       int64 // forward passes so far
+	// stage is the staging slots of PagerOptions.Stage.
+	stage []stageSlot
+	// staged and stagedUsed count the experts read into staging slots
+	// and those a layer then took.
+	staged, stagedUsed int64
+}
+
+// stageSlot is one staging slot: an expert's gate, up and down buffers
+// and which expert of which layer they are being read for, in which pass.
+type stageSlot struct {
+	buf    [3]*pager.Buffer
+	layer  int
+	expert int
+	step   int64
+	live   bool
 }
 
 type pagedLayer struct {
@@ -227,13 +251,19 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 	p.bonus = make([]float32, c.Experts)
 	p.placed = make([]pager.Placement, 0, p.slots)
 	p.pending = make([]pager.Placement, 0, p.slots)
-	if o.Prefetch > 0 {
+	if o.Prefetch > 0 && o.Stage > 0 {
+		return nil, fmt.Errorf("prefetch into the pools and into staging slots are exclusive: give one")
+	}
+	if o.Prefetch > 0 || o.Stage > 0 {
 		p.pre = newRouteScratch(c.Experts, max(c.Routing.Groups, 1))
 		p.preLog = make([]float32, c.Experts)
-		n := min(o.Prefetch, c.Experts)
+		n := min(o.Prefetch+o.Stage, c.Experts)
 		p.preSel, p.preW, p.prePlaced = make([]int, n), make([]float32, n), make([]pager.Placement, 0, n)
 		p.preRouting = c.Routing
 		p.preRouting.TopP = 0
+	}
+	if o.Stage > 0 {
+		p.newStage(m, min(o.Stage, c.Experts))
 	}
 	readers := o.Readers
 	if readers <= 0 {
@@ -290,9 +320,103 @@ func (p *statePager) bonusFor(l int) []float32 {
 	return p.bonus
 }
 
+// stagePart is the bytes of the largest gate, up and down of one expert
+// over the model's MoE layers: a staging slot's parts, which any layer's
+// expert fits.
+func (m *Model) stagePart() [3]int64 {
+	var each [3]int64
+	for l := range m.Layers {
+		if m.Config.moeLayer(l) {
+			L := &m.Layers[l]
+			for i, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+				each[i] = max(each[i], int64(ms[0].Rows*ms[0].RowBytes))
+			}
+		}
+	}
+	return each
+}
+
+// StageBytes is what n staging slots (PagerOptions.Stage) cost a State.
+func (m *Model) StageBytes(n int) int64 {
+	each := m.stagePart()
+	return int64(n) * (each[0] + each[1] + each[2])
+}
+
+// newStage allocates n staging slots (Model.stagePart).
+func (p *statePager) newStage(m *Model, n int) {
+	each := m.stagePart()
+	p.stage = make([]stageSlot, n)
+	for k := range p.stage {
+		for i := range 3 {
+			p.stage[k].buf[i] = pager.NewBuffer(int(each[i]), p.o.Direct)
+			p.bytes += each[i]
+		}
+	}
+}
+
+// stageLoad queues the reads of the predicted experts sel of layer l that
+// its pool does not hold into the staging slots, as prefetches (idle
+// reader time, dropped unread once the pass is past l). Whatever the
+// slots held for the previous layer is overwritten: that layer is done.
+func (p *statePager) stageLoad(l int, sel []int) error {
+	pl := p.layers[l]
+	k := 0
+	for _, e := range sel {
+		if k == len(p.stage) {
+			break
+		}
+		if pl.pool.Resident(e) {
+			continue
+		}
+		st := &p.stage[k]
+		if st.buf[0].Bytes() < int(pl.each[0]) || st.buf[1].Bytes() < int(pl.each[1]) || st.buf[2].Bytes() < int(pl.each[2]) {
+			// a smaller layer's buffers, swapped in: leave it empty
+			st.live = false
+			k++
+			continue
+		}
+		for i := range 3 {
+			src := pl.src[i]
+			if err := p.loader.Load(st.buf[i], src.f, src.off+int64(e)*pl.each[i], int(pl.each[i]), p.prio(l), true); err != nil {
+				return err
+			}
+		}
+		st.layer, st.expert, st.step, st.live = l, e, p.step, true
+		p.staged++
+		k++
+	}
+	for ; k < len(p.stage); k++ {
+		p.stage[k].live = false
+	}
+	return nil
+}
+
+// takeStaged moves a staged read of expert e of layer l, if this pass
+// has one, into slot s of the layer's pool (the buffers are swapped: the
+// slot's old ones, whose expert was just evicted, become the staging
+// slot's) and makes its reads still queued demand reads.
+func (p *statePager) takeStaged(l, e, s int) bool {
+	for k := range p.stage {
+		st := &p.stage[k]
+		if !st.live || st.layer != l || st.expert != e || st.step != p.step {
+			continue
+		}
+		pl := p.layers[l]
+		pl.buf[s], st.buf = st.buf, pl.buf[s]
+		st.live = false
+		for _, b := range pl.buf[s] {
+			p.loader.Promote(b)
+		}
+		p.stagedUsed++
+		return true
+	}
+	return false
+}
+
 // load queues the reads of the placements' misses in layer l and, for
 // the forward pass (not a prefetch), makes the reads of its prefetched
-// hits still queued demand reads.
+// hits still queued demand reads; a miss staged for this layer is taken
+// from its staging slot instead of read again.
 func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
 	pl := p.layers[l]
 	for _, x := range g {
@@ -304,6 +428,9 @@ func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
 			}
 			continue
 		}
+		if !prefetch && p.takeStaged(l, x.Expert, x.Slot) {
+			continue
+		}
 		for i := range 3 {
 			src := pl.src[i]
 			if err := p.loader.Load(pl.buf[x.Slot][i], src.f, src.off+int64(x.Expert)*pl.each[i], int(pl.each[i]), p.prio(l), prefetch); err != nil {
@@ -311,7 +438,25 @@ func (p *statePager) load(l int, g []pager.Placement, prefetch bool) error {
 			}
 		}
 	}
+	if !prefetch {
+		p.cancelStaged(l)
+	}
 	return nil
+}
+
+// cancelStaged drops the staged reads of layer l that it did not take
+// and that have not started: the device is the bottleneck, and they
+// would delay the reads the next layers wait for.
+func (p *statePager) cancelStaged(l int) {
+	for k := range p.stage {
+		st := &p.stage[k]
+		if st.live && st.layer == l && st.step == p.step {
+			for _, b := range st.buf {
+				p.loader.Cancel(b)
+			}
+			st.live = false
+		}
+	}
 }
 
 // firstReady returns the index in pending of the first expert of layer l
@@ -343,7 +488,10 @@ func (p *statePager) matrix(l, s, part int) (*Matrix, error) {
 // PagerStats is what a State's expert pager did.
 type PagerStats struct {
 	Slots     int   // per MoE layer
-	PoolBytes int64 // all slots
+	PoolBytes int64 // all slots, staging slots included
+	// Staged is the experts read into staging slots (PagerOptions.Stage),
+	// StagedUsed those a layer took.
+	Staged, StagedUsed int64
 	pager.Stats
 	pager.LoadStats
 }
@@ -354,7 +502,7 @@ func (s *State) PagerStats() *PagerStats {
 	if p == nil {
 		return nil
 	}
-	st := &PagerStats{Slots: p.slots, PoolBytes: p.bytes, LoadStats: p.loader.Stats()}
+	st := &PagerStats{Slots: p.slots, PoolBytes: p.bytes, Staged: p.staged, StagedUsed: p.stagedUsed, LoadStats: p.loader.Stats()}
 	for _, pl := range p.layers {
 		if pl != nil {
 			st.Stats.Add(pl.pool.Stats())
@@ -395,6 +543,11 @@ func (s *State) ShrinkPager(slots int) int {
 		return p.slots
 	}
 	p.bytes = 0
+	for _, st := range p.stage {
+		for _, b := range st.buf {
+			p.bytes += int64(b.Bytes())
+		}
+	}
 	for _, pl := range p.layers {
 		if pl == nil {
 			continue

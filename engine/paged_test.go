@@ -499,3 +499,48 @@ func TestPagerGrow(t *testing.T) {
 		t.Fatalf("after growing: %d slots, %d bytes, %d misses", st.Slots, st.PoolBytes, st.Misses)
 	}
 }
+
+// TestPagerStageExact: predicted experts read into staging slots
+// (PagerOptions.Stage) leave the pools' placements, so the hits and
+// misses, and the logits those of the unpaged run; the layers take some
+// of their misses from the staging slots instead of reading them again.
+func TestPagerStageExact(t *testing.T) {
+	specs := []moegen.Spec{
+		moeModel("llama", 256, 256, 2, 16, 4, gguf.TypeQ8_0, gguf.TypeQ4_K),
+		moeModel("qwen3moe", 64, 32, 3, 16, 4, gguf.TypeF32, gguf.TypeF32),
+	}
+	toks := moeTokens(40)
+	for _, g := range specs {
+		path := writeMoE(t, t.TempDir(), g)
+		want, _ := runLogits(t, path, OpenOptions{}, Options{}, toks, true)
+		for _, pool := range []int{g.ExpertsUsed, g.Experts / 2} {
+			for _, direct := range []bool{false, true} {
+				name := fmt.Sprintf("%s pool=%d direct=%v", g.Arch, pool, direct)
+				po := func(stage int) *PagerOptions {
+					return &PagerOptions{Pool: pool, Stage: stage, Readers: 3, Direct: direct}
+				}
+				_, plain := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po(0)}, toks, true)
+				got, st := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Pager: po(g.ExpertsUsed)}, toks, true)
+				if !sameBits(got, want) {
+					t.Fatalf("%s: logits differ from the unpaged run", name)
+				}
+				if st.Hits != plain.Hits || st.Misses != plain.Misses {
+					t.Fatalf("%s: staging changed the placements: %d hits %d misses, without %d %d", name, st.Hits, st.Misses, plain.Hits, plain.Misses)
+				}
+				if st.Staged == 0 || st.StagedUsed == 0 || st.StagedUsed > st.Misses || st.StagedUsed > st.Staged {
+					t.Fatalf("%s: %d staged, %d of them used, %d misses", name, st.Staged, st.StagedUsed, st.Misses)
+				}
+				t.Logf("%s: %d misses, %d staged, %d used", name, st.Misses, st.Staged, st.StagedUsed)
+			}
+		}
+	}
+	m, err := OpenWith(writeMoE(t, t.TempDir(), specs[0]), OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if s, err := NewState(m, Options{Ctx: 16, Pager: &PagerOptions{Pool: 4, Prefetch: 2, Stage: 2}}); err == nil {
+		s.Close()
+		t.Fatal("prefetch and stage together were accepted")
+	}
+}

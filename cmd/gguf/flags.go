@@ -56,6 +56,7 @@ var flagBounds = map[string]bounds{
 	"--moe-pool":                 atLeast(0),
 	"--moe-bias":                 atLeast(0),
 	"--moe-prefetch":             atLeast(0),
+	"--moe-stage":                atLeast(0),
 	"--moe-readers":              atLeast(1),
 	"--threads-batch":            atLeast(-1),
 	"--spec-draft-n-max":         atLeast(1),

@@ -121,6 +121,9 @@ func fitPools(verb string, fit memFit, mf *modelFlags, m *engine.Model, po *engi
 	}
 	kv := mf.kvBytes(m, ctx)
 	fixed := int64(n) * (kv + stateOverhead)
+	if po != nil {
+		fixed += int64(n) * m.StageBytes(po.Stage)
+	}
 	left := fit.budget - m.ResidentBytes - fixed
 	if po == nil {
 		if left < 0 && (mf.noMmap || mf.mlock || fixed > fit.budget) {

@@ -32,6 +32,7 @@ type modelFlags struct {
 	policy        string
 	bias          float32
 	prefetch      int
+	stage         int
 	readers       int
 	simFlash      string
 	trace         string
@@ -68,6 +69,7 @@ func addModelFlags(cmd *cobra.Command, f *modelFlags) {
 	fl.StringVar(&f.policy, "moe-policy", "lru", "pool eviction: lru or lfu[:DECAY] (decayed frequency, default decay 0.95)")
 	fl.Float32Var(&f.bias, "moe-bias", 0, "cache-aware routing: add this to the router scores of pooled experts, for selection only (0: exact)")
 	fl.IntVar(&f.prefetch, "moe-prefetch", 0, "pre-gated prefetch: queue the next layer's N predicted experts while decoding (0: off)")
+	fl.IntVar(&f.stage, "moe-stage", 0, "speculative prefetch: read the next layer's N predicted experts into N staging slots outside the pools while decoding, evicting nothing (0: off; not with --moe-prefetch)")
 	fl.IntVar(&f.readers, "moe-readers", 4, "reader threads of the pager")
 	fl.StringVar(&f.simFlash, "moe-sim-flash", "", "throttle the pager's reads to a simulated flash, RATE[,LATENCY] (e.g. 200MB/s,0.3ms); without a pool, charge every weight read to it (whole-file mmap thrashing)")
 	fl.StringVar(&f.trace, "moe-trace", "", "write each MoE layer's experts per call to FILE (for gguf moe simulate)")
@@ -95,7 +97,7 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 		for _, c := range []struct {
 			set  bool
 			name string
-		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.policy != "lru", "--moe-policy"}, {f.isGiven("moe-direct"), "--moe-direct"}} {
+		}{{f.bias != 0, "--moe-bias"}, {f.prefetch != 0, "--moe-prefetch"}, {f.stage != 0, "--moe-stage"}, {f.policy != "lru", "--moe-policy"}, {f.isGiven("moe-direct"), "--moe-direct"}} {
 			if c.set {
 				return o, usageError("%s needs the expert pager (--moe-pool N or --moe-budget SIZE)", c.name)
 			}
@@ -103,6 +105,9 @@ func (f *modelFlags) openOptions() (engine.OpenOptions, error) {
 	}
 	if f.pool > 0 && f.budget != "" {
 		return o, usageError("give --moe-pool or --moe-budget, not both")
+	}
+	if f.prefetch != 0 && f.stage != 0 {
+		return o, usageError("give --moe-prefetch or --moe-stage, not both")
 	}
 	return o, nil
 }
@@ -148,7 +153,7 @@ func (f *modelFlags) pagerOptions() (*engine.PagerOptions, error) {
 	if !f.paged() {
 		return nil, nil
 	}
-	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Readers: f.readers, Direct: f.direct}
+	p := &engine.PagerOptions{Pool: f.pool, Bias: f.bias, Prefetch: f.prefetch, Stage: f.stage, Readers: f.readers, Direct: f.direct}
 	var err error
 	if p.Flash, err = f.flash(); err != nil {
 		return nil, err
@@ -253,6 +258,8 @@ type moeSummary struct {
 	PrefetchHits   int64   `json:"prefetch_hits"`
 	PrefetchWasted int64   `json:"prefetch_wasted"`
 	Dropped        int64   `json:"prefetches_dropped"`
+	Staged         int64   `json:"staged"`
+	StagedUsed     int64   `json:"staged_used"`
 	BytesRead      int64   `json:"bytes_read"`
 	BytesPerToken  float64 `json:"bytes_read_per_token"`
 	WaitSeconds    float64 `json:"reader_wait_seconds"`
@@ -274,7 +281,7 @@ func (r *moeRun) summary(s *engine.State, tokens int) *moeSummary {
 	}
 	return &moeSummary{Slots: st.Slots, PoolBytes: st.PoolBytes, Calls: st.Calls, Accesses: st.Accesses,
 		Hits: st.Hits, Misses: st.Misses, HitRate: st.HitRate(), Prefetches: st.Prefetches,
-		PrefetchHits: st.PrefetchHits, PrefetchWasted: st.PrefetchWasted, Dropped: st.Dropped,
+		PrefetchHits: st.PrefetchHits, PrefetchWasted: st.PrefetchWasted, Dropped: st.Dropped, Staged: st.Staged, StagedUsed: st.StagedUsed,
 		BytesRead: st.BytesRead, BytesPerToken: per(float64(st.BytesRead)), WaitSeconds: st.Wait.Seconds(),
 		WaitPerToken: per(float64(st.Wait) / float64(time.Millisecond)), MajorFaults: osmem.MajorFaults() - r.faults}
 }
@@ -294,7 +301,7 @@ func (r *moeRun) report(w io.Writer, s *engine.State, tokens int) {
 		if r.f.direct {
 			how = "with direct I/O"
 		}
-		fmt.Fprintf(w, "gguf: pager: %d calls, %d expert uses: %d hits, %d misses; prefetched %d (%d used, %d evicted unused, %d dropped stale); %d major faults while decoding; experts read %s\n",
-			m.Calls, m.Accesses, m.Hits, m.Misses, m.Prefetches, m.PrefetchHits, m.PrefetchWasted, m.Dropped, m.MajorFaults, how)
+		fmt.Fprintf(w, "gguf: pager: %d calls, %d expert uses: %d hits, %d misses; prefetched %d (%d used, %d evicted unused, %d dropped stale); staged %d (%d used); %d major faults while decoding; experts read %s\n",
+			m.Calls, m.Accesses, m.Hits, m.Misses, m.Prefetches, m.PrefetchHits, m.PrefetchWasted, m.Dropped, m.Staged, m.StagedUsed, m.MajorFaults, how)
 	}
 }

@@ -89,6 +89,8 @@ func TestMoEPagedRun(t *testing.T) {
 		{[]string{"run", p("moe.gguf"), "-n", "1", "--moe-pool", "4"}, "--experts-last"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "1"}, "smaller than one token's working set"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-bias", "0.1"}, "needs the expert pager"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-stage", "2"}, "needs the expert pager"},
+		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "4", "--moe-stage", "2", "--moe-prefetch", "2"}, "not both"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-pool", "4", "--moe-policy", "belady"}, "gguf moe simulate"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--moe-sim-flash", "fast"}, "RATE"},
 		{[]string{"run", p("xl.gguf"), "-n", "1", "--experts", "9"}, "8 experts per layer"},

@@ -16,7 +16,8 @@ import (
 // preallocated once, with the state of the read that fills it.
 type Buffer struct {
 	raw   []byte // data plus a page of slack for direct reads
-	data  []byte
+	data  []byte // where the last read went (within raw, for a direct read)
+	size  int    // the most a read may fill
 	gen   uint64 // bumped by every Load; a queued read of an older gen is void
 	state bufState
 	src   io.ReaderAt
@@ -45,11 +46,11 @@ func NewBuffer(n int, direct bool) *Buffer {
 		size += os.Getpagesize()
 	}
 	raw := osmem.AlignedBytes(size)
-	return &Buffer{raw: raw, data: raw[:n]}
+	return &Buffer{raw: raw, data: raw[:n], size: n}
 }
 
-// Bytes is the buffer's size.
-func (b *Buffer) Bytes() int { return len(b.data) }
+// Bytes is the buffer's size: the most one read may fill.
+func (b *Buffer) Bytes() int { return b.size }
 
 // LoadStats counts what the readers did.
 type LoadStats struct {
@@ -64,8 +65,9 @@ type LoadStats struct {
 }
 
 // Loader is K reader goroutines that fill buffers from files, most urgent
-// read first: by priority (the runtime passes token x layers + layer), then
-// in order of request (the runtime asks for one expert's gate, up and down
+// read first: by priority (the runtime passes token x layers + layer),
+// demand reads before prefetches of the same priority, then in order of
+// request (the runtime asks for one expert's gate, up and down
 // before the next expert's, so the first expert is complete, and computed,
 // while the others are still read). A prefetch whose priority is below the
 // forward pass's progress (SetProgress) is dropped unread: its layer has
@@ -139,14 +141,37 @@ func (l *Loader) SetProgress(p int64) {
 func (l *Loader) Promote(b *Buffer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if b.state != bufQueued {
-		return
+	if i := l.queuedPrefetch(b); i >= 0 {
+		l.queue[i].prefetch = false
+		heap.Fix(&l.queue, i) // demand reads go before prefetches
+		l.jobs.Broadcast()
 	}
-	for _, j := range l.queue {
+}
+
+// queuedPrefetch returns the index in the queue of b's current read if it
+// is a queued prefetch, else -1.
+func (l *Loader) queuedPrefetch(b *Buffer) int {
+	if b.state != bufQueued {
+		return -1
+	}
+	for i, j := range l.queue {
 		if j.b == b && j.gen == b.gen && j.prefetch {
-			j.prefetch = false
-			l.jobs.Broadcast()
+			return i
 		}
+	}
+	return -1
+}
+
+// Cancel drops a queued prefetch into b unread: the forward pass reached
+// its layer and did not use it. A read under way is left to finish.
+func (l *Loader) Cancel(b *Buffer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.queuedPrefetch(b) >= 0 {
+		b.gen++ // voids the queued job
+		b.state = bufDropped
+		l.stats.Dropped++
+		l.done.Broadcast()
 	}
 }
 
@@ -162,8 +187,8 @@ func (l *Loader) Ready(b *Buffer) bool {
 // b held. If a reader is filling b with an older load, Load waits for it
 // first, so two reads never write one buffer.
 func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, prefetch bool) error {
-	if n > len(b.data) {
-		return fmt.Errorf("a read of %d bytes does not fit a %d-byte slot", n, len(b.data))
+	if n > b.size {
+		return fmt.Errorf("a read of %d bytes does not fit a %d-byte slot", n, b.size)
 	}
 	if n == 0 {
 		return fmt.Errorf("an empty read")
@@ -304,6 +329,9 @@ func (q jobQueue) Less(i, j int) bool {
 	a, b := q[i], q[j]
 	if a.prio != b.prio {
 		return a.prio < b.prio
+	}
+	if a.prefetch != b.prefetch {
+		return !a.prefetch // a layer's demand reads before its predictions
 	}
 	return a.seq < b.seq
 }

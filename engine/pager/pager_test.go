@@ -525,3 +525,80 @@ func TestLoaderPromotesPrefetch(t *testing.T) {
 		t.Fatalf("%d reads in flight at most, want 2", most)
 	}
 }
+
+// TestLoaderReadsLayerConcurrently: a layer's misses, queued together, are
+// read by every reader at once (the device's queue depth; bench/preadqd
+// measures what depth pays), not one after another.
+func TestLoaderReadsLayerConcurrently(t *testing.T) {
+	src := newGatedSource()
+	const readers = 4
+	l := NewLoader(readers, nil)
+	defer l.Close()
+	defer close(src.release)
+	var bufs []*Buffer
+	for e := range 2 {
+		for part := range 3 {
+			b := NewBuffer(8, false)
+			bufs = append(bufs, b)
+			l.Load(b, src, int64(100*e+part), 8, 5, false)
+		}
+	}
+	for range readers {
+		src.next(t) // each blocks until released: all four are in flight
+	}
+	src.mu.Lock()
+	most := src.most
+	src.mu.Unlock()
+	if most != readers {
+		t.Fatalf("%d reads in flight at most, want %d", most, readers)
+	}
+	for range len(bufs) - readers {
+		src.release <- struct{}{}
+		src.next(t)
+	}
+	for range readers {
+		src.release <- struct{}{}
+	}
+	for _, b := range bufs {
+		if _, err := l.Wait(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLoaderDemandBeforePrefetch: a layer's demand reads go before the
+// predictions queued earlier for it (a guess must not hold up a read the
+// pass waits for), and a prediction cancelled before it starts is never
+// read.
+func TestLoaderDemandBeforePrefetch(t *testing.T) {
+	src := newGatedSource()
+	l := NewLoader(1, nil)
+	defer l.Close()
+	defer close(src.release)
+	busy := NewBuffer(8, false)
+	l.Load(busy, src, 999, 8, 0, false)
+	src.next(t) // the one reader is busy
+	guess, cancelled, demand := NewBuffer(8, false), NewBuffer(8, false), NewBuffer(8, false)
+	l.Load(guess, src, 1, 8, 5, true)
+	l.Load(cancelled, src, 2, 8, 5, true)
+	l.Load(demand, src, 3, 8, 5, false)
+	l.Cancel(cancelled)
+	var got []int64
+	for range 2 {
+		src.release <- struct{}{}
+		got = append(got, src.next(t))
+	}
+	src.release <- struct{}{}
+	if want := []int64{3, 1}; !slices.Equal(got, want) {
+		t.Fatalf("read order %v, want %v", got, want)
+	}
+	if _, err := l.Wait(guess); err != nil {
+		t.Fatal(err)
+	}
+	if l.Ready(cancelled) {
+		t.Fatal("the cancelled prefetch was read")
+	}
+	if st := l.Stats(); st.Dropped != 1 || st.Reads != 3 {
+		t.Fatalf("%d dropped, %d reads; want 1, 3", st.Dropped, st.Reads)
+	}
+}
