@@ -244,6 +244,13 @@ func MTPCases() []Case {
 	return out
 }
 
+// DraftCases are the files with an MTP block built to agree with the
+// model (qwen35draft, qwen35moedraft) in Q8_0, on which bench/mtp-accept.sh
+// counts llama.cpp's draft-mtp acceptance.
+func DraftCases() []Case {
+	return []Case{{Shape: "qwen35draft", Type: "Q8_0"}, {Shape: "qwen35moedraft", Type: "Q8_0"}}
+}
+
 // FamilyCases returns the cases of the other families: each of
 // FamilyShapes in each of FamilyTypes (qwen35moe in F32 only), and qwen3
 // in Q1_0 and Q2_0 (--pure), the types of the Bonsai models built on it.
