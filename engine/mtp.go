@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/ggufkit/gguf/kernels"
@@ -249,8 +250,9 @@ func (d *mtpDraft) inject(s *State, tokens []int32) error {
 
 // draft proposes up to k tokens to follow id, which goes at position pos:
 // the block's greedy choice from the main model's hidden state at pos-1,
-// then from its own (llama.cpp's draft sampler keeps the top candidate).
-func (d *mtpDraft) draft(pos int, id int32, k int) ([]int32, error) {
+// then from its own (llama.cpp's draft sampler keeps the top candidate),
+// ending before the first whose top-DraftTopK probability is below pmin.
+func (d *mtpDraft) draft(pos int, id int32, k int, pmin float32) ([]int32, error) {
 	E := d.E
 	out := d.out[:0]
 	copy(d.hin[:E], d.h(pos-1))
@@ -258,8 +260,12 @@ func (d *mtpDraft) draft(pos int, id int32, k int) ([]int32, error) {
 	for j := 0; j < k; j++ {
 		d.s.pos, d.off = pos+j, 0
 		var best int32
-		if err := d.s.Eval([]int32{tok}, 0, func(_ int, l []float32) { best = argmax(l) }); err != nil {
+		var p float32
+		if err := d.s.Eval([]int32{tok}, 0, func(_ int, l []float32) { best, p = topKProb(l) }); err != nil {
 			return nil, err
+		}
+		if p < pmin {
+			break
 		}
 		// The normed output row the head read is the next step's h.
 		copy(d.hin[:E], d.s.xb[:E])
@@ -268,6 +274,45 @@ func (d *mtpDraft) draft(pos int, id int32, k int) ([]int32, error) {
 	}
 	d.out = out
 	return out, nil
+}
+
+// DraftTopK is the candidates llama.cpp's draft sampler keeps (its
+// draft sampler is a top-k of this size): a draft token's probability,
+// which --spec-draft-p-min bounds, is its softmax among them.
+const DraftTopK = 10
+
+// topKProb returns the first id of the largest logit and its probability
+// in a softmax over the DraftTopK largest logits, computed as llama.cpp's sampler
+// does: in float32, exp(l - max) summed from the largest down (ties in
+// the order of their ids).
+func topKProb(l []float32) (int32, float32) {
+	const k = DraftTopK
+	var buf [k + 1]int32
+	top := buf[:0]
+	for i, v := range l {
+		if len(top) == k && v <= l[top[k-1]] {
+			continue
+		}
+		j := len(top)
+		for j > 0 && v > l[top[j-1]] {
+			j--
+		}
+		top = append(top, 0)
+		copy(top[j+1:], top[j:])
+		top[j] = int32(i)
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	if len(top) == 0 {
+		return 0, 0
+	}
+	m := l[top[0]]
+	var sum float32
+	for _, i := range top {
+		sum += float32(math.Exp(float64(l[i] - m)))
+	}
+	return top[0], 1 / sum
 }
 
 // argmax returns the first id of the largest logit.

@@ -24,6 +24,12 @@ type SpecOptions struct {
 	// NMin is the fewest drafted tokens worth a verification batch
 	// (--spec-draft-n-min): a shorter draft is dropped.
 	NMin int
+	// PMin is draft-mtp's confidence cutoff (--spec-draft-p-min): drafting
+	// stops before a token whose probability among the block's top
+	// DraftTopK candidates is below it, as llama.cpp's draft sampler
+	// (top-k, greedy) stops. 0, the default, never stops a draft;
+	// ngram-simple has no probabilities and ignores it.
+	PMin float32
 	// NgramN is ngram-simple's lookup length (--spec-ngram-simple-size-n):
 	// the last NgramN tokens (the one just sampled included) are searched
 	// for in the history.
@@ -54,6 +60,8 @@ func (o SpecOptions) Check() error {
 	switch {
 	case o.NMax < 1:
 		return fmt.Errorf("--spec-draft-n-max %d: at least 1 token must be drafted", o.NMax)
+	case !(o.PMin >= 0 && o.PMin <= 1):
+		return fmt.Errorf("--spec-draft-p-min %g must be a probability, between 0 and 1", o.PMin)
 	case o.NMin < 0 || o.NMin > o.NMax:
 		return fmt.Errorf("--spec-draft-n-min %d must be between 0 and --spec-draft-n-max %d", o.NMin, o.NMax)
 	case o.Type == SpecNgramSimple && (o.NgramN < 1 || o.NgramM < 1):
@@ -328,7 +336,7 @@ func (r *specRun) draft(id int32, k int) ([]int32, error) {
 		d = r.o.drafter(r.hist, id, k)
 	case r.mtp != nil:
 		var err error
-		if d, err = r.mtp.draft(r.s.Pos()+len(r.replay), id, k); err != nil {
+		if d, err = r.mtp.draft(r.s.Pos()+len(r.replay), id, k, r.o.PMin); err != nil {
 			return nil, err
 		}
 	default:

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/dustin/go-humanize"
@@ -432,5 +435,78 @@ func TestDraftMTPAccepted(t *testing.T) {
 				t.Errorf("%s n-max %d: %d passes for %d tokens", c.shape, k, st.Passes, st.Generated)
 			}
 		}
+	}
+}
+
+// TestTopKProb checks draft-mtp's confidence against a plain reference:
+// the largest logit's softmax probability over the DraftTopK largest,
+// in float64 after a full sort (the first id of the largest on ties).
+func TestTopKProb(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for n, l := range [][]float32{
+		{1, 3, 3, 2},
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		make([]float32, 600),
+	} {
+		if n == 2 {
+			for i := range l {
+				l[i] = float32(rng.NormFloat64())
+			}
+			l[77] = l[5] // a tie below the top
+		}
+		ids := make([]int, len(l))
+		for i := range ids {
+			ids[i] = i
+		}
+		sort.SliceStable(ids, func(a, b int) bool { return l[ids[a]] > l[ids[b]] })
+		var sum float64
+		for _, i := range ids[:min(DraftTopK, len(ids))] {
+			sum += math.Exp(float64(l[i] - l[ids[0]]))
+		}
+		id, p := topKProb(l)
+		if int(id) != ids[0] || id != argmax(l) || math.Abs(float64(p)-1/sum) > 1e-6 {
+			t.Errorf("case %d: topKProb = %d, %g; want %d, %g", n, id, p, ids[0], 1/sum)
+		}
+	}
+}
+
+// TestSpecPMin: --spec-draft-p-min stops draft-mtp's drafts at a token
+// below the cutoff and never changes the output. Over cutoffs from 0 to
+// 1 on the generated qwen35mtp (an untrained block: its top-10
+// probabilities sit a little above 0.1, uniform's) the drafted count
+// never rises, 1 drafts nothing, and some cutoff drafts part of what 0
+// drafts.
+func TestSpecPMin(t *testing.T) {
+	m := openModel(t, crossModel(t, crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"}))
+	prompt := crosscheck.TextIDs(12)
+	gen := func(pmin float32) ([]int32, GenStats) {
+		s := newState(t, m, Options{Ctx: 128, Threads: 2})
+		var out []int32
+		st, err := GenerateSpec(s, NewSampler(SamplerOptions{}, m.Config.Vocab), prompt, 24, func(int32) bool { return false },
+			func(id int32) error { out = append(out, id); return nil }, SpecOptions{Type: SpecDraftMTP, NMax: 3, PMin: pmin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, st
+	}
+	want, all := gen(0)
+	last, partial := all.Drafted, false
+	for _, pmin := range []float32{0.1, 0.11, 0.12, 0.13, 0.14, 0.16, 0.2, 0.3, 0.5, 1} {
+		got, st := gen(pmin)
+		t.Logf("p_min %g: %d drafted (%d at 0)", pmin, st.Drafted, all.Drafted)
+		if !slices.Equal(got, want) {
+			t.Errorf("p_min %g changed the output:\n got %v\nwant %v", pmin, got, want)
+		}
+		if st.Drafted > last {
+			t.Errorf("p_min %g: %d drafted, more than %d at a lower cutoff", pmin, st.Drafted, last)
+		}
+		last = st.Drafted
+		partial = partial || (st.Drafted > 0 && st.Drafted < all.Drafted)
+	}
+	if all.Drafted == 0 || last != 0 || !partial {
+		t.Errorf("drafted %d at 0, %d at 1, a cutoff between cutting part: %v", all.Drafted, last, partial)
+	}
+	if err := (SpecOptions{Type: SpecDraftMTP, NMax: 3, PMin: 1.5}).Check(); err == nil {
+		t.Error("p_min 1.5 passed Check")
 	}
 }

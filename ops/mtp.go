@@ -26,8 +26,11 @@ import (
 // checkpoint stores RMS norm weights as offsets from 1); block_count grows
 // by the MTP layers and nextn_predict_layers says how many. A MoE block's
 // experts, one tensor per expert in the checkpoint, are stacked into
-// ffn_{gate,down,up}_exps as Qwen2MoeModel.modify_tensors stacks them; its
-// router and shared-expert gate are F32 whatever the type, as the
+// ffn_{gate,down,up}_exps as Qwen2MoeModel.modify_tensors stacks them, or,
+// stored fused as recent transformers save them (mlp.experts.gate_up_proj
+// [experts, 2*ff, embd] and mlp.experts.down_proj [experts, embd, ff]),
+// split as it splits them: each expert's first ff rows of gate_up_proj are
+// its gate, the next ff its up, read a range per expert; its router and shared-expert gate are F32 whatever the type, as the
 // converter forces them.
 type MTP struct {
 	Sources []MTPSource
@@ -40,6 +43,25 @@ type MTP struct {
 	Auto bool
 	// Threads converting rows (<1 means 1).
 	Threads int
+}
+
+// ParseMTPType parses convert_hf_to_gguf's --outtype as --mtp-outtype and
+// a recipe's add_mtp.outtype take it: f32, f16, bf16, q8_0 (any case) or
+// auto.
+func ParseMTPType(s string) (typ gguf.Type, auto bool, err error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return 0, true, nil
+	case "f32":
+		return gguf.TypeF32, false, nil
+	case "f16":
+		return gguf.TypeF16, false, nil
+	case "bf16":
+		return gguf.TypeBF16, false, nil
+	case "q8_0":
+		return gguf.TypeQ8_0, false, nil
+	}
+	return 0, false, fmt.Errorf("%q: want f32, f16, bf16, q8_0 or auto", s)
 }
 
 // MTPSource is one safetensors file: its decoded header and its bytes (an
@@ -94,7 +116,14 @@ type mtpTensor struct {
 	block   int // blk.N of the output
 	order   int // place in the block (mtpLayerNames, then mtpBlockNames)
 	name    string
+	// half is, for a fused gate_up_proj, the half of each expert's rows
+	// it takes: 1 the gate's (the first), 2 the up's; 0 for all
+	half int
 }
+
+// mtpFusedGateUp is the expert index mtpMapName gives a fused
+// mlp.experts.gate_up_proj (named as its gate half), a tensor for two.
+const mtpFusedGateUp = -2
 
 // mtpMaxExperts bounds the expert index of a checkpoint name, so a
 // hostile name cannot make a huge table.
@@ -102,7 +131,8 @@ const mtpMaxExperts = 1 << 16
 
 // mtpMapName returns the GGUF name of checkpoint tensor name (n the
 // model's block_count), its block, its place in it and, for one expert of
-// a MoE FFN (mlp.experts.E.*), its expert index (else -1); ok is false for
+// a MoE FFN (mlp.experts.E.*), its expert index (mtpFusedGateUp for the
+// experts' gate and up fused, else -1); ok is false for
 // a name outside mtp.*; an mtp.* name llama.cpp does not know is an error.
 func mtpMapName(name string, n int) (out string, block, order, expert int, ok bool, err error) {
 	rest, isMTP := strings.CutPrefix(strings.TrimPrefix(name, "model."), "mtp.")
@@ -114,12 +144,20 @@ func mtpMapName(name string, n int) (out string, block, order, expert int, ok bo
 		k, err := strconv.Atoi(idx)
 		expert := -1
 		if e, ok := strings.CutPrefix(suffix, "mlp.experts."); ok {
-			eidx, w, _ := strings.Cut(e, ".")
-			x, xerr := strconv.Atoi(eidx)
-			if xerr != nil || x < 0 || x >= mtpMaxExperts {
-				return "", 0, 0, -1, true, fmt.Errorf("%s: the experts stored fused (mlp.experts.gate_up_proj, mlp.experts.down_proj): only a checkpoint with one tensor per expert (mlp.experts.E.gate_proj.weight) is supported", name)
+			// the fused tensors are spelled with and without ".weight",
+			// as the converter takes them
+			switch eidx, w, _ := strings.Cut(e, "."); strings.TrimSuffix(e, ".weight") {
+			case "gate_up_proj":
+				expert, suffix = mtpFusedGateUp, "mlp.experts.gate_proj.weight"
+			case "down_proj":
+				suffix = "mlp.experts.down_proj.weight"
+			default:
+				x, xerr := strconv.Atoi(eidx)
+				if xerr != nil || x < 0 || x >= mtpMaxExperts {
+					return "", 0, 0, -1, true, fmt.Errorf("%s: not a tensor of a Qwen3.5 MTP block llama.cpp loads (an expert's index, gate_up_proj or down_proj after mlp.experts.)", name)
+				}
+				expert, suffix = x, "mlp.experts."+w
 			}
-			expert, suffix = x, "mlp.experts."+w
 		}
 		if err == nil && k >= 0 && k < 64 {
 			for i, m := range mtpLayerNames {
@@ -196,6 +234,17 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 			if !isMTP {
 				continue
 			}
+			if expert == mtpFusedGateUp {
+				if prev, dup := seen[name]; dup {
+					return nil, fmt.Errorf("--add-mtp: %s is in both %s and %s", t.Name, prev, s.Input.Name)
+				}
+				seen[name] = s.Input.Name
+				layers = max(layers, block-n+1)
+				upName := strings.Replace(name, ".ffn_gate_exps.", ".ffn_up_exps.", 1)
+				ts = append(ts, mtpTensor{src: s, t: t, block: block, order: order, name: name, half: 1},
+					mtpTensor{src: s, t: t, block: block, order: mtpLayerOrder("ffn_up_exps.weight"), name: upName, half: 2})
+				continue
+			}
 			if expert >= 0 {
 				if err := mtpAddExpert(&ts, stacked, s, t, name, block, order, expert); err != nil {
 					return nil, fmt.Errorf("--add-mtp: %w", err)
@@ -215,6 +264,12 @@ func applyMTP(p *plan.Plan, m *MTP) ([]string, error) {
 		return nil, fmt.Errorf("--add-mtp: no mtp.* tensor in %s", mtpSourceNames(m))
 	}
 	slices.SortFunc(ts, func(a, b mtpTensor) int { return cmp.Or(cmp.Compare(a.block, b.block), cmp.Compare(a.order, b.order)) })
+	for i := 1; i < len(ts); i++ {
+		// the experts both fused and one tensor each
+		if ts[i].name == ts[i-1].name {
+			return nil, fmt.Errorf("--add-mtp: %s is both in %s (%s) and in %s (%s)", ts[i].name, ts[i-1].t.Name, ts[i-1].src.Input.Name, ts[i].t.Name, ts[i].src.Input.Name)
+		}
+	}
 	var added []string
 	for i := range ts {
 		pt, err := mtpPlanTensor(p, &ts[i], typ, m.Threads, int(embd))
@@ -255,6 +310,12 @@ func mtpAddExpert(ts *[]mtpTensor, stacked map[string]int, s *MTPSource, t *safe
 	}
 	mt.experts[e] = t
 	return nil
+}
+
+// mtpLayerOrder is the place of llama.cpp's layer tensor name (after
+// "blk.N.") in mtpLayerNames.
+func mtpLayerOrder(name string) int {
+	return slices.IndexFunc(mtpLayerNames, func(m struct{ hf, gguf string }) bool { return m.gguf == name })
 }
 
 // mtpAutoType is convert_hf_to_gguf's --outtype auto: the checkpoint's
@@ -313,6 +374,13 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 		}
 		dims = append(dims, uint64(len(mt.experts)))
 	}
+	if mt.half != 0 {
+		var err error
+		if ranges, err = mtpGateUpHalf(t, mt.half); err != nil {
+			return plan.Tensor{}, err
+		}
+		dims[1] /= 2
+	}
 	var want []uint64
 	suffix := mt.name[strings.Index(mt.name[4:], ".")+5:]
 	switch suffix {
@@ -358,7 +426,9 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 		note += " +1"
 	}
 	var inner plan.Producer = &plan.Span{In: mt.src.Input, R: ranges[0], Note: t.Name + " of " + mt.src.Input.Name}
-	if mt.experts != nil {
+	if mt.half != 0 {
+		inner = &plan.Spans{In: mt.src.Input, R: ranges, Note: fmt.Sprintf("the %s rows of %d experts of %s of %s", [...]string{1: "gate", 2: "up"}[mt.half], len(ranges), t.Name, mt.src.Input.Name)}
+	} else if mt.experts != nil {
 		inner = &plan.Spans{In: mt.src.Input, R: ranges, Note: fmt.Sprintf("%d experts, %s to %s, of %s", len(ranges), mt.experts[0].Name, mt.experts[len(ranges)-1].Name, mt.src.Input.Name)}
 	}
 	tr := &plan.Transform{Inner: inner, InRowBytes: inRow, OutRowBytes: outRow, Note: note}
@@ -378,6 +448,27 @@ func mtpPlanTensor(p *plan.Plan, mt *mtpTensor, typ gguf.Type, threads, embd int
 		return nil
 	}
 	return plan.Tensor{Info: info, Src: tr}, nil
+}
+
+// mtpGateUpHalf returns the ranges of half (1 the gate, 2 the up) of the
+// fused gate_up_proj t, [experts, 2*ff, embd]: a range per expert, the
+// first or the last ff of its rows, as the converter's
+// data_torch[..., :n_ff, :] and [..., n_ff:, :] take them.
+func mtpGateUpHalf(t *safetensors.Tensor, half int) ([]plan.Range, error) {
+	// a table of a range per expert: bounded as an expert index is, and by
+	// the file (no expert without bytes)
+	if len(t.Shape) != 3 || t.Shape[0] <= 0 || t.Shape[0] > mtpMaxExperts || t.Shape[1] <= 0 || t.Shape[1]%2 != 0 || t.Shape[2] <= 0 {
+		return nil, fmt.Errorf("shape %v: a fused gate_up_proj is [experts, 2*ff, embd], at most %d experts", t.Shape, mtpMaxExperts)
+	}
+	per := t.Shape[1] * t.Shape[2] * safetensors.ElemSize(t.DType)
+	if per*t.Shape[0] != t.Len {
+		return nil, fmt.Errorf("shape %v of %s is not its %d bytes", t.Shape, t.DType, t.Len)
+	}
+	rs := make([]plan.Range, t.Shape[0])
+	for e := range rs {
+		rs[e] = plan.Range{Off: t.Off + int64(e)*per + int64(half-1)*per/2, Len: per / 2}
+	}
+	return rs, nil
 }
 
 // trimOnes returns dims without its trailing 1s.

@@ -23,6 +23,16 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 	return ops.MTPSource{Input: &plan.Input{Name: name, ReaderAt: bytes.NewReader(b)}, File: f}
 }
 
+// mtpSourceWith is mtpSource with edit applied to each tensor of its
+// header.
+func mtpSourceWith(t testing.TB, name string, b []byte, edit func(*safetensors.Tensor)) ops.MTPSource {
+	s := mtpSource(t, name, b)
+	for i := range s.File.Tensors {
+		edit(&s.File.Tensors[i])
+	}
+	return s
+}
+
 // TestAddMTPEqualsConverted: a qwen35 model without its MTP block plus a
 // checkpoint holding the block (BF16, Hugging Face names, norms stored
 // minus 1) is, byte for byte, the model with the block as
@@ -30,21 +40,24 @@ func mtpSource(t testing.TB, name string, b []byte) ops.MTPSource {
 // Q8_0 with its F16 fallback), the main weights F32 or Q8_0; so is a
 // qwen35moe model's, its block's FFN a MoE (one checkpoint tensor per
 // expert, stacked into ffn_*_exps; the shared-expert gate [1, embd]; the
-// routers F32).
+// routers F32), and so is one whose experts are stored fused
+// (gate_up_proj split into the gate and up experts).
 func TestAddMTPEqualsConverted(t *testing.T) {
 	for _, tc := range []struct {
 		model func(gguf.Type) fixture.Model
+		case_ func(fixture.Model, gguf.Type) (*mtpfixture.MTPCase, error)
 		added int
 		at    int // index in the added names of want
 		want  string
 	}{
-		{fixture.Qwen35MTP, 15, 0, "blk.2.attn_norm.weight"},
-		{fixture.Qwen35MoEMTP, 20, 9, "blk.2.ffn_gate_exps.weight"},
+		{fixture.Qwen35MTP, mtpfixture.QwenMTP, 15, 0, "blk.2.attn_norm.weight"},
+		{fixture.Qwen35MoEMTP, mtpfixture.QwenMTP, 20, 9, "blk.2.ffn_gate_exps.weight"},
+		{fixture.Qwen35MoEMTP, mtpfixture.QwenMTPFused, 20, 11, "blk.2.ffn_up_exps.weight"},
 	} {
 		for _, main := range []gguf.Type{gguf.TypeF32, gguf.TypeQ8_0} {
 			for _, out := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0} {
 				m := tc.model(main)
-				c, err := mtpfixture.QwenMTP(m, out)
+				c, err := tc.case_(m, out)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,19 +82,20 @@ func TestAddMTPEqualsConverted(t *testing.T) {
 	}
 }
 
-// TestAddMTPMoEErrors: the experts stored fused, or with one missing, or
-// split over two files, are refused with a clear error.
+// TestAddMTPMoEErrors: the experts with one missing, or split over two
+// files, or both fused and one tensor each, or a fused gate_up_proj of the
+// wrong shape, are refused with a clear error.
 func TestAddMTPMoEErrors(t *testing.T) {
 	c, err := mtpfixture.QwenMTP(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF32)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f, err := mtpfixture.QwenMTPFused(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF32)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ckWith := func(name string, edit func(*safetensors.Tensor)) ops.MTPSource {
-		s := mtpSource(t, name, c.Checkpoint)
-		for i := range s.File.Tensors {
-			edit(&s.File.Tensors[i])
-		}
-		return s
+		return mtpSourceWith(t, name, c.Checkpoint, edit)
 	}
 	rename := func(from, to string) func(*safetensors.Tensor) {
 		return func(x *safetensors.Tensor) {
@@ -102,7 +116,23 @@ func TestAddMTPMoEErrors(t *testing.T) {
 		sources []ops.MTPSource
 		want    string
 	}{
-		{"fused", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.0.gate_proj.weight", "mtp.layers.0.mlp.experts.gate_up_proj"))}, "one tensor per expert"},
+		{"fused 2-D", []ops.MTPSource{mtpSourceWith(t, "b", f.Checkpoint, func(x *safetensors.Tensor) {
+			if strings.HasSuffix(x.Name, "gate_up_proj") {
+				x.Shape = []int64{x.Shape[0] * x.Shape[1], x.Shape[2]}
+			}
+		})}, "a fused gate_up_proj is [experts, 2*ff, embd]"},
+		{"fused and not", []ops.MTPSource{ckWith("a", keepOnly("mtp.layers.0.mlp.experts.", true)), mtpSource(t, "b", f.Checkpoint)}, "blk.2.ffn_gate_exps.weight is both in mtp.layers.0.mlp.experts.0.gate_proj.weight (a)"},
+		{"fused odd", []ops.MTPSource{mtpSourceWith(t, "b", f.Checkpoint, func(x *safetensors.Tensor) {
+			if strings.HasSuffix(x.Name, "gate_up_proj") {
+				x.Shape = []int64{x.Shape[0], x.Shape[1] - 1, x.Shape[2]}
+			}
+		})}, "a fused gate_up_proj is [experts, 2*ff, embd]"},
+		{"fused empty", []ops.MTPSource{mtpSourceWith(t, "b", f.Checkpoint, func(x *safetensors.Tensor) {
+			if strings.HasSuffix(x.Name, "gate_up_proj") {
+				x.Shape, x.Len = []int64{1 << 40, 0, 64}, 0
+			}
+		})}, "a fused gate_up_proj is [experts, 2*ff, embd]"},
+		{"fused index", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.0.gate_proj.weight", "mtp.layers.0.mlp.experts.x.gate_proj.weight"))}, "an expert's index, gate_up_proj or down_proj"},
 		{"missing", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.1.up_proj.weight", "mtp.layers.0.mlp.experts.5.up_proj.weight"))}, "expert 1 of blk.2.ffn_up_exps.weight is missing"},
 		{"count", []ops.MTPSource{ckWith("a", rename("mtp.layers.0.mlp.experts.3.up_proj.weight", "model.other"))}, "the model wants [64 64 4]"},
 		{"split", []ops.MTPSource{ckWith("a", keepOnly("mtp.layers.0.mlp.experts.0.", false)), ckWith("b", keepOnly("mtp.layers.0.mlp.experts.0.", true))}, "only experts of one file are stacked"},
@@ -117,6 +147,25 @@ func TestAddMTPMoEErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestAddMTPFusedWeightSuffix: the fused experts named with ".weight"
+// (mlp.experts.gate_up_proj.weight), as the converter also takes them,
+// give the same model.
+func TestAddMTPFusedWeightSuffix(t *testing.T) {
+	c, err := mtpfixture.QwenMTPFused(fixture.Qwen35MoEMTP(gguf.TypeF32), gguf.TypeF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mtpSourceWith(t, "mtp.safetensors", c.Checkpoint, func(x *safetensors.Tensor) {
+		if strings.HasSuffix(x.Name, "_proj") {
+			x.Name += ".weight"
+		}
+	})
+	got, _ := run(t, input(t, "base.gguf", c.Base), ops.Options{MTP: &ops.MTP{Sources: []ops.MTPSource{s}, Type: gguf.TypeF16}})
+	if !bytes.Equal(got, c.Want) {
+		t.Fatal("gate_up_proj.weight: output differs from the converted model")
 	}
 }
 

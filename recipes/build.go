@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -65,6 +66,18 @@ func (res *Resolved) Plan(ctx context.Context) (*Planned, error) {
 			add.Pattern = re
 		}
 		opts.Adds = append(opts.Adds, add)
+	}
+	if m := b.AddMTP; m != nil {
+		mtp := &ops.MTP{Threads: res.opts.Threads}
+		var err error
+		if mtp.Type, mtp.Auto, err = ops.ParseMTPType(cmp.Or(m.Outtype, "auto")); err != nil {
+			return nil, fail(m.At, fmt.Errorf("build.add_mtp.outtype %w", err))
+		}
+		for _, name := range m.From {
+			in := res.Inputs[name]
+			mtp.Sources = append(mtp.Sources, ops.MTPSource{Input: in.PlanInput(), File: in.Safetensors})
+		}
+		opts.MTP = mtp
 	}
 	for _, s := range b.Set {
 		kv, err := ops.ParseSet(s)

@@ -2,7 +2,8 @@
 // by commit, sha256 and size, list the operations of one `gguf build` (the
 // head from an ids file or from a `vocab select` over pinned corpora,
 // llama-quantize's options with an imatrix pinned by sha256, tensors added
-// from other inputs, experts last, metadata edits) and give the sha256 and
+// from other inputs, a Qwen3.5 MTP block from pinned safetensors shards,
+// experts last, metadata edits) and give the sha256 and
 // size of the file they make, and optionally each tensor's sha256. A
 // recipe can instead assemble: one `gguf assemble` (a model's metadata and
 // non-expert tensors, another's experts last, converted and repacked).

@@ -40,7 +40,7 @@ func Lock(ctx context.Context, r *Recipe, opts Options) (*LockResult, error) {
 		if o.SHA256 == "" {
 			// A server that publishes no checksum: hash the bytes.
 			h := sha256.New()
-			ra := o.Src.Reader.ReaderAt()
+			ra := o.PlanInput().ReaderAt
 			if _, err := io.Copy(h, io.NewSectionReader(ra, 0, o.Size)); err != nil {
 				return nil, fmt.Errorf("input %s: %w", name, err)
 			}

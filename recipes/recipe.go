@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -72,7 +73,8 @@ type Input struct {
 }
 
 // Build mirrors the operations of `gguf build`, applied in its order: drop,
-// rename, add, head, quantize, experts last, layouts, metadata.
+// rename, add, the MTP block, head, quantize, experts last, layouts,
+// metadata.
 type Build struct {
 	At `yaml:"-"`
 	// From is the input the build rewrites.
@@ -85,6 +87,8 @@ type Build struct {
 	Add []Add `yaml:"add"`
 	// Replace lets added tensors replace those of the same name (--replace).
 	Replace bool `yaml:"replace"`
+	// AddMTP adds a Qwen3.5 checkpoint's MTP block (--add-mtp).
+	AddMTP *AddMTP `yaml:"add_mtp"`
 	// Head prunes the output head (--head-ids and its options).
 	Head *Head `yaml:"head"`
 	// Quantize is llama-quantize's step (--type and its options).
@@ -125,6 +129,16 @@ type Add struct {
 	At      `yaml:"-"`
 	From    string `yaml:"from"`
 	Tensors string `yaml:"tensors"`
+}
+
+// AddMTP is --add-mtp: the mtp.* tensors of the safetensors inputs From
+// (a checkpoint's shards holding them, each pinned as its own input),
+// written as Outtype (--mtp-outtype: f32, f16, bf16, q8_0 or auto, the
+// default).
+type AddMTP struct {
+	At      `yaml:"-"`
+	From    []string `yaml:"from"`
+	Outtype string   `yaml:"outtype"`
 }
 
 // Head is the pruned head: its ranked ids come from the input IDs (one id
@@ -490,6 +504,19 @@ func (b *Build) validate(e errorf, use useInput) error {
 	for i, a := range b.Add {
 		if err := use(a.At, fmt.Sprintf("build.add[%d].from", i), a.From, "a model"); err != nil {
 			return err
+		}
+	}
+	if m := b.AddMTP; m != nil {
+		if len(m.From) == 0 {
+			return e(m.At, "build.add_mtp: needs from, the safetensors inputs holding the mtp.* tensors")
+		}
+		for i, name := range m.From {
+			if err := use(m.At, fmt.Sprintf("build.add_mtp.from[%d]", i), name, "a safetensors checkpoint"); err != nil {
+				return err
+			}
+		}
+		if _, _, err := ops.ParseMTPType(cmp.Or(m.Outtype, "auto")); err != nil {
+			return e(m.At, "build.add_mtp.outtype %v", err)
 		}
 	}
 	if h := b.Head; h != nil {

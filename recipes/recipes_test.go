@@ -188,6 +188,27 @@ func TestRunMismatchNamesTensorAndLeavesNothing(t *testing.T) {
 	}
 }
 
+// openPlanned opens r's inputs (closed when the test ends) and plans its
+// build and the build's costs.
+func openPlanned(t *testing.T, r *Recipe, opts Options) (*Resolved, *Planned, []Cost) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := Open(ctx, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Close() })
+	b, err := res.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	costs, err := res.Costs(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b, costs
+}
+
 // hubModel is a generated model served by a loopback Hub at owner/repo,
 // with its importance matrix.
 func hubModel(t *testing.T) (*hubtest.Server, []byte, string) {
@@ -247,19 +268,7 @@ build:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Open(ctx, r, Options{Endpoint: endpoint, Pinned: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	b, err := res.Plan(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	costs, err := res.Costs(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _, costs := openPlanned(t, r, Options{Endpoint: endpoint, Pinned: true})
 	startRun := hub.Stats()
 	out := filepath.Join(dir, "out.gguf")
 	if _, err := res.Run(ctx, out, RunOptions{}); err != nil {

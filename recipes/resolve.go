@@ -13,6 +13,7 @@ import (
 
 	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/plan"
+	"github.com/ggufkit/gguf/safetensors"
 	"github.com/ggufkit/gguf/source"
 )
 
@@ -51,10 +52,12 @@ type Opened struct {
 	Size   int64
 	// Checked says how the pin was checked, for reports.
 	Checked string
-	// Src is set for GGUF inputs (the header decoded), Data for the
-	// others (read whole).
-	Src  *source.Source
-	Data []byte
+	// Src is set for GGUF inputs (the header decoded) and safetensors
+	// checkpoints (Safetensors its header), Data for the others (read
+	// whole).
+	Src         *source.Source
+	Safetensors *safetensors.File
+	Data        []byte
 	// Spent is what opening it cost (requests, bytes): a GGUF's header, or
 	// a remote small input whole.
 	Spent hfremote.StatsSnapshot
@@ -109,7 +112,7 @@ func Open(ctx context.Context, r *Recipe, opts Options) (*Resolved, error) {
 	roles := r.roles()
 	for _, name := range r.InputNames() {
 		in := r.Inputs[name]
-		o, err := res.open(ctx, name, in, roles[name] == roleModel)
+		o, err := res.open(ctx, name, in, roles[name])
 		if err != nil {
 			res.Close()
 			return nil, err
@@ -124,9 +127,13 @@ type role int
 const (
 	roleModel role = iota + 1
 	roleData
+	// roleSafetensors is a checkpoint read as a model is: its header,
+	// then the ranges the build takes
+	roleSafetensors
 )
 
-// roles tells GGUF inputs from those read whole.
+// roles tells GGUF inputs and safetensors checkpoints from those read
+// whole.
 func (r *Recipe) roles() map[string]role {
 	m := map[string]role{}
 	for name := range r.Inputs {
@@ -139,6 +146,11 @@ func (r *Recipe) roles() map[string]role {
 	m[r.Build.From] = roleModel
 	for _, a := range r.Build.Add {
 		m[a.From] = roleModel
+	}
+	if a := r.Build.AddMTP; a != nil {
+		for _, name := range a.From {
+			m[name] = roleSafetensors
+		}
 	}
 	return m
 }
@@ -159,7 +171,7 @@ func (res *Resolved) remoteOptions() hfremote.Options {
 	return hfremote.Options{Endpoint: res.opts.Endpoint, Token: res.opts.Token, Stats: res.opts.Stats}
 }
 
-func (res *Resolved) open(ctx context.Context, name string, in *Input, model bool) (*Opened, error) {
+func (res *Resolved) open(ctx context.Context, name string, in *Input, role role) (*Opened, error) {
 	pinErr := func(format string, args ...any) error {
 		return &PinError{Input: name, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -185,11 +197,21 @@ func (res *Resolved) open(ctx context.Context, name string, in *Input, model boo
 	if !remote {
 		spec = res.Recipe.localPath(in.Source)
 	}
-	if model {
+	if role != roleData {
 		// A pin the Hub's published sha256, size or commit contradicts
 		// fails before the header is read.
 		check := func(f *hfremote.File) error { return checkPublished(name, in, rev, f) }
-		src, err := source.Open(ctx, spec, source.Options{Token: res.opts.Token, Stats: res.opts.Stats, Remote: res.remoteOptions(), Check: check})
+		sopts := source.Options{Token: res.opts.Token, Stats: res.opts.Stats, Remote: res.remoteOptions(), Check: check}
+		var src *source.Source
+		var err error
+		if role == roleSafetensors {
+			src, err = source.OpenRaw(ctx, spec, sopts, func(r io.ReaderAt, size int64) (err error) {
+				o.Safetensors, err = safetensors.Parse(r, size)
+				return err
+			})
+		} else {
+			src, err = source.Open(ctx, spec, sopts)
+		}
 		if err != nil {
 			var pe *PinError
 			if errors.As(err, &pe) {
@@ -235,7 +257,7 @@ func checkPublished(name string, in *Input, rev string, f *hfremote.File) error 
 	return nil
 }
 
-// checkModel finds a GGUF input's sha256 and size: published by the Hub
+// checkModel finds a GGUF input's (or a checkpoint's) sha256 and size: published by the Hub
 // (nothing past the header is read), or hashed from a local file.
 func (o *Opened) checkModel(spec string, remote bool, pinErr func(string, ...any) error) error {
 	if remote {

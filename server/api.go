@@ -140,7 +140,8 @@ func (s *Server) settings(req *request, j *job, stream bool) map[string]any {
 		"top_p": j.sampler.TopP, "min_p": j.sampler.MinP, "repeat_last_n": j.sampler.RepeatLastN,
 		"repeat_penalty": j.sampler.RepeatPenalty, "stop": stop, "max_tokens": j.n, "n_predict": j.n,
 		"ignore_eos": req.IgnoreEOS, "stream": stream, "n_probs": j.nProbs,
-		"samplers": []string{"penalties", "top_k", "top_p", "min_p", "temperature"}}
+		"samplers":          []string{"penalties", "top_k", "top_p", "min_p", "temperature"},
+		"speculative.types": j.spec.Type, "speculative.n_max": j.spec.NMax, "speculative.n_min": j.spec.NMin, "speculative.p_min": j.spec.PMin}
 }
 
 // newJob turns a request's sampling fields into a job for ids.
@@ -157,8 +158,12 @@ func (s *Server) newJob(req *request, ids []int32) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec, err := req.spec(s.cfg.Spec)
+	if err != nil {
+		return nil, err
+	}
 	j := &job{ids: ids, n: n, sampler: req.sampler(s.cfg.Sampler), stops: stops, nProbs: np,
-		cache: req.CachePrompt == nil || *req.CachePrompt}
+		cache: req.CachePrompt == nil || *req.CachePrompt, spec: spec}
 	if req.IgnoreEOS {
 		tok := s.cfg.Tokenizer
 		for id := range int32(tok.NumTokens()) {

@@ -23,6 +23,7 @@ type job struct {
 	nProbs  int  // alternatives reported per token (0: none)
 	cache   bool // reuse the slot's cache for the prompt's start (cache_prompt)
 	chat    bool // the template's end-of-turn tokens end it too
+	spec    engine.SpecOptions
 }
 
 // tokenProb is one token's probability as llama-server reports it.
@@ -169,8 +170,8 @@ func (s *Server) run(ctx context.Context, j *job, emit func(chunk) error) (*resu
 		return send(text)
 	}
 	var st engine.GenStats
-	if rest := j.ids[common+pre:]; s.speculative() && j.nProbs == 0 {
-		st, err = engine.GenerateSpec(sl.s, sm, rest, j.n, isEOG, func(id int32) error { return onToken(id, nil) }, s.cfg.Spec)
+	if rest := j.ids[common+pre:]; j.spec.Type != engine.SpecNone && j.nProbs == 0 {
+		st, err = engine.GenerateSpec(sl.s, sm, rest, j.n, isEOG, func(id int32) error { return onToken(id, nil) }, j.spec)
 	} else {
 		// Reported probabilities need each token's logits, which a
 		// verification batch's rows are not handed out as: no drafts then.

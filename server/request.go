@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/ggufkit/gguf/chat"
 	"github.com/ggufkit/gguf/engine"
@@ -39,6 +41,13 @@ type request struct {
 	AddSpecial          *bool           `json:"add_special"`
 	ParseSpecial        *bool           `json:"parse_special"`
 	WithPieces          bool            `json:"with_pieces"`
+	// llama-server's per-request speculative fields (flat keys with a
+	// dot, as its params_from_json_cmpl reads them)
+	SpecNMax  *int     `json:"speculative.n_max"`
+	SpecNMin  *int     `json:"speculative.n_min"`
+	SpecPMin  *float64 `json:"speculative.p_min"`
+	SpecType  *string  `json:"speculative.type"`
+	SpecTypes *string  `json:"speculative.types"`
 }
 
 type streamOptions struct {
@@ -219,6 +228,60 @@ func (r *request) sampler(def engine.SamplerOptions) engine.SamplerOptions {
 		o.Seed = uint64(*r.Seed)
 	}
 	return o
+}
+
+// spec returns the speculative decoding of the request within the
+// server's, def: speculative.n_max from 0 (no drafts) to the server's
+// --spec-draft-n-max (the MTP block is attached for drafts that long, the
+// per-position counters sized for them), speculative.n_min from 0 to
+// n_max (left out: the server's, cut to n_max, as llama-server cuts it),
+// speculative.type (or llama-server 0.7.0's speculative.types, the names
+// comma-separated) the server's type or none, speculative.p_min a
+// probability (draft-mtp's cutoff, --spec-draft-p-min). A value out of
+// range is a 400, where llama-server clamps it or ignores the field.
+func (r *request) spec(def engine.SpecOptions) (engine.SpecOptions, error) {
+	o := def
+	o.Type = cmp.Or(def.Type, engine.SpecNone)
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"speculative.type", r.SpecType}, {"speculative.types", r.SpecTypes}} {
+		if f.v == nil {
+			continue
+		}
+		for name := range strings.SplitSeq(*f.v, ",") {
+			switch name = strings.TrimSpace(name); name {
+			case engine.SpecNone:
+				o.Type = engine.SpecNone
+			case cmp.Or(def.Type, engine.SpecNone):
+			default:
+				return o, badRequest("%s %q: this server drafts with %s (--spec-type); a request may ask for it or none", f.key, *f.v, cmp.Or(def.Type, engine.SpecNone))
+			}
+		}
+	}
+	if r.SpecNMax != nil {
+		if *r.SpecNMax < 0 || *r.SpecNMax > def.NMax {
+			return o, badRequest("speculative.n_max %d must be between 0 (no drafts) and the server's --spec-draft-n-max %d", *r.SpecNMax, def.NMax)
+		}
+		o.NMax = *r.SpecNMax
+	}
+	o.NMin = min(o.NMin, o.NMax)
+	if r.SpecNMin != nil {
+		if *r.SpecNMin < 0 || *r.SpecNMin > o.NMax {
+			return o, badRequest("speculative.n_min %d must be between 0 and speculative.n_max %d", *r.SpecNMin, o.NMax)
+		}
+		o.NMin = *r.SpecNMin
+	}
+	if p := r.SpecPMin; p != nil {
+		if !(*p >= 0 && *p <= 1) {
+			return o, badRequest("speculative.p_min %g must be between 0 and 1", *p)
+		}
+		o.PMin = float32(*p)
+	}
+	if o.NMax == 0 {
+		o.Type = engine.SpecNone
+	}
+	return o, nil
 }
 
 // seedShown is the seed as llama-server shows it in

@@ -48,6 +48,21 @@ func newMTPServer(t *testing.T, path string, spec engine.SpecOptions) *httptest.
 	return hs
 }
 
+// mtpModel writes the generated qwen35 model with an MTP block (crosscheck
+// shape qwen35mtp, Q8_0) to a new directory and returns its path.
+func mtpModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mtp.gguf")
+	b, err := crosscheck.Build(crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // ids formats token ids as a JSON array.
 func ids(p []int32) string {
 	s := make([]string, len(p))
@@ -79,14 +94,7 @@ func metric(t *testing.T, url, name string) float64 {
 // spec_decode counters on /metrics and draft_n in the timings count the
 // drafts, and /slots says the slot drafts.
 func TestServeDraftMTP(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mtp.gguf")
-	b, err := crosscheck.Build(crosscheck.Case{Shape: "qwen35mtp", Type: "Q8_0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := mtpModel(t)
 	plain := newMTPServer(t, path, engine.DefaultSpec())
 	spec := newMTPServer(t, path, engine.SpecOptions{Type: engine.SpecDraftMTP, NMax: 2})
 	// turn streams a completion of prompt (token ids) and returns the
@@ -168,5 +176,78 @@ func TestServeDraftMTPNoBlock(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "no NextN/MTP block") {
 		t.Errorf("draft-mtp without a block: %v", err)
+	}
+}
+
+// TestServeSpecPerRequest: llama-server's per-request speculative fields
+// within the server's draft-mtp (--spec-draft-n-max 3): speculative.n_max
+// 0 (or speculative.type none) drafts nothing, the counters on /metrics
+// unchanged; n_max 2 drafts at most 2 tokens per verification step where
+// the server's own 3 drafts 3; the greedy tokens are the plain server's
+// each time, and generation_settings shows what the request drafted with.
+// Values out of range, or another type than the server's, are 400s naming
+// the field.
+func TestServeSpecPerRequest(t *testing.T) {
+	path := mtpModel(t)
+	plain := newMTPServer(t, path, engine.DefaultSpec())
+	spec := newMTPServer(t, path, engine.SpecOptions{Type: engine.SpecDraftMTP, NMax: 3})
+	prompt := ids(crosscheck.TextIDs(30))
+	complete := func(url, extra string) (int, map[string]any) {
+		code, _, b := post(t, url+"/completion", `{"prompt":`+prompt+`,"n_predict":12,"temperature":0,"cache_prompt":false`+extra+`}`)
+		return code, decodeJSON(t, b)
+	}
+	counters := func() (drafts, drafted float64) {
+		return metric(t, spec.URL, "llamacpp:spec_decode_num_drafts_total"), metric(t, spec.URL, "llamacpp:spec_decode_num_draft_tokens_total")
+	}
+	_, want := complete(plain.URL, "")
+	for _, tc := range []struct {
+		extra   string
+		perStep float64 // the most drafted per step; 0: no drafts
+		types   string
+	}{
+		{`,"speculative.n_max":0`, 0, "none"},
+		{`,"speculative.type":"none"`, 0, "none"},
+		{`,"speculative.n_max":2,"speculative.n_min":1,"speculative.p_min":0.05`, 2, "draft-mtp"},
+		{`,"speculative.p_min":1`, 0, "draft-mtp"}, // no draft is that sure
+		{`,"speculative.n_max":2,"speculative.types":"draft-mtp"`, 2, "draft-mtp"},
+		{``, 3, "draft-mtp"},
+	} {
+		d0, n0 := counters()
+		code, got := complete(spec.URL, tc.extra)
+		if code != 200 || got["content"] != want["content"] {
+			t.Fatalf("%s: %d %q, want the plain server's %q", tc.extra, code, got["content"], want["content"])
+		}
+		d1, n1 := counters()
+		steps, drafted := d1-d0, n1-n0
+		switch {
+		case tc.perStep == 0 && (steps != 0 || drafted != 0):
+			t.Errorf("%s: %g steps drafted %g tokens, want none", tc.extra, steps, drafted)
+		case tc.perStep > 0 && (drafted == 0 || drafted > tc.perStep*steps):
+			t.Errorf("%s: %g steps drafted %g tokens, want some and at most %g a step", tc.extra, steps, drafted, tc.perStep)
+		case tc.perStep == 3 && drafted <= 2*steps:
+			t.Errorf("the server's n_max 3: %g steps drafted only %g tokens", steps, drafted)
+		}
+		if gs := got["generation_settings"].(map[string]any); gs["speculative.types"] != tc.types {
+			t.Errorf("%s: generation_settings %v", tc.extra, gs)
+		}
+		t.Logf("%s: %g steps, %g drafted", tc.extra, steps, drafted)
+	}
+	for _, tc := range []struct{ url, extra, want string }{
+		{spec.URL, `,"speculative.n_max":-1`, "speculative.n_max -1 must be between 0 (no drafts) and the server's --spec-draft-n-max 3"},
+		{spec.URL, `,"speculative.n_max":4`, "--spec-draft-n-max 3"},
+		{spec.URL, `,"speculative.n_max":2,"speculative.n_min":3`, "speculative.n_min 3 must be between 0 and speculative.n_max 2"},
+		{spec.URL, `,"speculative.n_min":-1`, "speculative.n_min -1"},
+		{spec.URL, `,"speculative.p_min":1.5`, "speculative.p_min 1.5 must be between 0 and 1"},
+		{spec.URL, `,"speculative.type":"ngram-simple"`, `speculative.type "ngram-simple": this server drafts with draft-mtp`},
+		{spec.URL, `,"speculative.types":"draft-mtp,eagle3"`, `speculative.types "draft-mtp,eagle3"`},
+		{spec.URL, `,"speculative.n_max":"2"`, "speculative.n_max"},
+		{plain.URL, `,"speculative.type":"draft-mtp"`, "this server drafts with none"},
+	} {
+		code, got := complete(tc.url, tc.extra)
+		e, _ := got["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code != 400 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %d %v, want a 400 with %q", tc.extra, code, got, tc.want)
+		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/headprune"
 	"github.com/ggufkit/gguf/hfremote"
 	"github.com/ggufkit/gguf/ops"
@@ -189,19 +188,9 @@ func (o *opFlags) mtpOptions(cmd *cobra.Command, opts *ops.Options, closers *[]i
 		return nil
 	}
 	m := &ops.MTP{Threads: o.quant.threads}
-	switch strings.ToLower(o.mtpType) {
-	case "auto":
-		m.Auto = true
-	case "f32":
-		m.Type = gguf.TypeF32
-	case "f16":
-		m.Type = gguf.TypeF16
-	case "bf16":
-		m.Type = gguf.TypeBF16
-	case "q8_0":
-		m.Type = gguf.TypeQ8_0
-	default:
-		return usageError("--mtp-outtype %q: want f32, f16, bf16, q8_0 or auto", o.mtpType)
+	var err error
+	if m.Type, m.Auto, err = ops.ParseMTPType(o.mtpType); err != nil {
+		return usageError("--mtp-outtype %v", err)
 	}
 	specs, err := mtpShards(cmd, o.mtp, closers)
 	if err != nil {

@@ -42,6 +42,7 @@ var flagBounds = map[string]bounds{
 	"--top-k":                    atLeast(0),
 	"--top-p":                    {min: 0, max: 1},
 	"--min-p":                    {min: 0, max: 1},
+	"--spec-draft-p-min":         {min: 0, max: 1},
 	"--repeat-penalty":           {min: 0, max: math.Inf(1), above: true},
 	"--repeat-last-n":            atLeast(0),
 	"--rows":                     atLeast(1),

@@ -18,19 +18,11 @@ import (
 // front of its own, as a real shard holds far more than the MTP block.
 func withFiller(t *testing.T, ck []byte) []byte {
 	t.Helper()
-	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
+	b, err := mtpfixture.WithFiller(ck, 32768)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{32768, 64}, Data: make([]byte, 4<<20)}}
-	for _, x := range f.Tensors {
-		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
-	}
-	var b bytes.Buffer
-	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return b
 }
 
 // buildAddMTPLocal makes the MTP case of m (the block Q8_0), writes its
@@ -39,8 +31,13 @@ func withFiller(t *testing.T, ck []byte) []byte {
 // converted model; it returns the case, the directory, the output and the
 // checkpoint's bytes.
 func buildAddMTPLocal(t *testing.T, m fixture.Model) (c *mtpfixture.MTPCase, dir, out string, big []byte) {
+	return buildAddMTPCase(t, m, mtpfixture.QwenMTP)
+}
+
+// buildAddMTPCase is buildAddMTPLocal of the case mk makes.
+func buildAddMTPCase(t *testing.T, m fixture.Model, mk func(fixture.Model, gguf.Type) (*mtpfixture.MTPCase, error)) (c *mtpfixture.MTPCase, dir, out string, big []byte) {
 	t.Helper()
-	c, err := mtpfixture.QwenMTP(m, gguf.TypeQ8_0)
+	c, err := mk(m, gguf.TypeQ8_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +156,83 @@ func TestBuildAddMTPMoE(t *testing.T) {
 		t.Fatalf("build --add-mtp of a qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
 	}
 	checkDraftMTP(t, out)
+}
+
+// TestBuildAddMTPMoEFused: gguf build --add-mtp of a qwen35moe checkpoint
+// whose block's experts are stored fused (mlp.experts.gate_up_proj and
+// down_proj, as recent transformers save Qwen3.5-MoE), local and on the
+// loopback Hub, equals the model as convert_hf_to_gguf.py writes it, its
+// gate and up experts split from gate_up_proj; over the Hub it fetches no
+// more than the model and the block, and the output drafts.
+func TestBuildAddMTPMoEFused(t *testing.T) {
+	m := fixture.Qwen35MoEMTP(gguf.TypeF32)
+	m.Experts = 12
+	c, dir, out, big := buildAddMTPCase(t, m, mtpfixture.QwenMTPFused)
+	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(big)})
+	before := hub.Stats()
+	remote := filepath.Join(dir, "remote.gguf")
+	r := mustRun(t, nil, "build", "hf://org/qwen/model.gguf", "--add-mtp", "hf://org/qwen/model.safetensors", "--mtp-outtype", "q8_0", "-o", remote, "--stats")
+	if got, _ := os.ReadFile(remote); !bytes.Equal(got, c.Want) {
+		t.Fatalf("build --add-mtp of a fused qwen35moe checkpoint over the Hub differs from the converted model\n%s", r.stderr)
+	}
+	// the gate and the up halves are each read with the other's rows
+	// between them read through as gaps (less than 64 KiB apart here,
+	// cheaper than a request per expert): gate_up_proj counts twice
+	ck, err := safetensors.Parse(bytes.NewReader(c.Checkpoint), int64(len(c.Checkpoint)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(len(c.Base)+len(c.Checkpoint)) + 64<<10
+	for _, x := range ck.Tensors {
+		if strings.HasSuffix(x.Name, "gate_up_proj") {
+			limit += x.Len
+		}
+	}
+	_, fetched := cost(before, hub.Stats())
+	t.Logf("fetched %d bytes (limit %d) of %d + %d", fetched, limit, len(c.Base), len(big))
+	if fetched > limit {
+		t.Errorf("fetched %d bytes: more than the model and the MTP tensors, gate_up_proj twice (%d)", fetched, limit)
+	}
+	checkDraftMTP(t, out)
+}
+
+// TestRecipeAddMTP: gguf recipe plan, lock, run and verify of a recipe
+// whose build adds the MTP block of a checkpoint on the loopback Hub
+// (build.add_mtp over a pinned safetensors input): the plan names the
+// block's tensors and the shard they come from, and the run writes the
+// model convert_hf_to_gguf.py writes with the block.
+func TestRecipeAddMTP(t *testing.T) {
+	c, err := mtpfixture.QwenMTP(fixture.Qwen35MTP(gguf.TypeF32), gguf.TypeQ8_0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := startHub(t, hubtest.Options{}, "org/qwen", map[string]hubtest.Content{
+		"model.gguf": hubtest.Bytes(c.Base), "model.safetensors": hubtest.Bytes(withFiller(t, c.Checkpoint))})
+	dir := t.TempDir()
+	recipe := filepath.Join(dir, "mtp.yaml")
+	if err := os.WriteFile(recipe, []byte(`name: qwen-mtp
+inputs:
+  model: {source: "hf://org/qwen/model.gguf"}
+  ck: {source: "hf://org/qwen/model.safetensors"}
+build:
+  from: model
+  add_mtp: {from: [ck], outtype: q8_0}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubFlag := []string{"--hub", hub.URL()}
+	plan := mustRun(t, nil, append([]string{"recipe", "plan", recipe}, hubFlag...)...)
+	for _, want := range []string{"blk.2.nextn.eh_proj.weight", "mtp.fc.weight of hf://org/qwen/model.safetensors", "convert BF16 to F32 +1"} {
+		if !strings.Contains(string(plan.stdout), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, plan.stdout)
+		}
+	}
+	mustRun(t, nil, append([]string{"recipe", "lock", recipe}, hubFlag...)...)
+	out := filepath.Join(dir, "mtp.gguf")
+	mustRun(t, nil, append([]string{"recipe", "run", recipe, "-o", out}, hubFlag...)...)
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, c.Want) {
+		t.Fatal("recipe run with add_mtp differs from the converted model")
+	}
+	mustRun(t, nil, "recipe", "verify", recipe, out)
 }

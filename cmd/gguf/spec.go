@@ -17,6 +17,7 @@ func addSpecFlags(cmd *cobra.Command, o *engine.SpecOptions) {
 	fl.StringVar(&o.Type, "spec-type", d.Type, "speculative decoding: none, ngram-simple (drafts from the latest earlier match of the last tokens) or draft-mtp (the model's own NextN/MTP block drafts); drafts are verified in one batch and the output is unchanged")
 	fl.IntVar(&o.NMax, "spec-draft-n-max", d.NMax, "most tokens drafted per step")
 	fl.IntVar(&o.NMin, "spec-draft-n-min", d.NMin, "fewest drafted tokens worth a verification batch")
+	fl.Float32Var(&o.PMin, "spec-draft-p-min", d.PMin, "draft-mtp: stop a draft before a token whose probability among the block's 10 best is below P (0: never)")
 	fl.IntVar(&o.NgramN, "spec-ngram-simple-size-n", d.NgramN, "ngram-simple: tokens looked up in the history")
 	fl.IntVar(&o.NgramM, "spec-ngram-simple-size-m", d.NgramM, "ngram-simple: tokens drafted after a match (then cut to --spec-draft-n-max)")
 }

@@ -68,6 +68,20 @@ type MTPCase struct {
 // QwenMTP makes an MTPCase of m, a qwen35 or qwen35moe model with NextN
 // 1, for an MTP block written as type out.
 func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
+	return qwenMTP(m, out, false)
+}
+
+// QwenMTPFused is QwenMTP with a MoE block's experts stored fused, as
+// recent transformers save Qwen3.5-MoE: mlp.experts.gate_up_proj, shape
+// [experts, 2*ff, embd], each expert's gate rows then its up rows, and
+// mlp.experts.down_proj, [experts, embd, ff] (both without ".weight").
+// Want is the same model: the converter splits gate_up_proj on its
+// second-to-last axis into the gate and up experts it stacks.
+func QwenMTPFused(m fixture.Model, out gguf.Type) (*MTPCase, error) {
+	return qwenMTP(m, out, true)
+}
+
+func qwenMTP(m fixture.Model, out gguf.Type, fused bool) (*MTPCase, error) {
 	if (m.Arch != "qwen35" && m.Arch != "qwen35moe") || m.NextN != 1 {
 		return nil, fmt.Errorf("mtpfixture: QwenMTP wants a qwen35 or qwen35moe model with NextN 1")
 	}
@@ -81,6 +95,7 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 		w    safetensors.WriteTensor
 	}
 	var hfs []hf
+	var gate, up []byte // a fused checkpoint's gate and up experts, till both are seen
 	for i := range full {
 		t := &full[i]
 		suffix, ok := strings.CutPrefix(t.Info.Name, prefix)
@@ -119,6 +134,27 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 			// one [rows, cols] tensor per expert, experts outermost
 			cols, rows, x := t.Info.Dims[0], t.Info.Dims[1], int(t.Info.Dims[2])
 			per := 2 * int(cols*rows)
+			if fused {
+				switch suffix {
+				case "ffn_gate_exps.weight":
+					gate = bf
+				case "ffn_up_exps.weight":
+					up = bf
+				default:
+					n := "mtp.layers.0.mlp.experts.down_proj"
+					hfs = append(hfs, hf{n, safetensors.WriteTensor{Name: n, DType: "BF16", Shape: []int64{int64(x), int64(rows), int64(cols)}, Data: bf}})
+				}
+				if gate != nil && up != nil {
+					var gu []byte
+					for e := range x {
+						gu = append(append(gu, gate[e*per:(e+1)*per]...), up[e*per:(e+1)*per]...)
+					}
+					n := "mtp.layers.0.mlp.experts.gate_up_proj"
+					hfs = append(hfs, hf{n, safetensors.WriteTensor{Name: n, DType: "BF16", Shape: []int64{int64(x), 2 * int64(rows), int64(cols)}, Data: gu}})
+					gate, up = nil, nil
+				}
+				continue
+			}
 			for e := range x {
 				en := fmt.Sprintf(name, e)
 				hfs = append(hfs, hf{en, safetensors.WriteTensor{Name: en, DType: "BF16", Shape: []int64{int64(rows), int64(cols)}, Data: bf[e*per : (e+1)*per]}})
@@ -152,4 +188,23 @@ func QwenMTP(m fixture.Model, out gguf.Type) (*MTPCase, error) {
 		return nil, err
 	}
 	return &MTPCase{Base: base.Build(), Checkpoint: ck.Bytes(), Want: fixture.Write(md, full)}, nil
+}
+
+// WithFiller returns checkpoint ck with a BF16 tensor of the main model,
+// [rows, 64], in front of its own, as a real shard holds far more than the
+// MTP block.
+func WithFiller(ck []byte, rows int64) ([]byte, error) {
+	f, err := safetensors.Parse(bytes.NewReader(ck), int64(len(ck)))
+	if err != nil {
+		return nil, err
+	}
+	ws := []safetensors.WriteTensor{{Name: "model.language_model.embed_tokens.weight", DType: "BF16", Shape: []int64{rows, 64}, Data: make([]byte, rows*64*2)}}
+	for _, x := range f.Tensors {
+		ws = append(ws, safetensors.WriteTensor{Name: x.Name, DType: x.DType, Shape: x.Shape, Data: ck[x.Off : x.Off+x.Len]})
+	}
+	var b bytes.Buffer
+	if err := safetensors.Write(&b, f.Metadata, ws); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
