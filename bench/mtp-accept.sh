@@ -18,8 +18,11 @@
 #
 # gguf run, greedy, plain and draft-mtp with --spec-draft-n-max 1, 2, 3,
 # alternated (plain, mtp1, mtp2, mtp3, plain, ...) for ROUNDS rounds: the
-# medians of generation tok/s, their ratio to plain, the acceptance rate,
-# tokens per pass and the pager's bytes per token. Every drafted text must
+# medians of generation tok/s and their ratio to plain, the medians of the
+# run's CPU seconds (user + sys, /usr/bin/time: what a shared, loaded
+# machine leaves steady, where wall-clock rates swing) and plain's over
+# them, the acceptance rate, tokens per pass and the pager's bytes per
+# token. Every drafted text must
 # equal plain's (drafting is exact). Then llama.cpp 0.7.0 on the same file
 # in RAM (bench/lcpp-env.sh): llama-bench's tg rate, and
 # llama-speculative-simple --spec-type draft-mtp's decode rate and
@@ -70,26 +73,30 @@ for mode in ${MODES:-ram $(echo "$pools" | sed 's/\([0-9]*\)/paged-\1/g; s/,/ /g
 	dense-stream) flags=(--moe-sim-flash "$flash") file=$dense toks=$((n < 32 ? n : 32)) ;;
 	*) flags=(--moe-pool "${mode#paged-}" --moe-sim-flash "$flash") ;;
 	esac
-	for k in $kinds; do : >"$work/$mode-$k.rates"; done
+	for k in $kinds; do : >"$work/$mode-$k.rates" && : >"$work/$mode-$k.cpu"; done
 	for r in $(seq "$rounds"); do
 		for k in $kinds; do
 			extra=()
 			[ "$k" != plain ] && extra=(--spec-type draft-mtp --spec-draft-n-max "${k#mtp}")
-			"$work/gguf" run "$file" -p "$prompt" -n "$toks" --temp 0 -t 2 "${flags[@]}" "${extra[@]}" \
+			/usr/bin/time -f '%U %S' -o "$work/$mode-$k.time" \
+				"$work/gguf" run "$file" -p "$prompt" -n "$toks" --temp 0 -t 2 "${flags[@]}" "${extra[@]}" \
 				>"$work/$mode-$k.txt" 2>"$work/$mode-$k.err"
 			gen "$work/$mode-$k.err" >>"$work/$mode-$k.rates"
+			awk '{ print $1 + $2 }' "$work/$mode-$k.time" >>"$work/$mode-$k.cpu"
 			cmp -s "$work/$mode-plain.txt" "$work/$mode-$k.txt" ||
 				{ echo "$mode round $r: $k changed the text" >&2; exit 1; }
 		done
 	done
 	p=$(median <"$work/$mode-plain.rates")
-	echo "== gguf $mode, $toks tokens, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg): plain $p tok/s"
+	pc=$(median <"$work/$mode-plain.cpu")
+	echo "== gguf $mode, $toks tokens, $rounds rounds, load $(cut -d' ' -f1-3 /proc/loadavg): plain $p tok/s, $pc s CPU"
 	for k in $kinds; do
 		s=$(median <"$work/$mode-$k.rates")
+		c=$(median <"$work/$mode-$k.cpu")
 		acc=$(sed -n 's/.*draft acceptance rate = \([0-9.]*\).*, \([0-9.]*\) tokens per forward pass.*/acceptance \1, \2 tokens per pass/p' "$work/$mode-$k.err")
 		pg=$(sed -n 's/^gguf: pager: //p' "$work/$mode-$k.err" | head -n1)
-		printf '   %-5s %7.2f tok/s  x%.2f  %s%s\n' "$k" "$s" "$(awk -v a="$s" -v b="$p" 'BEGIN { print a / b }')" \
-			"${acc:+$acc; }" "${pg:+pager: $pg}"
+		printf '   %-5s %7.2f tok/s  x%.2f  CPU %6.2f s  x%.2f  %s%s\n' "$k" "$s" "$(awk -v a="$s" -v b="$p" 'BEGIN { print a / b }')" \
+			"$c" "$(awk -v a="$c" -v b="$pc" 'BEGIN { print b / a }')" "${acc:+$acc; }" "${pg:+pager: $pg}"
 	done
 done
 [ "${NO_LLAMA:-0}" = 1 ] && exit 0
