@@ -391,6 +391,53 @@ func TestAttachMTPKeepsHistory(t *testing.T) {
 	}
 }
 
+// TestDraftMTPAccepted runs draft-mtp with an MTP block that agrees with
+// its model (crosscheck shapes qwen35draft and qwen35moedraft,
+// fixture.Model.MTPAgree: a stand-in for a trained block), greedy: the
+// text must be plain decoding's, most drafts accepted and fewer passes
+// made than tokens generated; and nearly none accepted from the random
+// block of the same trunk (qwen35mtp, qwen35moemtp), so that the
+// acceptance is the construction's.
+func TestDraftMTPAccepted(t *testing.T) {
+	prompt := crosscheck.TextIDs(16)
+	n := 48
+	for _, c := range []struct {
+		shape string
+		min   float64 // acceptance rate at least
+		max   float64 // and at most
+	}{
+		{"qwen35draft", 0.7, 1}, {"qwen35moedraft", 0.7, 1}, {"qwen35mtp", 0, 0.2}, {"qwen35moemtp", 0, 0.2},
+	} {
+		m := openModel(t, crossModel(t, crosscheck.Case{Shape: c.shape, Type: "Q8_0"}))
+		run := func(o SpecOptions) ([]int32, GenStats, int) {
+			s := newState(t, m, Options{Ctx: 256, Threads: 2})
+			var out []int32
+			st, err := GenerateSpec(s, NewSampler(SamplerOptions{}, m.Config.Vocab), prompt, n, func(int32) bool { return false },
+				func(id int32) error { out = append(out, id); return nil }, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out, st, s.Pos()
+		}
+		want, wst, wpos := run(DefaultSpec())
+		for _, k := range []int{1, 3} {
+			got, st, pos := run(SpecOptions{Type: SpecDraftMTP, NMax: k})
+			if !slices.Equal(got, want) || pos != wpos {
+				t.Fatalf("%s n-max %d: drafting changed the output (or left the state at %d, not %d):\n got %v\nwant %v",
+					c.shape, k, pos, wpos, got, want)
+			}
+			t.Logf("%s n-max %d: %d drafted, %d accepted (%.2f), %d passes for %d tokens (%d without): %v",
+				c.shape, k, st.Drafted, st.Accepted, st.AcceptRate(), st.Passes, st.Generated, wst.Passes, got)
+			if r := st.AcceptRate(); r < c.min || r > c.max {
+				t.Errorf("%s n-max %d: acceptance %.2f, want %.2f to %.2f", c.shape, k, r, c.min, c.max)
+			}
+			if c.min > 0 && st.Passes >= st.Generated {
+				t.Errorf("%s n-max %d: %d passes for %d tokens", c.shape, k, st.Passes, st.Generated)
+			}
+		}
+	}
+}
+
 // TestTopKProb checks draft-mtp's confidence against a plain reference:
 // the largest logit's softmax probability over the DraftTopK largest,
 // in float64 after a full sort (the first id of the largest on ties).

@@ -122,6 +122,19 @@ var Shapes = map[string]Shape{
 		Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512, Tied: true,
 		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SharedExperts: 1,
 		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 118}},
+	// qwen35mtp and qwen35moemtp with an untied head and an MTP block
+	// built to agree with the model (fixture.Model.MTPAgree: the main
+	// layers' residual projections at 0.02, the block drafting the head
+	// of its token's embedding), a stand-in for a trained block:
+	// draft-mtp's drafts are mostly accepted (0.73 to 0.96 greedy, as
+	// engine's TestDraftMTPAccepted logs; 0.1 gives 0.24 to 0.48)
+	"qwen35draft": {"qwen35draft", fixture.Model{Arch: "qwen35", Name: "xcheck-qwen35", Layers: 4, Embd: 256, FF: 512, Heads: 4,
+		KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 117, MTPAgree: 0.02}},
+	"qwen35moedraft": {"qwen35moedraft", fixture.Model{Arch: "qwen35moe", Name: "xcheck-qwen35moe", Layers: 4, Embd: 256, FF: 512,
+		Heads: 4, KVHeads: 2, HeadDim: 64, RopeDims: 16, RopeSections: [4]int32{3, 3, 2, 0}, Vocab: 512,
+		Experts: 8, ExpertsUsed: 2, ExpertFF: 256, SharedExperts: 1,
+		SSMConv: 4, SSMHeadDim: 64, SSMKHeads: 2, SSMVHeads: 4, FullAttnInterval: 2, NextN: 1, Seed: 118, MTPAgree: 0.02}},
 	// qwen35 with MoE FFNs in every layer: 8 experts of 256, top 2,
 	// softmax renormalized, and one shared expert of 256 whose output is
 	// scaled by sigmoid(ffn_gate_inp_shexp x)
@@ -229,6 +242,13 @@ func MTPCases() []Case {
 		out = append(out, Case{Shape: shape, Type: "F32"}, Case{Shape: shape, Type: "Q8_0"})
 	}
 	return out
+}
+
+// DraftCases are the files with an MTP block built to agree with the
+// model (qwen35draft, qwen35moedraft) in Q8_0, on which bench/mtp-accept.sh
+// counts llama.cpp's draft-mtp acceptance.
+func DraftCases() []Case {
+	return []Case{{Shape: "qwen35draft", Type: "Q8_0"}, {Shape: "qwen35moedraft", Type: "Q8_0"}}
 }
 
 // FamilyCases returns the cases of the other families: each of
@@ -358,10 +378,17 @@ func WriteF32(w io.Writer, m fixture.Model) (int64, error) {
 	buf := make([]byte, 1<<20)
 	for _, ti := range infos {
 		sd := std(m, ti)
+		fix := agreement(m, ti)
+		var k int64
 		for left := ti.Size(); left > 0; {
 			n := min(left, int64(len(buf)))
 			for j := 0; j < int(n); j += 4 {
-				binary.LittleEndian.PutUint32(buf[j:], math.Float32bits(float32(value(m, ti.Name, sd, &rng))))
+				v := value(m, ti.Name, sd, &rng)
+				if fix != nil {
+					v = fix(k, v)
+				}
+				k++
+				binary.LittleEndian.PutUint32(buf[j:], math.Float32bits(float32(v)))
 			}
 			if _, err := gw.Write(buf[:n]); err != nil {
 				return gw.Written(), err
@@ -393,6 +420,49 @@ func value(m fixture.Model, name string, sd float64, rng *fixture.SplitMix64) fl
 		return 1 + float64(u*math.Sqrt(3)*0.02)
 	}
 	return u * math.Sqrt(3) * sd
+}
+
+// agreement returns how fixture.Model.MTPAgree changes tensor ti's
+// weights (element k, drawn v), or nil where it does not: the main layers'
+// residual projections scaled by it, and the MTP block made to compute the
+// head of the normed embedding of its token (see MTPAgree). The weights
+// are drawn all the same, so the rest of the model is the one without it.
+func agreement(m fixture.Model, ti gguf.TensorInfo) func(k int64, v float64) float64 {
+	if m.MTPAgree == 0 || (m.Arch != "qwen35" && m.Arch != "qwen35moe") {
+		return nil
+	}
+	name := ti.Name
+	one := func(int64, float64) float64 { return 1 }
+	if name == "output_norm.weight" {
+		return one
+	}
+	var l int
+	if _, err := fmt.Sscanf(name, "blk.%d.", &l); err != nil {
+		return nil
+	}
+	residual := strings.Contains(name, ".attn_output.") || strings.Contains(name, ".ssm_out.") ||
+		strings.Contains(name, ".ffn_down")
+	switch {
+	case l < m.Layers && residual:
+		return func(_ int64, v float64) float64 { return v * m.MTPAgree }
+	case l < m.Layers:
+		return nil
+	case residual:
+		return func(int64, float64) float64 { return 0 }
+	case strings.HasSuffix(name, ".nextn.enorm.weight"), strings.HasSuffix(name, ".nextn.shared_head_norm.weight"):
+		return one
+	case strings.HasSuffix(name, ".nextn.eh_proj.weight"):
+		// row r (2 x embd wide: the normed embedding, then the hidden
+		// state) picks the embedding's element r
+		w := int64(ti.Dims[0])
+		return func(k int64, _ float64) float64 {
+			if k%w == k/w {
+				return 1
+			}
+			return 0
+		}
+	}
+	return nil
 }
 
 // Build returns the case's model file: F32 quantized with `--pure` (and

@@ -112,7 +112,7 @@ func generate(dir string, words int, match *regexp.Regexp) error {
 		return err
 	}
 	shapes := map[string]bool{}
-	cases := append(crosscheck.Cases(), crosscheck.MTPCases()...)
+	cases := append(append(crosscheck.Cases(), crosscheck.MTPCases()...), crosscheck.DraftCases()...)
 	for _, c := range cases {
 		if match.MatchString(c.Tag()) {
 			shapes[c.Shape] = true

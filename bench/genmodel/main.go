@@ -25,7 +25,7 @@ func main() {
 	seed := flag.Uint64("seed", 42, "seed of the generated weights (two sources of one shape for gguf assemble)")
 	named := flag.String("fixture", "", "write the named fixture model (fixture.Named: ci-dense, ci-moe) instead; the size flags are ignored")
 	imatrix := flag.String("imatrix", "", "also write an importance matrix for the model (fixture.Imatrix) to this file")
-	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3, bailingmoe3, qwen35)")
+	arch := flag.String("arch", "llama", "architecture (llama, qwen2, qwen3, qwen3moe, olmoe, bailingmoe2, gemma3, bailingmoe3, qwen35, qwen35moe)")
 	heads := flag.Int("heads", 16, "attention heads")
 	kvHeads := flag.Int("kv-heads", 8, "KV heads")
 	headDim := flag.Int("head-dim", 0, "head width (attention.key_length; 0: embd/heads)")
@@ -50,6 +50,8 @@ func main() {
 	ssmKHeads := flag.Int("ssm-k-heads", 16, "qwen35: DeltaNet key heads (ssm.group_count)")
 	ssmVHeads := flag.Int("ssm-v-heads", 16, "qwen35: DeltaNet value heads (ssm.time_step_rank)")
 	interval := flag.Int("full-attn-interval", 4, "qwen35: every this many layers one is full attention")
+	nextn := flag.Int("nextn", 0, "qwen35, qwen35moe: MTP (NextN) blocks after the main ones (nextn_predict_layers)")
+	agree := flag.Float64("mtp-agree", 0, "with -crosscheck and -nextn: build the MTP block to agree with the model, the main layers' residual projections scaled by this (fixture.Model.MTPAgree; 0.02: most drafts accepted; use -tied=false)")
 	xcheck := flag.Bool("crosscheck", false, "draw F32 weights as bench/crosscheck does (activations stay O(1), recurrent heads decay) instead of random blocks of -type; quantize the file with gguf quantize")
 	flag.Parse()
 	if *out == "" {
@@ -63,7 +65,7 @@ func main() {
 	m := fixture.Model{Arch: *arch, Name: "bench-synthetic", Layers: *layers, Embd: *embd, FF: *ff, Heads: *heads,
 		KVHeads: *kvHeads, HeadDim: *headDim, Vocab: *vocab, Tied: *tied, Type: wt, HeadType: ht,
 		Experts: *experts, ExpertsUsed: *used, ExpertFF: *expertFF, RopeDims: *ropeDims, Seed: *seed,
-		SharedExperts: *shared, DenseLead: *denseLead}
+		SharedExperts: *shared, DenseLead: *denseLead, NextN: *nextn, MTPAgree: *agree}
 	switch *arch {
 	case "bailingmoe3":
 		m.Sigmoid, m.WeightsNorm, m.WeightsScale = true, true, 2.5
@@ -72,7 +74,7 @@ func main() {
 		for l := *mlaEvery - 1; l < *layers; l += *mlaEvery {
 			m.MLALayers = append(m.MLALayers, l)
 		}
-	case "qwen35":
+	case "qwen35", "qwen35moe":
 		if m.RopeDims == 0 {
 			hd := *headDim
 			if hd == 0 {
@@ -81,9 +83,10 @@ func main() {
 			m.RopeDims = hd / 4
 		}
 		// text-only M-RoPE sections covering every rotated pair, as
-		// Qwen3.5's 11, 11, 10 of 32
+		// Qwen3.5's 11, 11, 10 of 32: the sections interleave (pair p
+		// is section p%3's), so section i counts the pairs p%3 == i
 		n := int32(m.RopeDims / 2)
-		m.RopeSections = [4]int32{(n + 2) / 3, (n + 2) / 3, n - 2*((n+2)/3), 0}
+		m.RopeSections = [4]int32{(n + 2) / 3, (n + 1) / 3, n / 3, 0}
 		m.SSMConv, m.SSMHeadDim, m.SSMKHeads, m.SSMVHeads = *ssmConv, *ssmHeadDim, *ssmKHeads, *ssmVHeads
 		m.FullAttnInterval = *interval
 	}
