@@ -91,6 +91,7 @@ var pairUnits = map[gguf.Type][]int{
 	gguf.TypeQ4_0: units(16, 1, 32, 4),
 	gguf.TypeQ8_0: units(16, 1, 32, 8),
 	gguf.TypeQ4_K: append(units(16, 2, 8, 8), units(16, 4, 32, 32)...),
+	gguf.TypeQ6_K: append(units(16, 1, 8, 16), units(32, 48, 0, 0)...),
 }
 
 // units returns n1 units of size s1, then n2 of size s2.
