@@ -482,11 +482,10 @@ p16mq8done:
 	P16_STORE
 	RET
 
-// The Q6_K pair kernels (the pair layout of repack.go's Q6_K layout in
-// q6KPairUnits' order, 3360 bytes per super-block: d at 0, the scales of
-// 16-value group g at 32+16g, then per half j and vector p the 192 bytes
-// at 288+1536j+192p of ql s=0, ql s=1 and qh: one stream front to back),
-// exactly gemvQ6_KGo's sums per lane. Z15 holds 0x0f, Z14 0x30. A 6-bit
+// The Q6_K pair kernels (the pair layout of repack.go's Q6_K layout, 3360
+// bytes per super-block: d at 0, the scales of 16-value group g at
+// 32+16g, then per half j and vector p the 192 bytes at 288+1536j+192p of
+// ql s=0, ql s=1 and qh: one stream front to back), exactly gemvQ6_KGo's sums per lane. Z15 holds 0x0f, Z14 0x30. A 6-bit
 // value vector is its qh bits shifted to bits 4-5 and masked, then
 // VPTERNLOGD $0xf8 (A | B&C) merges in the ql nibble: 13 byte operations
 // for the four value vectors of (j, p) where the 256-bit kernels spend 17
