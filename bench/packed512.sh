@@ -7,13 +7,16 @@
 # ratios 256-bit/512-bit (above 1: the 512-bit kernels are faster).
 #
 #   kernels: BenchmarkPacked, one 256x4096 matrix in cache, RUNS rounds:
-#            gemv (one activation row) and x4 (four), Q4_0, Q8_0, Q4_K;
+#            gemv (one activation row) and x4 (four), Q4_0, Q8_0, Q4_K,
+#            Q6_K;
 #   model:   BenchmarkPacked512Model, the dense matrices of one generated
-#            token of the 254 M-parameter llama (from memory), 1 and 2
-#            threads, 5 alternations.
+#            token of the 254 M-parameter llama (from memory) in each of
+#            those types, 1 and 2 threads, 5 alternations;
+#   head:    BenchmarkPacked512Head, the Q6_K head of Qwen3-0.6B (151936 x
+#            1024, from memory), as model.
 #
 # The load average is printed before and after. Needs AVX-512 VNNI.
-# Usage: bench/packed512.sh [kernels|model] [RUNS]   (default kernels 9)
+# Usage: bench/packed512.sh [kernels|model|head] [RUNS]   (default kernels 9)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 what=${1:-kernels}
@@ -26,14 +29,17 @@ case $what in
 kernels)
 	for ((i = 0; i < runs; i++)); do
 		"$tmp/kernels.test" -test.run '^$' -test.benchtime 300x \
-			-test.bench 'Packed/(Q8_0|Q4_0|Q4_K)/vnni(256)?/(gemv|x4)/(groups|pairs)$' >>"$tmp/out"
+			-test.bench 'Packed/(Q8_0|Q4_0|Q4_K|Q6_K)/vnni(256)?/(gemv|x4)/(groups|pairs)$' >>"$tmp/out"
 	done
 	;;
 model)
 	"$tmp/kernels.test" -test.run '^$' -test.bench 'Packed512Model' -test.benchtime 5x >"$tmp/out"
 	;;
+head)
+	"$tmp/kernels.test" -test.run '^$' -test.bench 'Packed512Head' -test.benchtime 10x >"$tmp/out"
+	;;
 *)
-	echo "usage: bench/packed512.sh [kernels|model] [RUNS]" >&2
+	echo "usage: bench/packed512.sh [kernels|model|head] [RUNS]" >&2
 	exit 2
 	;;
 esac

@@ -22,6 +22,9 @@ func gemvQ4_0x16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 func gemvQ4_Kx16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
 
 //go:noescape
+func gemvQ6_Kx16AVX512(grp, a, aux *byte, nb int, out *[2 * packRows]float32)
+
+//go:noescape
 func gemmQ8_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 //go:noescape
@@ -29,6 +32,9 @@ func gemmQ4_0x16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 
 
 //go:noescape
 func gemmQ4_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
+
+//go:noescape
+func gemmQ6_Kx16x4AVX512(grp, a, aux *byte, astride, auxstride, nb int, out *[8 * packRows]float32)
 
 // gemv2Of wraps a pair kernel in assembly: g holds two groups of nb
 // blocks (groupBlock bytes each) in the pair layout, the bounds checked
@@ -56,7 +62,7 @@ func gemm2x4Of(asm func(grp, a, aux *byte, astride, auxstride, nb int, out *[8 *
 	}
 }
 
-// installPack512 gives the vnni set's Q4_0, Q8_0 and Q4_K group kernels
+// installPack512 gives the vnni set's Q4_0, Q8_0, Q4_K and Q6_K group kernels
 // the pair layout and their 512-bit pair kernels where the CPU has them;
 // a matrix's odd last group keeps the 8-row layout and kernels.
 func installPack512() {
@@ -72,6 +78,7 @@ func installPack512() {
 		{gguf.TypeQ4_0, gemvQ4_0x16AVX512, gemmQ4_0x16x4AVX512, q8_0Bytes},
 		{gguf.TypeQ8_0, gemvQ8_0x16AVX512, gemmQ8_0x16x4AVX512, q8_0Bytes},
 		{gguf.TypeQ4_K, gemvQ4_Kx16AVX512, gemmQ4_Kx16x4AVX512, q8_KBytes},
+		{gguf.TypeQ6_K, gemvQ6_Kx16AVX512, gemmQ6_Kx16x4AVX512, q8_KBytes},
 	} {
 		k := kernels[c.t].pack
 		if c.t == gguf.TypeQ8_0 {

@@ -319,9 +319,9 @@ gq4kvdone:
 
 // GQ6_LOAD(j, p) loads vector p of half j: ql s=0 and s=1, qh.
 #define GQ6_LOAD(j, p) \
-	VMOVDQU 144+512*j+32*p(SI), Y2 \
-	VMOVDQU 400+512*j+32*p(SI), Y3 \
-	VMOVDQU 1168+256*j+32*p(SI), Y4
+	VMOVDQU 144+768*j+96*p(SI), Y2 \
+	VMOVDQU 176+768*j+96*p(SI), Y3 \
+	VMOVDQU 208+768*j+96*p(SI), Y4
 
 // GQ6_G(g, acc): group g's int32 dot in acc less 32 times its activation
 // sum, times its scale (signed byte per row), into Y12.
