@@ -45,12 +45,16 @@ TEXT ·q1lutGroupAVX512(SB), NOSPLIT, $0-32
 	VPXORD Z6, Z6, Z6
 	VPXORD Z7, Z7, Z7
 
+	// The weights stream from memory once per token: the lines 3072
+	// bytes (about ten blocks, a thousand cycles) ahead are prefetched,
+	// past the group's end into the next one's (groups are contiguous):
+	// 6 % less CPU time than 576 bytes ahead in BenchmarkQ1LUTStream/t1.
 block:
-	PREFETCHT0 576(SI)
-	PREFETCHT0 640(SI)
-	PREFETCHT0 704(SI)
-	PREFETCHT0 768(SI)
-	PREFETCHT0 832(SI)
+	PREFETCHT0 3072(SI)
+	PREFETCHT0 3136(SI)
+	PREFETCHT0 3200(SI)
+	PREFETCHT0 3264(SI)
+	PREFETCHT0 3328(SI)
 	QBLOCK(0, VMULPS.BCST)
 	QBLOCK(1, VFMADD231PS.BCST)
 	QBLOCK(2, VFMADD231PS.BCST)

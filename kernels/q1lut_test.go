@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -169,5 +170,63 @@ func BenchmarkQ1LUT(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkQ1LUTStream runs the Q1_0 products of one generated token of
+// Bonsai-1.7B's shape (per layer q 2048, k and v 1024, o 2048, gate and
+// up 6144 rows of 2048 columns, down 2048 rows of 6144) over 8 layers
+// (57 MB of groups, more than a last-level cache holds: the weights
+// stream from memory as in generation) with the installed set's lookup
+// kernel, on 1 and 2 threads; q, k and v take one activation row, gate
+// and up another, as in a layer. An op is one layer; cpu-ns/op is the
+// calling thread's CPU time (on 2 threads, its share).
+func BenchmarkQ1LUTStream(b *testing.B) {
+	if q1lutSet == nil {
+		b.Skip("no lookup kernel in this set")
+	}
+	const layers, d, ff = 8, 2048, 6144
+	rng := rand.New(rand.NewPCG(5, 6))
+	_, a2 := q1lutTestMatrix(b, rng, 16, d)
+	_, a6 := q1lutTestMatrix(b, rng, 16, ff)
+	type prod struct {
+		w   *Matrix
+		act []byte
+	}
+	var ps []prod
+	for l := 0; l < layers; l++ {
+		for i, sh := range [][2]int{{d, d}, {d / 2, d}, {d / 2, d}, {d, d}, {ff, d}, {ff, d}, {d, ff}} {
+			rows, n := sh[0], sh[1]
+			rb := n / 128 * q1_0Bytes
+			grp := osmem.AlignedBytes(rows * rb)
+			for j := range grp {
+				grp[j] = byte(j*131 + l*7 + i) // distinct bytes, scales finite f16 or not alike
+			}
+			for g := 0; g < rows/q1lutRows; g++ {
+				for bl := 0; bl < n/128; bl++ {
+					copy(grp[g*q1lutRows*rb+bl*q1lutBlockBytes:], []byte{0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30, 0, 0x30})
+				}
+			}
+			act := a2[[]int{0, 0, 0, 1, 2, 2, 0}[i]]
+			if n == ff {
+				act = a6[0]
+			}
+			ps = append(ps, prod{&Matrix{Name: "q1", Type: gguf.TypeQ1_0, Cols: n, Rows: rows, RowBytes: rb, k: kernels[gguf.TypeQ1_0], q1: grp}, act})
+		}
+	}
+	out := make([]float32, ff)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", threads), func(b *testing.B) {
+			s := &Products{pool: NewPool(threads)}
+			defer s.pool.Close()
+			i := 0
+			loopCPU(b, func() {
+				for range 7 {
+					p := ps[i%len(ps)]
+					s.matmulQ1LUT(p.w, p.act, len(p.act), out, 1)
+					i++
+				}
+			})
+		})
 	}
 }
