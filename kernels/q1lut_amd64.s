@@ -229,3 +229,106 @@ DATA q1lutShift<>+8(SB)/8, $0
 DATA q1lutShift<>+16(SB)/8, $0x0000000400000004
 DATA q1lutShift<>+24(SB)/8, $0x0000000400000004
 GLOBL q1lutShift<>(SB), RODATA|NOPTR, $32
+
+// The float tables of q1lutGroupAVX512 (q1lutTablesF32's layout and
+// values) in AVX-512: per q8_0 block its 32 activations converted to
+// float into the frame, then per 4-column group its 16 entries as the sum
+// over the group's 4 activations y_i of S_i * y_i, S_i (Z4-Z7) being +1
+// in the lanes c with bit i set and -1 in the others, FMA'd from +0
+// (every step exact, the integers small; a zero entry is +0, as
+// q1lutTablesF32's conversion gives).
+
+// QSCALE(k): the scale of q8_0 block k as float32 at 4k of the table.
+#define QSCALE(k) \
+	MOVWLZX (34*(k))(SI), AX \
+	VMOVD AX, X0 \
+	VCVTPH2PS X0, X0 \
+	VMOVSS X0, (4*(k))(DI)
+
+// QENT(k, g): the entries of group 8k+g.
+#define QENT(k, g) \
+	VPXORD Z2, Z2, Z2 \
+	VFMADD231PS.BCST (16*(g))(SP), Z4, Z2 \
+	VFMADD231PS.BCST (16*(g)+4)(SP), Z5, Z2 \
+	VFMADD231PS.BCST (16*(g)+8)(SP), Z6, Z2 \
+	VFMADD231PS.BCST (16*(g)+12)(SP), Z7, Z2 \
+	VMOVUPS Z2, (64+64*(8*(k)+(g)))(DI)
+
+// QTAB(k): the tables of the 8 groups of q8_0 block k.
+#define QTAB(k) \
+	VPMOVSXBD (34*(k)+2)(SI), Z0 \
+	VCVTDQ2PS Z0, Z0 \
+	VMOVUPS Z0, (SP) \
+	VPMOVSXBD (34*(k)+18)(SI), Z1 \
+	VCVTDQ2PS Z1, Z1 \
+	VMOVUPS Z1, 64(SP) \
+	QENT(k, 0) \
+	QENT(k, 1) \
+	QENT(k, 2) \
+	QENT(k, 3) \
+	QENT(k, 4) \
+	QENT(k, 5) \
+	QENT(k, 6) \
+	QENT(k, 7)
+
+// func q1lutTablesAVX512(tab, a *byte, nb int)
+TEXT ·q1lutTablesAVX512(SB), NOSPLIT, $128-24
+	MOVQ tab+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ nb+16(FP), CX
+	VMOVUPS q1lutSigns<>+0(SB), Z4
+	VMOVUPS q1lutSigns<>+64(SB), Z5
+	VMOVUPS q1lutSigns<>+128(SB), Z6
+	VMOVUPS q1lutSigns<>+192(SB), Z7
+
+tblock:
+	QSCALE(0)
+	QSCALE(1)
+	QSCALE(2)
+	QSCALE(3)
+	QTAB(0)
+	QTAB(1)
+	QTAB(2)
+	QTAB(3)
+	ADDQ $136, SI
+	ADDQ $2112, DI
+	DECQ CX
+	JNZ  tblock
+	VZEROUPPER
+	RET
+
+// S_0-S_3 of q1lutTablesAVX512: lane c of S_i is +1 where bit i of c is
+// set, -1 elsewhere (float32).
+DATA q1lutSigns<>+0(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+8(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+16(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+24(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+32(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+40(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+48(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+56(SB)/8, $0x3f800000bf800000
+DATA q1lutSigns<>+64(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+72(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+80(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+88(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+96(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+104(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+112(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+120(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+128(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+136(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+144(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+152(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+160(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+168(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+176(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+184(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+192(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+200(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+208(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+216(SB)/8, $0xbf800000bf800000
+DATA q1lutSigns<>+224(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+232(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+240(SB)/8, $0x3f8000003f800000
+DATA q1lutSigns<>+248(SB)/8, $0x3f8000003f800000
+GLOBL q1lutSigns<>(SB), RODATA|NOPTR, $256
