@@ -16,7 +16,15 @@ func q1lutGroupAVX512(grp, tab *byte, nb int, out *float32)
 // tables (q1lutTablesF32's, built by q1lutTablesAVX512), 16 rows per
 // vector, the float steps of their Q1_0 row kernel (dotQ1_0AVX2, ggml's
 // AVX2 lanes and FMAs).
-var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF32Asm, group: q1lutGroupAsm}
+var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF32Asm, group: q1lutGroupAsm, group2: q1lutGroup2Asm}
+
+//go:noescape
+func q1lutGroup2AVX512(grp, tab *byte, nb int, out *float32)
+
+// q1lutGroup2Asm is q1lutGroup2AVX512 with its bounds checked.
+func q1lutGroup2Asm(n int, g, a, tab []byte, out []float32) {
+	q1lutCall2(q1lutGroup2AVX512, q1lutTabBlockF32, n, g, tab, out)
+}
 
 //go:noescape
 func q1lutTablesAVX512(tab, a *byte, nb int)

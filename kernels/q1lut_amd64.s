@@ -85,6 +85,134 @@ block:
 	VZEROUPPER
 	RET
 
+// q1lutGroup2AVX512 is q1lutGroupAVX512 for two consecutive groups (rows
+// 0-15 at SI, rows 16-31 at R8, nb*288 bytes on): each table vector is
+// loaded once for both, halving the table reads (2112 bytes per block
+// and group, more than the 288 of weights: tables past the L1 cache are
+// read from L2 for every group). Rows 0-15 keep their lanes in Z8-Z15
+// and Z0-Z7 as q1lutGroupAVX512; rows 16-31 their per-block lanes in
+// Z16-Z23 and their lanes' sums in the frame (0-511(SP), lane l at
+// 64l), the same float steps in the same order.
+
+// LOOK2(v, OP, k, a0, a1, b0, b1): sign byte vector v of q8_0 block k
+// of both groups, lanes 2(v-4k) and 2(v-4k)+1 into a0, a1 (rows 0-15)
+// and b0, b1 (rows 16-31).
+#define LOOK2(v, OP, k, a0, a1, b0, b1) \
+	VPMOVZXBD (32+16*(v))(SI), Z24 \
+	VPMOVZXBD (32+16*(v))(R8), Z25 \
+	VMOVUPS (64+128*(v))(DI), Z26 \
+	VMOVUPS (128+128*(v))(DI), Z27 \
+	VPERMPS Z26, Z24, Z28 \
+	OP (4*(k))(DI), Z28, a0 \
+	VPERMPS Z26, Z25, Z29 \
+	OP (4*(k))(DI), Z29, b0 \
+	VPSRLD $4, Z24, Z24 \
+	VPSRLD $4, Z25, Z25 \
+	VPERMPS Z27, Z24, Z28 \
+	OP (4*(k))(DI), Z28, a1 \
+	VPERMPS Z27, Z25, Z29 \
+	OP (4*(k))(DI), Z29, b1
+
+#define QBLOCK2(k, OP) \
+	LOOK2(4*k, OP, k, Z8, Z9, Z16, Z17) \
+	LOOK2(4*k+1, OP, k, Z10, Z11, Z18, Z19) \
+	LOOK2(4*k+2, OP, k, Z12, Z13, Z20, Z21) \
+	LOOK2(4*k+3, OP, k, Z14, Z15, Z22, Z23)
+
+// ACC2(l, z): lane l of rows 16-31 (z) times their weight scales (Z31)
+// plus the lane's sum in the frame.
+#define ACC2(l, z) \
+	VFMADD213PS (64*(l))(SP), Z31, z \
+	VMOVUPS z, (64*(l))(SP)
+
+// func q1lutGroup2AVX512(grp, tab *byte, nb int, out *float32)
+TEXT ·q1lutGroup2AVX512(SB), NOSPLIT, $512-32
+	MOVQ grp+0(FP), SI
+	MOVQ tab+8(FP), DI
+	MOVQ nb+16(FP), CX
+	MOVQ out+24(FP), DX
+	IMUL3Q $288, CX, R8
+	ADDQ SI, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VMOVUPS Z0, 0(SP)
+	VMOVUPS Z0, 64(SP)
+	VMOVUPS Z0, 128(SP)
+	VMOVUPS Z0, 192(SP)
+	VMOVUPS Z0, 256(SP)
+	VMOVUPS Z0, 320(SP)
+	VMOVUPS Z0, 384(SP)
+	VMOVUPS Z0, 448(SP)
+
+block2g:
+	PREFETCHT0 3072(SI)
+	PREFETCHT0 3136(SI)
+	PREFETCHT0 3200(SI)
+	PREFETCHT0 3264(SI)
+	PREFETCHT0 3328(SI)
+	PREFETCHT0 3072(R8)
+	PREFETCHT0 3136(R8)
+	PREFETCHT0 3200(R8)
+	PREFETCHT0 3264(R8)
+	PREFETCHT0 3328(R8)
+	QBLOCK2(0, VMULPS.BCST)
+	QBLOCK2(1, VFMADD231PS.BCST)
+	QBLOCK2(2, VFMADD231PS.BCST)
+	QBLOCK2(3, VFMADD231PS.BCST)
+	VCVTPH2PS (SI), Z30
+	VFMADD231PS Z8, Z30, Z0
+	VFMADD231PS Z9, Z30, Z1
+	VFMADD231PS Z10, Z30, Z2
+	VFMADD231PS Z11, Z30, Z3
+	VFMADD231PS Z12, Z30, Z4
+	VFMADD231PS Z13, Z30, Z5
+	VFMADD231PS Z14, Z30, Z6
+	VFMADD231PS Z15, Z30, Z7
+	VCVTPH2PS (R8), Z31
+	ACC2(0, Z16)
+	ACC2(1, Z17)
+	ACC2(2, Z18)
+	ACC2(3, Z19)
+	ACC2(4, Z20)
+	ACC2(5, Z21)
+	ACC2(6, Z22)
+	ACC2(7, Z23)
+	ADDQ $288, SI
+	ADDQ $288, R8
+	ADDQ $2112, DI
+	DECQ CX
+	JNZ  block2g
+
+	// ((l0+l4) + (l2+l6)) + ((l1+l5) + (l3+l7)), per row
+	VADDPS Z4, Z0, Z0
+	VADDPS Z6, Z2, Z2
+	VADDPS Z5, Z1, Z1
+	VADDPS Z7, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (DX)
+	VMOVUPS 0(SP), Z0
+	VMOVUPS 64(SP), Z1
+	VMOVUPS 128(SP), Z2
+	VMOVUPS 192(SP), Z3
+	VADDPS 256(SP), Z0, Z0
+	VADDPS 384(SP), Z2, Z2
+	VADDPS 320(SP), Z1, Z1
+	VADDPS 448(SP), Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, 64(DX)
+	VZEROUPPER
+	RET
+
 // The Q1_0 lookup kernel in AVX2 (q1lutGroupAVX2): 16 rows of a group, two
 // 4-column groups per VPSHUFB. Tables (q1lutTablesU16): an entry T is
 // stored biased, u = T + 32768 (unsigned 16 bits), as its low byte u0 and
