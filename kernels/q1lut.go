@@ -166,27 +166,16 @@ func i16s(b []byte) []int16 {
 	return unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
 
-// q1lutCall calls an assembly group kernel asm, whose tables take
-// tabBlock bytes per 128 columns, after checking the bounds of what it
-// reads and writes once.
-func q1lutCall(asm func(grp, tab *byte, nb int, out *float32), tabBlock, n int, g, tab []byte, out []float32) {
+// q1lutCall calls an assembly kernel asm of the given number of
+// consecutive groups (1 or 2), whose tables take tabBlock bytes per 128
+// columns, after checking the bounds of what it reads and writes once.
+func q1lutCall(asm func(grp, tab *byte, nb int, out *float32), groups, tabBlock, n int, g, tab []byte, out []float32) {
 	nb := n / 128
 	if nb == 0 {
-		clear(out[:q1lutRows])
+		clear(out[:groups*q1lutRows])
 		return
 	}
-	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[q1lutRows-1]
-	asm(&g[0], &tab[0], nb, &out[0])
-}
-
-// q1lutCall2 is q1lutCall for a kernel of two consecutive groups.
-func q1lutCall2(asm func(grp, tab *byte, nb int, out *float32), tabBlock, n int, g, tab []byte, out []float32) {
-	nb := n / 128
-	if nb == 0 {
-		clear(out[:2*q1lutRows])
-		return
-	}
-	_, _, _ = g[2*nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[2*q1lutRows-1]
+	_, _, _ = g[groups*nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[groups*q1lutRows-1]
 	asm(&g[0], &tab[0], nb, &out[0])
 }
 

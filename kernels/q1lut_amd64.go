@@ -23,7 +23,7 @@ func q1lutGroup2AVX512(grp, tab *byte, nb int, out *float32)
 
 // q1lutGroup2Asm is q1lutGroup2AVX512 with its bounds checked.
 func q1lutGroup2Asm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall2(q1lutGroup2AVX512, q1lutTabBlockF32, n, g, tab, out)
+	q1lutCall(q1lutGroup2AVX512, 2, q1lutTabBlockF32, n, g, tab, out)
 }
 
 //go:noescape
@@ -43,7 +43,7 @@ func q1lutTablesF32Asm(tab, a []byte, n int) {
 
 // q1lutGroupAsm is q1lutGroupAVX512 with its bounds checked.
 func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall(q1lutGroupAVX512, q1lutTabBlockF32, n, g, tab, out)
+	q1lutCall(q1lutGroupAVX512, 1, q1lutTabBlockF32, n, g, tab, out)
 }
 
 //go:noescape
@@ -94,7 +94,7 @@ func q1lutTablesU16(tab, a []byte, n int) {
 
 // q1lutGroupAVX2Asm is q1lutGroupAVX2 with its bounds checked.
 func q1lutGroupAVX2Asm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall(q1lutGroupAVX2, q1lutTabBlockU16, n, g, tab, out)
+	q1lutCall(q1lutGroupAVX2, 1, q1lutTabBlockU16, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: with the
