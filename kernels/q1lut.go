@@ -55,6 +55,10 @@ type q1lutKernel struct {
 	// group computes the 16 rows of one group g (n columns) with the
 	// activation row a and its tables tab into out.
 	group groupFunc
+	// group2, where a kernel has it, is group for two consecutive groups
+	// (g holds both, out takes 32 rows), reading each table once for
+	// both.
+	group2 groupFunc
 }
 
 // q1lutGo is the portable kernel: int16 tables, ggml's generic float steps.
@@ -162,16 +166,16 @@ func i16s(b []byte) []int16 {
 	return unsafe.Slice((*int16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
 }
 
-// q1lutCall calls an assembly group kernel asm, whose tables take
-// tabBlock bytes per 128 columns, after checking the bounds of what it
-// reads and writes once.
-func q1lutCall(asm func(grp, tab *byte, nb int, out *float32), tabBlock, n int, g, tab []byte, out []float32) {
+// q1lutCall calls an assembly kernel asm of the given number of
+// consecutive groups (1 or 2), whose tables take tabBlock bytes per 128
+// columns, after checking the bounds of what it reads and writes once.
+func q1lutCall(asm func(grp, tab *byte, nb int, out *float32), groups, tabBlock, n int, g, tab []byte, out []float32) {
 	nb := n / 128
 	if nb == 0 {
-		clear(out[:q1lutRows])
+		clear(out[:groups*q1lutRows])
 		return
 	}
-	_, _, _ = g[nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[q1lutRows-1]
+	_, _, _ = g[groups*nb*q1lutBlockBytes-1], tab[nb*tabBlock-1], out[groups*q1lutRows-1]
 	asm(&g[0], &tab[0], nb, &out[0])
 }
 
@@ -361,12 +365,17 @@ func (t *matmulTask) runQ1LUT(lo, hi int) {
 	w, k := t.w, q1lutRun()
 	full := w.Rows / q1lutRows
 	gb := q1lutRows * w.RowBytes
-	for gi := lo; gi < min(hi, full); gi++ {
-		r0 := gi * q1lutRows
-		g := w.q1[gi*gb : (gi+1)*gb]
-		for j := 0; j < t.nb; j++ {
-			k.group(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], t.out[j*w.Rows+r0:j*w.Rows+r0+q1lutRows])
+	for gi := lo; gi < min(hi, full); {
+		f, n := k.group, 1
+		if k.group2 != nil && gi+2 <= min(hi, full) {
+			f, n = k.group2, 2
 		}
+		r0 := gi * q1lutRows
+		g := w.q1[gi*gb : (gi+n)*gb]
+		for j := 0; j < t.nb; j++ {
+			f(w.Cols, g, t.act[j*t.stride:(j+1)*t.stride], t.tab[j*t.tabStride:(j+1)*t.tabStride], t.out[j*w.Rows+r0:j*w.Rows+r0+n*q1lutRows])
+		}
+		gi += n
 	}
 	if hi > full {
 		for r := full * q1lutRows; r < w.Rows; r++ {

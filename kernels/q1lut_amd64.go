@@ -13,13 +13,37 @@ var hasAVX512F = cpu.X86.HasAVX512F
 func q1lutGroupAVX512(grp, tab *byte, nb int, out *float32)
 
 // q1lutAVX512 is the kernel of the x86 sets on CPUs with AVX-512: float
-// tables (q1lutTablesF32), 16 rows per vector, the float steps of their
-// Q1_0 row kernel (dotQ1_0AVX2, ggml's AVX2 lanes and FMAs).
-var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF32, group: q1lutGroupAsm}
+// tables (q1lutTablesF32's, built by q1lutTablesAVX512), 16 rows per
+// vector, the float steps of their Q1_0 row kernel (dotQ1_0AVX2, ggml's
+// AVX2 lanes and FMAs).
+var q1lutAVX512 = &q1lutKernel{tabBytes: q1lutTabBytesF32, tables: q1lutTablesF32Asm, group: q1lutGroupAsm, group2: q1lutGroup2Asm}
+
+//go:noescape
+func q1lutGroup2AVX512(grp, tab *byte, nb int, out *float32)
+
+// q1lutGroup2Asm is q1lutGroup2AVX512 with its bounds checked.
+func q1lutGroup2Asm(n int, g, a, tab []byte, out []float32) {
+	q1lutCall(q1lutGroup2AVX512, 2, q1lutTabBlockF32, n, g, tab, out)
+}
+
+//go:noescape
+func q1lutTablesAVX512(tab, a *byte, nb int)
+
+// q1lutTablesF32Asm is q1lutTablesF32 in AVX-512 (the same bytes): in Go
+// the tables took a tenth as many of a generation's perf samples as the
+// group kernel, built by one thread while the others wait.
+func q1lutTablesF32Asm(tab, a []byte, n int) {
+	nb := n / 128
+	if nb == 0 {
+		return
+	}
+	_, _ = tab[nb*q1lutTabBlockF32-1], a[4*nb*q8_0Bytes-1]
+	q1lutTablesAVX512(&tab[0], &a[0], nb)
+}
 
 // q1lutGroupAsm is q1lutGroupAVX512 with its bounds checked.
 func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall(q1lutGroupAVX512, q1lutTabBlockF32, n, g, tab, out)
+	q1lutCall(q1lutGroupAVX512, 1, q1lutTabBlockF32, n, g, tab, out)
 }
 
 //go:noescape
@@ -70,7 +94,7 @@ func q1lutTablesU16(tab, a []byte, n int) {
 
 // q1lutGroupAVX2Asm is q1lutGroupAVX2 with its bounds checked.
 func q1lutGroupAVX2Asm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall(q1lutGroupAVX2, q1lutTabBlockU16, n, g, tab, out)
+	q1lutCall(q1lutGroupAVX2, 1, q1lutTabBlockU16, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: with the

@@ -70,3 +70,37 @@ func TestQ1LUTInstallAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestQ1LUTTablesAVX512 checks q1lutTablesAVX512 against q1lutTablesF32,
+// its specification, byte for byte (a -0 entry for +0 included) on the
+// random and extreme activation rows of 1 to 48 blocks.
+func TestQ1LUTTablesAVX512(t *testing.T) {
+	if !hasAVX512F {
+		t.Skip("no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{128, 256, 640, 6144} {
+		_, acts := q1lutTestMatrix(t, rng, 16, n)
+		acts = append(acts, make([]byte, len(acts[0]))) // zero activations and scales
+		for ai, a := range acts {
+			want := q1lutAlloc(q1lutTabBytesF32(n))
+			got := q1lutAlloc(q1lutTabBytesF32(n))
+			q1lutTablesF32(want, a, n)
+			q1lutTablesF32Asm(got, a, n)
+			if i := firstDiff(got, want); i >= 0 {
+				b, o := i/q1lutTabBlockF32, i%q1lutTabBlockF32
+				t.Fatalf("n %d act %d: block %d byte %d (group %d entry %d): %#x, q1lutTablesF32 %#x", n, ai, b, o, (o-64)/64, (o-64)%64/4, got[i], want[i])
+			}
+		}
+	}
+}
+
+// firstDiff returns the first index where a and b differ (-1: none).
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}

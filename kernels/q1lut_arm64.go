@@ -12,7 +12,7 @@ var q1lutNEON = &q1lutKernel{tabBytes: q1lutTabBytesLH, tables: q1lutTablesLH, g
 
 // q1lutGroupAsm is q1lutGroupNEON with its bounds checked.
 func q1lutGroupAsm(n int, g, a, tab []byte, out []float32) {
-	q1lutCall(q1lutGroupNEON, q1lutTabBlockLH, n, g, tab, out)
+	q1lutCall(q1lutGroupNEON, 1, q1lutTabBlockLH, n, g, tab, out)
 }
 
 // installQ1LUT installs the lookup kernel of kernel set name: the NEON one
