@@ -18,7 +18,7 @@ func q1lutAVX512Names() map[string]string {
 	if !hasAVX512F {
 		return map[string]string{"q1lut.group": "q1lutGroupAVX2Asm", "q1lut.tables": "q1lutTablesU16"}
 	}
-	return map[string]string{"q1lut.group": "q1lutGroupAsm", "q1lut.tables": "q1lutTablesF32"}
+	return map[string]string{"q1lut.group": "q1lutGroupAsm", "q1lut.tables": "q1lutTablesF32Asm"}
 }
 
 // kernelSetNames is the table of amd64 kernel sets: vnni has avx2's row
