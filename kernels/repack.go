@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/ggufkit/gguf/gguf"
 	"github.com/ggufkit/gguf/internal/osmem"
@@ -110,8 +111,13 @@ func units(s1, n1, s2, n2 int) []int {
 // block: rowBlock bytes per row block, groupBlock per group block), then
 // their units interleaved.
 func pairRepack(repack func(dst, src []byte, rowBytes, nb int), rowBlock, groupBlock int, us []int) func(dst, src []byte, rowBytes, nb int) {
+	// The scratch is pooled: one per call was 15 MB of garbage per layer
+	// of a qwen3moe model's experts packed at Open (in pairs of 16 rows),
+	// which let the peak RSS grow past the weights' size.
+	scratch := sync.Pool{New: func() any { return make([]byte, 2*groupBlock) }}
 	return func(dst, src []byte, rowBytes, nb int) {
-		tmp := make([]byte, 2*groupBlock)
+		tmp := scratch.Get().([]byte)
+		defer scratch.Put(tmp)
 		o := 0
 		for b := 0; b < nb; b++ {
 			repack(tmp[:groupBlock], src[b*rowBlock:], rowBytes, 1)
@@ -521,6 +527,53 @@ func (m *Matrix) PackFitsRows() bool {
 		return true // the lookup layout is the rows' size
 	}
 	return m.k.pack.groupBytes == packRows*m.RowBytes/(m.Cols/m.Type.BlockSize())
+}
+
+// SlotPackBytes is the size of m's rows in the group layout of the
+// installed set when m is packed as a paged expert's slot is (PackSlot),
+// or 0 when it is not: no group kernel for its type (Q1_0's lookup
+// layout included) or rows that are not whole groups, whose tail rows
+// would have to stay at their place in the row layout.
+func (m *Matrix) SlotPackBytes() int {
+	if m.k.pack == nil || m.Rows%packRows != 0 {
+		return 0
+	}
+	return m.Rows / packRows * (m.Cols / m.Type.BlockSize()) * m.k.pack.groupBytes
+}
+
+// PackSlot puts m's rows, all in whole groups (SlotPackBytes > 0), in the
+// group layout in place, in bytes that have room for it (len(Data()) at
+// least SlotPackBytes: Q4_K's layout is larger than its rows). The groups
+// are packed last first, each through a scratch copy of its rows, so that
+// a larger group never overwrites rows not packed yet. It is for a paged
+// expert's slot, packed again after every read into it; scratch (2 groups
+// of rows) is reused, and returned, grown if it was short.
+func (m *Matrix) PackSlot(scratch []byte) []byte {
+	k := m.k.pack
+	nb := m.Cols / m.Type.BlockSize()
+	groups := m.Rows / packRows
+	rb, gb := packRows*m.RowBytes, nb*k.groupBytes
+	if len(scratch) < 2*rb {
+		scratch = make([]byte, 2*rb)
+	}
+	// the steps of Pack, a pair or one group from g, last first
+	g := groups
+	if k.repack2 != nil && groups%2 == 1 {
+		g--
+		copy(scratch, m.data[g*rb:(g+1)*rb])
+		k.repack(m.data[g*gb:(g+1)*gb], scratch[:rb], m.RowBytes, nb)
+	}
+	for g > 0 {
+		n, repack := 1, k.repack
+		if k.repack2 != nil {
+			n, repack = 2, k.repack2
+		}
+		g -= n
+		copy(scratch, m.data[g*rb:(g+n)*rb])
+		repack(m.data[g*gb:(g+n)*gb], scratch[:n*rb], m.RowBytes, nb)
+	}
+	m.pk = &packed{data: m.data[:groups*gb], groups: groups, groupBytes: gb, pairs: k.repack2 != nil, k: k}
+	return scratch
 }
 
 // PackedData returns the bytes of m's packed groups (nil: not packed).

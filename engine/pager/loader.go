@@ -200,6 +200,15 @@ func (l *Loader) queueLocked(b *Buffer, prefetch bool) {
 	l.jobs.Signal()
 }
 
+// Gen counts the loads into b: the bytes Wait returns are those of the
+// load Gen counted when it was called after Wait (a paged expert's slot
+// is repacked once per read, statePager.matrix).
+func (l *Loader) Gen(b *Buffer) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return b.gen
+}
+
 // Wait returns b's bytes once they are read. A dropped prefetch is read
 // now, at the forward pass's priority.
 func (l *Loader) Wait(b *Buffer) ([]byte, error) {
