@@ -143,10 +143,14 @@ func interleave32(dst, src []byte, rowBytes, nb, blockBytes int) {
 	eachRowBlock(dst, src, rowBytes, nb, blockBytes, packRows*blockBytes, func(g, blk []byte, r int) {
 		copy(g[2*r:2*r+2], blk[:2])
 		for c := 0; c < (blockBytes-2)/4; c++ {
-			copy(g[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
+			mov4(g[16+32*c+4*r:], blk[2+4*c:])
 		}
 	})
 }
+
+// mov4 copies 4 bytes as one load and store: copy's call to memmove was
+// most of the time of packing a model's matrices at Open.
+func mov4(dst, src []byte) { binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)) }
 
 // eachRowBlock calls fn for every block index b and row r of a group of
 // packRows rows (rowBytes apart in src, blocks of blockBytes) with the
@@ -289,7 +293,7 @@ func repackQ4_K(dst, src []byte, rowBytes, nb int) {
 		}
 		for j := 0; j < 4; j++ {
 			for p := 0; p < 8; p++ {
-				copy(g[160+256*j+32*p+4*r:160+256*j+32*p+4*r+4], blk[16+32*j+4*p:16+32*j+4*p+4])
+				mov4(g[160+256*j+32*p+4*r:], blk[16+32*j+4*p:])
 			}
 		}
 	})
@@ -371,11 +375,9 @@ func repackQ6_K(dst, src []byte, rowBytes, nb int) {
 		for j := 0; j < 2; j++ {
 			for p := 0; p < 8; p++ {
 				for s := 0; s < 2; s++ {
-					o := 144 + 512*j + 256*s + 32*p + 4*r
-					copy(g[o:o+4], blk[64*j+32*s+4*p:])
+					mov4(g[144+512*j+256*s+32*p+4*r:], blk[64*j+32*s+4*p:])
 				}
-				o := 1168 + 256*j + 32*p + 4*r
-				copy(g[o:o+4], blk[128+32*j+4*p:])
+				mov4(g[1168+256*j+32*p+4*r:], blk[128+32*j+4*p:])
 			}
 		}
 	})
