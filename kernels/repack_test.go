@@ -421,16 +421,7 @@ func TestPackedMatMul(t *testing.T) {
 	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		rng := rand.New(rand.NewPCG(5, uint64(typ)))
 		rb := ActRowBytes(typ, cols)
-		w := make([]byte, rows*rb)
-		f := make([]float32, cols)
-		for r := 0; r < rows; r++ {
-			for i := range f {
-				f[i] = float32(rng.NormFloat64())
-			}
-			if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
-				t.Fatal(err)
-			}
-		}
+		w := randRows(t, rng, typ, rows, cols)
 		in := make([]float32, 6*cols)
 		for i := range in {
 			in[i] = float32(rng.NormFloat64())
@@ -546,16 +537,7 @@ func TestPackSlot(t *testing.T) {
 				slot := make([]byte, n)
 				var scratch []byte
 				for range 2 { // a slot read twice
-					w := make([]byte, rows*rb)
-					f := make([]float32, cols)
-					for r := 0; r < rows; r++ {
-						for i := range f {
-							f[i] = float32(rng.NormFloat64())
-						}
-						if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
-							t.Fatal(err)
-						}
-					}
+					w := randRows(t, rng, typ, rows, cols)
 					want, _ := NewMatrix("w", typ, cols, rows, rb, slices.Clone(w))
 					want.Pack(false)
 					copy(slot, w)
@@ -579,4 +561,22 @@ func TestPackSlot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randRows returns rows rows of cols normal random values quantized to
+// typ, the way activations are (quantizeAct).
+func randRows(t testing.TB, rng *rand.Rand, typ gguf.Type, rows, cols int) []byte {
+	t.Helper()
+	rb := ActRowBytes(typ, cols)
+	w := make([]byte, rows*rb)
+	f := make([]float32, cols)
+	for r := 0; r < rows; r++ {
+		for i := range f {
+			f[i] = float32(rng.NormFloat64())
+		}
+		if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
 }
