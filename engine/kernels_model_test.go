@@ -163,3 +163,96 @@ func TestPackedModel(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedExperts opens a qwen3moe model whose experts are Q4_0, Q8_0,
+// Q4_K or Q6_K (the rest Q8_0) on every kernel set. Where the set packs
+// the experts' type, every resident expert matrix is packed at Open
+// (NoRepack: none), and so is every slot of a paged model once read (in
+// place; pools of half the experts: slots read again and again), which
+// gives the resident model's logits bit for bit, for a 40-token prompt on
+// 2 threads and one token at a time. Without repacking the row kernels
+// give the same logits to float rounding.
+func TestPackedExperts(t *testing.T) {
+	t.Cleanup(func() { _ = kernels.SelectKernels("") })
+	dir := t.TempDir()
+	toks := moeTokens(40)
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		g := moeModel("qwen3moe", 256, 256, 2, 8, 2, gguf.TypeQ8_0, typ)
+		path := writeMoE(t, dir, g)
+		for _, set := range kernels.KernelSets() {
+			if err := kernels.SelectKernels(set); err != nil {
+				t.Fatal(err)
+			}
+			want := kernels.Packs(typ)
+			for _, noRepack := range []bool{false, true} {
+				m, err := OpenWith(path, OpenOptions{NoRepack: noRepack})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for l := range m.Layers {
+					L := &m.Layers[l]
+					for _, es := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
+						for e, w := range es {
+							if got := w.PackedData() != nil; got != (want && !noRepack) {
+								t.Fatalf("%s %s NoRepack %v: layer %d expert %d of %s packed %v", typ, set, noRepack, l, e, w.Name, got)
+							}
+						}
+					}
+				}
+				m.Close()
+			}
+			for _, batch := range []int{len(toks), 1} {
+				o := Options{Batch: batch, Threads: 2}
+				res, _ := runLogits(t, path, OpenOptions{}, o, toks, batch == 1)
+				o.Pager = &PagerOptions{Pool: g.Experts / 2, Readers: 2}
+				paged, st := pagedPackedLogits(t, path, o, toks, want)
+				if st.Misses <= int64(g.Experts) {
+					t.Errorf("%s %s batch %d: %d misses: slots were not read again", typ, set, batch, st.Misses)
+				}
+				if !sameBits(paged, res) {
+					d, at := maxDiff(paged, res)
+					t.Errorf("%s %s batch %d: paged differs from resident by %g at %d", typ, set, batch, d, at)
+				}
+				rows, _ := runLogits(t, path, OpenOptions{NoRepack: true}, Options{Batch: batch, Threads: 2}, toks, batch == 1)
+				if d, _ := maxDiff(rows, res); d > 0.25 {
+					t.Errorf("%s %s batch %d: row kernels are %g off the group kernels", typ, set, batch, d)
+				}
+			}
+		}
+	}
+}
+
+// pagedPackedLogits is runLogits of a paged model (one token at a time
+// for o.Batch 1) that checks after every evaluation that each slot read
+// is packed as want says.
+func pagedPackedLogits(t *testing.T, path string, o Options, toks []int32, want bool) ([]float32, *PagerStats) {
+	t.Helper()
+	m, err := OpenWith(path, OpenOptions{PageExperts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	o.Ctx = 256
+	s, err := NewState(m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var out []float32
+	keep := func(_ int, l []float32) { out = append(out, l...) }
+	for i := 0; i < len(toks); i += o.Batch {
+		if err := s.Eval(toks[i:min(i+o.Batch, len(toks))], 0, keep); err != nil {
+			t.Fatal(err)
+		}
+		for l, pl := range s.pg.layers {
+			for x := range pl.mat {
+				for part := range pl.mat[x] {
+					if read := s.pg.loader.Gen(pl.buf[x][part]) != 0; read && (pl.mat[x][part].PackedData() != nil) != want {
+						t.Fatalf("layer %d slot %d matrix %d: packed %v after its read", l, x, part, !want)
+					}
+				}
+			}
+		}
+	}
+	return out, s.PagerStats()
+}

@@ -111,7 +111,12 @@ func (s *State) moeFFN(l int, L *Layer, nb int) error {
 	if s.trace != nil {
 		s.trace.Call(l, need)
 	}
-	par := mb.par != nil && nb > 1 && s.thrash == nil && s.pool.Threads() > 1
+	// One token's experts run concurrently too (each expert on one
+	// thread), unless paged, where the serial path computes each expert
+	// as soon as its bytes are read: split by rows, an expert's products
+	// (147-215 kB for qwen3moe-1b) are below what pays a hand-off
+	// (Products.MatMul), so a token's experts ran on one thread.
+	par := mb.par != nil && (nb > 1 || s.pg == nil) && s.thrash == nil && s.pool.Threads() > 1
 	switch {
 	case s.pg != nil:
 		// the shared experts run while the misses are read

@@ -159,6 +159,9 @@ type statePager struct {
 	// staged and stagedUsed count the experts read into staging slots
 	// and those a layer then took.
 	staged, stagedUsed int64
+	// scratch is Matrix.PackSlot's (matrix runs on one thread at a time:
+	// the serial path's, or under expertTask.mu).
+	scratch []byte
 }
 
 // stageSlot is one staging slot: an expert's gate, up and down buffers
@@ -177,6 +180,12 @@ type pagedLayer struct {
 	each [3]int64        // bytes per expert of each
 	buf  [][3]*pager.Buffer
 	mat  [][3]Matrix // matrices over the slots' buffers
+	// pack is each matrix's size in the group layout, 0 where the slots
+	// keep the row layout (Matrix.SlotPackBytes); packed[s][i] is the
+	// load (pager.Loader.Gen) slot s's i-th matrix was packed from.
+	pack   [3]int
+	packed [][3]uint64
+	tmpl   [3]Matrix // the matrices before packing
 }
 
 // newStatePager allocates the pools of a paged model: every slot up front,
@@ -223,7 +232,7 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 		if err != nil {
 			return nil, err
 		}
-		pl := &pagedLayer{pool: pool, buf: make([][3]*pager.Buffer, p.slots), mat: make([][3]Matrix, p.slots)}
+		pl := &pagedLayer{pool: pool, buf: make([][3]*pager.Buffer, p.slots), mat: make([][3]Matrix, p.slots), packed: make([][3]uint64, p.slots)}
 		for i, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
 			src, ok := m.paged[ms[0].Name]
 			if !ok {
@@ -240,10 +249,11 @@ func newStatePager(m *Model, c *Config, o *PagerOptions) (*statePager, error) {
 			if pl.each[i]*int64(c.Experts) != src.size {
 				return nil, fmt.Errorf("tensor %q holds %d bytes, not %d experts of %d", ms[0].Name, src.size, c.Experts, pl.each[i])
 			}
+			pl.pack[i], pl.tmpl[i] = m.slotPackBytes(ms[0]), *ms[0]
 			for s := range pl.buf {
-				pl.buf[s][i] = pager.NewBuffer(int(pl.each[i]), o.Direct)
+				pl.buf[s][i] = pager.NewBuffer(pl.slotBytes(i), o.Direct)
 				pl.mat[s][i] = *ms[0]
-				p.bytes += pl.each[i]
+				p.bytes += int64(pl.slotBytes(i))
 			}
 		}
 		p.layers[l] = pl
@@ -321,15 +331,16 @@ func (p *statePager) bonusFor(l int) []float32 {
 }
 
 // stagePart is the bytes of the largest gate, up and down of one expert
-// over the model's MoE layers: a staging slot's parts, which any layer's
-// expert fits.
+// over the model's MoE layers, as a pool slot holds them (packed in place
+// where slots are: Model.slotPackBytes): a staging slot's parts, which any
+// layer's expert fits, and which swap with a pool slot's buffers.
 func (m *Model) stagePart() [3]int64 {
 	var each [3]int64
 	for l := range m.Layers {
 		if m.Config.moeLayer(l) {
 			L := &m.Layers[l]
 			for i, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
-				each[i] = max(each[i], int64(ms[0].Rows*ms[0].RowBytes))
+				each[i] = max(each[i], int64(ms[0].Rows*ms[0].RowBytes), int64(m.slotPackBytes(ms[0])))
 			}
 		}
 	}
@@ -481,9 +492,30 @@ func (p *statePager) matrix(l, s, part int) (*Matrix, error) {
 		return nil, err
 	}
 	m := &pl.mat[s][part]
+	if n := pl.pack[part]; n > 0 {
+		// The slot holds the rows as read; they are put in the group
+		// layout once per read, in place (the buffer has room for it),
+		// so that a paged expert runs the kernels, and gives the bits,
+		// of a resident one (Model.packMatrices). A kernel set changed
+		// since the pools were made (another layout size) leaves them
+		// in rows.
+		b = b[:max(len(b), n)]
+		if gen := p.loader.Gen(pl.buf[s][part]); pl.packed[s][part] != gen {
+			*m = pl.tmpl[part]
+			m.SetData(b)
+			if m.SlotPackBytes() == n {
+				p.scratch = m.PackSlot(p.scratch)
+			}
+			pl.packed[s][part] = gen
+		}
+	}
 	m.SetData(b)
 	return m, nil
 }
+
+// slotBytes is the size of a slot's buffer for the i-th matrix: its rows,
+// or its group layout when that is larger (Q4_K's).
+func (pl *pagedLayer) slotBytes(i int) int { return max(int(pl.each[i]), pl.pack[i]) }
 
 // PagerStats is what a State's expert pager did.
 type PagerStats struct {
@@ -512,19 +544,29 @@ func (s *State) PagerStats() *PagerStats {
 }
 
 // ExpertSlotBytes is what one pool slot per MoE layer costs: one expert's
-// gate, up and down matrices in every MoE layer (0 for a model without
-// experts). A State's pools take Slots times this.
+// gate, up and down matrices in every MoE layer, each in the group layout
+// its slots are packed into where that is larger than its rows (Q4_K's),
+// or 0 for a model without experts. A State's pools take Slots times this.
 func (m *Model) ExpertSlotBytes() int64 {
 	var n int64
 	for l := range m.Layers {
 		if m.Config.moeLayer(l) {
 			L := &m.Layers[l]
 			for _, ms := range [][]*Matrix{L.GateExps, L.UpExps, L.DownExps} {
-				n += int64(ms[0].Rows * ms[0].RowBytes)
+				n += int64(max(ms[0].Rows*ms[0].RowBytes, m.slotPackBytes(ms[0])))
 			}
 		}
 	}
 	return n
+}
+
+// slotPackBytes is the size of expert matrix w in a slot packed as it is
+// read (Matrix.SlotPackBytes), or 0 when slots keep w's rows.
+func (m *Model) slotPackBytes(w *Matrix) int {
+	if m.opts.NoRepack {
+		return 0
+	}
+	return w.SlotPackBytes()
 }
 
 // ShrinkPager cuts the State's expert pools to slots per layer, never
@@ -553,14 +595,14 @@ func (s *State) ShrinkPager(slots int) int {
 			continue
 		}
 		keep := pl.pool.Shrink(slots)
-		buf, mat := make([][3]*pager.Buffer, len(keep)), make([][3]Matrix, len(keep))
+		buf, mat, packed := make([][3]*pager.Buffer, len(keep)), make([][3]Matrix, len(keep)), make([][3]uint64, len(keep))
 		for i, old := range keep {
-			buf[i], mat[i] = pl.buf[old], pl.mat[old]
+			buf[i], mat[i], packed[i] = pl.buf[old], pl.mat[old], pl.packed[old]
 			for part := range 3 {
-				p.bytes += pl.each[part]
+				p.bytes += int64(pl.slotBytes(part))
 			}
 		}
-		pl.buf, pl.mat = buf, mat
+		pl.buf, pl.mat, pl.packed = buf, mat, packed
 	}
 	p.slots = slots
 	return slots
@@ -591,11 +633,11 @@ func (s *State) GrowPager(slots int) int {
 			var b [3]*pager.Buffer
 			var m [3]Matrix
 			for i, ms := range [][]*Matrix{L[l].GateExps, L[l].UpExps, L[l].DownExps} {
-				b[i] = pager.NewBuffer(int(pl.each[i]), p.o.Direct)
+				b[i] = pager.NewBuffer(pl.slotBytes(i), p.o.Direct)
 				m[i] = *ms[0]
-				p.bytes += pl.each[i]
+				p.bytes += int64(pl.slotBytes(i))
 			}
-			pl.buf, pl.mat = append(pl.buf, b), append(pl.mat, m)
+			pl.buf, pl.mat, pl.packed = append(pl.buf, b), append(pl.mat, m), append(pl.packed, [3]uint64{})
 		}
 	}
 	p.slots = slots

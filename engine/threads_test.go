@@ -14,7 +14,9 @@ import (
 // threads (expertTask: chunks of an expert's tokens, each on its own
 // thread's products) give exactly the logits of one thread running them
 // in order, resident and paged, for batches that split a popular expert
-// into chunks (120 tokens) and that end in a four-row kernel's tail (23).
+// into chunks (120 tokens) and that end in a four-row kernel's tail (23);
+// and so do one token's experts (resident: concurrent too; paged: in
+// order, each split by rows), 24 tokens one at a time.
 func TestMoEThreadsBitIdentical(t *testing.T) {
 	dir := t.TempDir()
 	specs := []moegen.Spec{
@@ -41,6 +43,20 @@ func TestMoEThreadsBitIdentical(t *testing.T) {
 			}
 			if st.Misses == 0 {
 				t.Errorf("%s paged: nothing was paged in", name)
+			}
+		}
+		one := toks[:24]
+		want, _ := runLogits(t, path, OpenOptions{}, Options{Batch: 1, Threads: 1}, one, true)
+		got, _ := runLogits(t, path, OpenOptions{}, Options{Batch: 1, Threads: 3}, one, true)
+		po := &PagerOptions{Pool: g.Experts / 2, Readers: 2}
+		paged, _ := runLogits(t, path, OpenOptions{PageExperts: true}, Options{Batch: 1, Threads: 3, Pager: po}, one, true)
+		for _, c := range []struct {
+			what string
+			l    []float32
+		}{{"resident", got}, {"paged", paged}} {
+			if !sameBits(c.l, want) {
+				d, at := maxDiff(c.l, want)
+				t.Errorf("%s one token at a time, %s: 3 threads differ from 1 by %g at %d", filepath.Base(path), c.what, d, at)
 			}
 		}
 	}

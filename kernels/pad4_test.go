@@ -17,16 +17,7 @@ func pad4Matrix(t testing.TB, typ gguf.Type, rows, cols, nb int, seed uint64) (*
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, uint64(typ)))
 	rb := ActRowBytes(typ, cols)
-	w := make([]byte, rows*rb)
-	f := make([]float32, cols)
-	for r := 0; r < rows; r++ {
-		for i := range f {
-			f[i] = float32(rng.NormFloat64())
-		}
-		if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := randRows(t, rng, typ, rows, cols)
 	m, err := NewMatrix("w", typ, cols, rows, rb, w)
 	if err != nil {
 		t.Fatal(err)

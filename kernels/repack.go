@@ -144,10 +144,14 @@ func interleave32(dst, src []byte, rowBytes, nb, blockBytes int) {
 	eachRowBlock(dst, src, rowBytes, nb, blockBytes, packRows*blockBytes, func(g, blk []byte, r int) {
 		copy(g[2*r:2*r+2], blk[:2])
 		for c := 0; c < (blockBytes-2)/4; c++ {
-			copy(g[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
+			mov4(g[16+32*c+4*r:], blk[2+4*c:])
 		}
 	})
 }
+
+// mov4 copies 4 bytes as one load and store: copy's call to memmove was
+// most of the time of packing a model's matrices at Open.
+func mov4(dst, src []byte) { binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src)) }
 
 // eachRowBlock calls fn for every block index b and row r of a group of
 // packRows rows (rowBytes apart in src, blocks of blockBytes) with the
@@ -290,7 +294,7 @@ func repackQ4_K(dst, src []byte, rowBytes, nb int) {
 		}
 		for j := 0; j < 4; j++ {
 			for p := 0; p < 8; p++ {
-				copy(g[160+256*j+32*p+4*r:160+256*j+32*p+4*r+4], blk[16+32*j+4*p:16+32*j+4*p+4])
+				mov4(g[160+256*j+32*p+4*r:], blk[16+32*j+4*p:])
 			}
 		}
 	})
@@ -377,9 +381,9 @@ func repackQ6_K(dst, src []byte, rowBytes, nb int) {
 			for p := 0; p < 8; p++ {
 				o := 144 + 96*(8*j+p) + 4*r
 				for s := 0; s < 2; s++ {
-					copy(g[o+32*s:o+32*s+4], blk[64*j+32*s+4*p:])
+					mov4(g[o+32*s:], blk[64*j+32*s+4*p:])
 				}
-				copy(g[o+64:o+68], blk[128+32*j+4*p:])
+				mov4(g[o+64:], blk[128+32*j+4*p:])
 			}
 		}
 	})
@@ -531,6 +535,53 @@ func (m *Matrix) PackFitsRows() bool {
 		return true // the lookup layout is the rows' size
 	}
 	return m.k.pack.groupBytes == packRows*m.RowBytes/(m.Cols/m.Type.BlockSize())
+}
+
+// SlotPackBytes is the size of m's rows in the group layout of the
+// installed set when m is packed as a paged expert's slot is (PackSlot),
+// or 0 when it is not: no group kernel for its type (Q1_0's lookup
+// layout included) or rows that are not whole groups, whose tail rows
+// would have to stay at their place in the row layout.
+func (m *Matrix) SlotPackBytes() int {
+	if m.k.pack == nil || m.Rows%packRows != 0 {
+		return 0
+	}
+	return m.Rows / packRows * (m.Cols / m.Type.BlockSize()) * m.k.pack.groupBytes
+}
+
+// PackSlot puts m's rows, all in whole groups (SlotPackBytes > 0), in the
+// group layout in place, in bytes that have room for it (len(Data()) at
+// least SlotPackBytes: Q4_K's layout is larger than its rows). The groups
+// are packed last first, each through a scratch copy of its rows, so that
+// a larger group never overwrites rows not packed yet. It is for a paged
+// expert's slot, packed again after every read into it; scratch (2 groups
+// of rows) is reused, and returned, grown if it was short.
+func (m *Matrix) PackSlot(scratch []byte) []byte {
+	k := m.k.pack
+	nb := m.Cols / m.Type.BlockSize()
+	groups := m.Rows / packRows
+	rb, gb := packRows*m.RowBytes, nb*k.groupBytes
+	if len(scratch) < 2*rb {
+		scratch = make([]byte, 2*rb)
+	}
+	// the steps of Pack, a pair or one group from g, last first
+	g := groups
+	if k.repack2 != nil && groups%2 == 1 {
+		g--
+		copy(scratch, m.data[g*rb:(g+1)*rb])
+		k.repack(m.data[g*gb:(g+1)*gb], scratch[:rb], m.RowBytes, nb)
+	}
+	for g > 0 {
+		n, repack := 1, k.repack
+		if k.repack2 != nil {
+			n, repack = 2, k.repack2
+		}
+		g -= n
+		copy(scratch, m.data[g*rb:(g+n)*rb])
+		repack(m.data[g*gb:(g+n)*gb], scratch[:n*rb], m.RowBytes, nb)
+	}
+	m.pk = &packed{data: m.data[:groups*gb], groups: groups, groupBytes: gb, pairs: k.repack2 != nil, k: k}
+	return scratch
 }
 
 // PackedData returns the bytes of m's packed groups (nil: not packed).

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"encoding/binary"
 	"maps"
 	"math"
@@ -420,16 +421,7 @@ func TestPackedMatMul(t *testing.T) {
 	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		rng := rand.New(rand.NewPCG(5, uint64(typ)))
 		rb := ActRowBytes(typ, cols)
-		w := make([]byte, rows*rb)
-		f := make([]float32, cols)
-		for r := 0; r < rows; r++ {
-			for i := range f {
-				f[i] = float32(rng.NormFloat64())
-			}
-			if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
-				t.Fatal(err)
-			}
-		}
+		w := randRows(t, rng, typ, rows, cols)
 		in := make([]float32, 6*cols)
 		for i := range in {
 			in[i] = float32(rng.NormFloat64())
@@ -508,4 +500,83 @@ func benchPairs(b *testing.B, set string, m *Matrix, a, aux []byte, ab, nb, size
 			}
 		})
 	})
+}
+
+// TestPackSlot: a matrix packed in place in a slot with room for its
+// layout (PackSlot, last group first) holds the bytes Pack writes, gives
+// MatMul's results of Pack's matrix bit for bit, and, packed again after
+// new rows were read into the same bytes, those of the new rows; for 3
+// groups (a pair and an odd last one), 4 and 1, with every kernel set. A
+// type with no group kernel or rows that are not whole groups have no
+// slot layout.
+func TestPackSlot(t *testing.T) {
+	t.Cleanup(func() { _ = SelectKernels("") })
+	const cols = 512
+	for _, typ := range []gguf.Type{gguf.TypeQ4_0, gguf.TypeQ8_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+		rng := rand.New(rand.NewPCG(9, uint64(typ)))
+		rb := ActRowBytes(typ, cols)
+		for _, rows := range []int{24, 32, 8} {
+			for _, set := range KernelSets() {
+				if err := SelectKernels(set); err != nil {
+					t.Fatal(err)
+				}
+				m, err := NewMatrix("w", typ, cols, rows, rb, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := m.SlotPackBytes()
+				if !Packs(typ) {
+					if n != 0 {
+						t.Errorf("%s %s packs nothing, yet its slot layout is %d bytes", typ, set, n)
+					}
+					continue
+				}
+				if odd, _ := NewMatrix("w", typ, cols, rows+3, rb, nil); odd.SlotPackBytes() != 0 {
+					t.Errorf("%s %s: %d rows have a slot layout", typ, set, rows+3)
+				}
+				slot := make([]byte, n)
+				var scratch []byte
+				for range 2 { // a slot read twice
+					w := randRows(t, rng, typ, rows, cols)
+					want, _ := NewMatrix("w", typ, cols, rows, rb, slices.Clone(w))
+					want.Pack(false)
+					copy(slot, w)
+					m.SetData(slot)
+					scratch = m.PackSlot(scratch)
+					if !bytes.Equal(m.PackedData(), want.PackedData()) {
+						t.Fatalf("%s %s %d rows: the slot's layout differs from Pack's", typ, set, rows)
+					}
+					in := make([]float32, 5*cols)
+					for i := range in {
+						in[i] = float32(rng.NormFloat64())
+					}
+					s := NewProducts(NewPool(1), 5, cols, 0)
+					got, exp := make([]float32, 5*rows), make([]float32, 5*rows)
+					s.MatMul(m, in, got, 5)
+					s.MatMul(want, in, exp, 5)
+					if !slices.Equal(got, exp) {
+						t.Fatalf("%s %s %d rows: the slot's products differ from Pack's", typ, set, rows)
+					}
+				}
+			}
+		}
+	}
+}
+
+// randRows returns rows rows of cols normal random values quantized to
+// typ, the way activations are (quantizeAct).
+func randRows(t testing.TB, rng *rand.Rand, typ gguf.Type, rows, cols int) []byte {
+	t.Helper()
+	rb := ActRowBytes(typ, cols)
+	w := make([]byte, rows*rb)
+	f := make([]float32, cols)
+	for r := 0; r < rows; r++ {
+		for i := range f {
+			f[i] = float32(rng.NormFloat64())
+		}
+		if err := quantizeAct(typ, w[r*rb:(r+1)*rb], f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
 }

@@ -18,7 +18,7 @@ type Buffer struct {
 	raw   []byte // data plus a page of slack for direct reads
 	data  []byte // where the last read went (within raw, for a direct read)
 	size  int    // the most a read may fill
-	gen   uint64 // bumped by every Load; a queued read of an older gen is void
+	gen   uint64 // the loader's number of the latest Load (or Cancel); a queued read of an older gen is void
 	state bufState
 	src   io.ReaderAt
 	off   int64
@@ -78,6 +78,7 @@ type Loader struct {
 	done     sync.Cond // Wait waits for reads
 	queue    jobQueue
 	seq      uint64
+	gens     uint64 // the loads so far: Buffer.gen's numbers
 	progress int64
 	closed   bool
 	// prefetching counts prefetch reads in flight (at most one).
@@ -168,7 +169,7 @@ func (l *Loader) Cancel(b *Buffer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.queuedPrefetch(b) >= 0 {
-		b.gen++ // voids the queued job
+		b.gen = l.nextGen() // voids the queued job
 		b.state = bufDropped
 		l.stats.Dropped++
 		l.done.Broadcast()
@@ -198,7 +199,7 @@ func (l *Loader) Load(b *Buffer, src io.ReaderAt, off int64, n int, prio int64, 
 	for b.state == bufReading {
 		l.done.Wait()
 	}
-	b.gen++
+	b.gen = l.nextGen()
 	b.src, b.off, b.n, b.prio, b.err = src, off, n, prio, nil
 	if ds, ok := src.(*DirectSource); ok {
 		if n+int(ds.Page) > len(b.raw) {
@@ -223,6 +224,23 @@ func (l *Loader) queueLocked(b *Buffer, prefetch bool) {
 	*j = job{b: b, gen: b.gen, prio: b.prio, seq: l.seq, prefetch: prefetch}
 	heap.Push(&l.queue, j)
 	l.jobs.Signal()
+}
+
+// nextGen numbers a load (l.mu held).
+func (l *Loader) nextGen() uint64 {
+	l.gens++
+	return l.gens
+}
+
+// Gen identifies the latest load into b, among all of l's loads (a
+// buffer swapped between slots, as staging does, never shows another
+// buffer's number): the bytes Wait returns are those of the load Gen
+// names when it is called after Wait (a paged expert's slot is repacked
+// once per read, statePager.matrix).
+func (l *Loader) Gen(b *Buffer) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return b.gen
 }
 
 // Wait returns b's bytes once they are read. A dropped prefetch is read
