@@ -13,7 +13,8 @@
 # llama.cpp found as by bench/lcpp-env.sh, backend LCPP_BACKEND=haswell;
 # KERNELS, the kernels to run, default all: e.g. "TQ1_0/int ggml/tq1_0";
 # BASE=REV adds the same kernels of git revision REV, "base/KERNEL",
-# built from its tree, alternated with the others in every round)
+# built from its tree, alternated with the others in every round; LO, the
+# calls of the short run, default 1000000 (300000 for Q2_0's kernels))
 set -euo pipefail
 rounds=${1:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,8 +58,8 @@ fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$rounds"); do
   for k in $kernels; do
-    lo=1000000
-    case $k in *Q2_0*) lo=300000 ;; esac
+    lo=${LO:-1000000}
+    case $k in *Q2_0*) lo=${LO:-300000} ;; esac
     a=$(run "$k" "$lo") b=$(run "$k" $((3 * lo)))
     echo "$k $(awk -v a="$a" -v b="$b" -v n=$((2 * lo)) 'BEGIN{printf "%.0f", (b - a) / n * 1e9}')" >>"$tmp/runs.txt"
   done

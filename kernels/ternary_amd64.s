@@ -128,60 +128,78 @@
 	VPMADDUBSW yoff(DI), src, src \
 	VPADDW src, acc, acc
 
-// TQ2BODY(acc) sets the int16 pairs of acc to the products of the codes of
-// the TQ2_0 block at SI and its Q8_K activations at DI: bytes 0-31 hold
-// weights 0-127 (bits 2j-2j+1 weights 32j..), bytes 32-63 weights 128-255.
-#define TQ2BODY(acc) \
+// DPSET and DPADD are ACCSET and ACCADD in AVX-512 VNNI (ymm, EVEX), for
+// the vnni set: VPDPBUSD adds the products to int32 lanes, one multiply
+// where AVX2 takes a multiply and an add, and DPSET starts them at minus
+// the block's bsums (Y14: -1 words), so acc ends as sum q*y - sum y.
+#define DPSET(src, yoff, acc) \
+	VPMADDWD 260(DI), Y14, acc \
+	VPDPBUSD yoff(DI), src, acc
+#define DPADD(src, yoff, acc) \
+	VPDPBUSD yoff(DI), src, acc
+
+// TQ2CODES(acc, SET, ADD) multiplies the codes of the TQ2_0 block at SI
+// with its Q8_K activations at DI into acc (SET the first, ADD the
+// others: ACCSET/ACCADD or DPSET/DPADD): bytes 0-31 hold weights 0-127
+// (bits 2j-2j+1 weights 32j..), bytes 32-63 weights 128-255.
+#define TQ2CODES(acc, SET, ADD) \
 	VMOVDQU (SI), Y0 \
 	VPAND Y9, Y0, Y1 \
-	ACCSET(Y1, 4, acc) \
+	SET(Y1, 4, acc) \
 	VPSRLW $2, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 36, acc) \
+	ADD(Y1, 36, acc) \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 68, acc) \
+	ADD(Y1, 68, acc) \
 	VPSRLW $6, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 100, acc) \
+	ADD(Y1, 100, acc) \
 	VMOVDQU 32(SI), Y0 \
 	VPAND Y9, Y0, Y1 \
-	ACCADD(Y1, 132, acc) \
+	ADD(Y1, 132, acc) \
 	VPSRLW $2, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 164, acc) \
+	ADD(Y1, 164, acc) \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 196, acc) \
+	ADD(Y1, 196, acc) \
 	VPSRLW $6, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ACCADD(Y1, 228, acc)
+	ADD(Y1, 228, acc)
 
-// TQ1BODY(acc) is TQ2BODY for a TQ1_0 block: trit n of bytes 0-31 are
-// weights 32n.., of bytes 32-47 weights 160+16n.. (two trits a vector:
-// multipliers 1|3, 9|27), of bytes 48-51 weights 240+4n.. (with bytes
-// 32-47's fifth trit: multipliers 81|1,1,3,3,9,9,27,27).
-#define TQ1BODY(acc) \
+// TQ1CODES(acc, SET, ADD) is TQ2CODES for a TQ1_0 block: trit n of bytes
+// 0-31 are weights 32n.., of bytes 32-47 weights 160+16n.. (two trits a
+// vector: multipliers 1|3, 9|27), of bytes 48-51 weights 240+4n.. (with
+// bytes 32-47's fifth trit: multipliers 81|1,1,3,3,9,9,27,27).
+#define TQ1CODES(acc, SET, ADD) \
 	VMOVDQU (SI), Y0 \
 	TRITS(Y0, pow3w1<>(SB), pow3w1<>(SB), Y5, Y1) \
-	ACCSET(Y1, 4, acc) \
+	SET(Y1, 4, acc) \
 	TRITS(Y0, pow3w3<>(SB), pow3w3<>(SB), Y5, Y1) \
-	ACCADD(Y1, 36, acc) \
+	ADD(Y1, 36, acc) \
 	TRITS(Y0, pow3w9<>(SB), pow3w9<>(SB), Y5, Y1) \
-	ACCADD(Y1, 68, acc) \
+	ADD(Y1, 68, acc) \
 	TRITS(Y0, pow3w27<>(SB), pow3w27<>(SB), Y5, Y1) \
-	ACCADD(Y1, 100, acc) \
+	ADD(Y1, 100, acc) \
 	TRITS(Y0, pow3w81<>(SB), pow3w81<>(SB), Y5, Y1) \
-	ACCADD(Y1, 132, acc) \
+	ADD(Y1, 132, acc) \
 	VBROADCASTI128 32(SI), Y0 \
 	TRITS(Y0, pow3w1_3<>(SB), pow3w1_3<>(SB), Y5, Y1) \
-	ACCADD(Y1, 164, acc) \
+	ADD(Y1, 164, acc) \
 	TRITS(Y0, pow3w9_27<>(SB), pow3w9_27<>(SB), Y5, Y1) \
-	ACCADD(Y1, 196, acc) \
+	ADD(Y1, 196, acc) \
 	VPBROADCASTD 48(SI), X1 \
 	VINSERTI128 $1, X1, Y0, Y0 \
 	TRITS(Y0, pow3w81qh<>(SB), pow3w81qh<>(SB), Y5, Y1) \
-	ACCADD(Y1, 228, acc)
+	ADD(Y1, 228, acc)
+
+// TQ2BODY and TQ1BODY(acc): the int16 pairs of sum q*y of a block in acc
+// (AVX2); TQ2VNNI and TQ1VNNI(acc): int32 lanes of sum (q-1)*y (VNNI).
+#define TQ2BODY(acc) TQ2CODES(acc, ACCSET, ACCADD)
+#define TQ1BODY(acc) TQ1CODES(acc, ACCSET, ACCADD)
+#define TQ2VNNI(acc) TQ2CODES(acc, DPSET, DPADD)
+#define TQ1VNNI(acc) TQ1CODES(acc, DPSET, DPADD)
 
 // Eight blocks at a time, the TQ kernels keep each block's integer sum in
 // int32 lanes and its scales in vector lanes, and reduce and scale the
@@ -190,33 +208,37 @@
 // (the same roundings), and the eight products are added to the sum one
 // at a time in block order, so the result is the same to the bit.
 //
-// TQEND(acc, b, xd, bs, yd, bm4) ends block b (0-7) of eight: acc (int16
-// pairs of sum q*y) becomes int32 lanes of sum q*y - the bsums (int16:
-// |sum| <= 8*768 + 2048), the block's scale (the fp16 word at xd(SI)) goes
-// to word b of X4, y.d to dword bm4 of yd (X-: blocks 0-3, 4-7), and SI
-// and DI pass the block (bs bytes, 292).
-#define TQEND(acc, b, xd, bs, yd, bm4) \
+// TQEND(FIN, acc, b, xd, bs, yd, bm4) ends block b (0-7) of eight: FIN
+// makes acc int32 lanes of sum q*y - the bsums (TQFIN16 from AVX2's int16
+// pairs, |sum| <= 8*768 + 2048; TQFIN32, nothing, from VNNI's), the
+// block's scale (the fp16 word at xd(SI)) goes to word b of X4, y.d to
+// dword bm4 of yd (X-: blocks 0-3, 4-7), and SI and DI pass the block (bs
+// bytes, 292).
+#define TQFIN16(acc) \
 	VPSUBW 260(DI), acc, acc \
-	VPMADDWD Y14, acc, acc \
+	VPMADDWD Y14, acc, acc
+#define TQFIN32(acc)
+#define TQEND(FIN, acc, b, xd, bs, yd, bm4) \
+	FIN(acc) \
 	VPINSRW $b, xd(SI), X4, X4 \
 	VPINSRD $bm4, (DI), yd, yd \
 	ADDQ $bs, SI \
 	ADDQ $292, DI
 
-// TQ4(BODY, xd, bs, b0, yd, q, t) runs four blocks (b0 the first's index)
+// TQ4(BODY, FIN, xd, bs, b0, yd, q, t) runs four blocks (b0 the first's index)
 // into q: the int32 lanes of block k summed by VPHADDD (two levels), q's
 // low 128 bits holding sums of lanes 0-3 of each, the high 128 bits of
 // lanes 4-7; t is scratch.
-#define TQ4(BODY, xd, bs, b0, yd, q, t) \
+#define TQ4(BODY, FIN, xd, bs, b0, yd, q, t) \
 	BODY(q) \
-	TQEND(q, b0, xd, bs, yd, 0) \
+	TQEND(FIN, q, b0, xd, bs, yd, 0) \
 	BODY(t) \
-	TQEND(t, b0+1, xd, bs, yd, 1) \
+	TQEND(FIN, t, b0+1, xd, bs, yd, 1) \
 	VPHADDD t, q, q \
 	BODY(t) \
-	TQEND(t, b0+2, xd, bs, yd, 2) \
+	TQEND(FIN, t, b0+2, xd, bs, yd, 2) \
 	BODY(Y6) \
-	TQEND(Y6, b0+3, xd, bs, yd, 3) \
+	TQEND(FIN, Y6, b0+3, xd, bs, yd, 3) \
 	VPHADDD Y6, t, t \
 	VPHADDD t, q, q
 
@@ -230,13 +252,13 @@
 	VPSHUFD $0xFF, X2, X7 \
 	VADDSS X7, X8, X8
 
-// TQ8(BODY, xd, bs, yd0, yd1, Yd0) runs eight blocks: their int32 sums
+// TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) runs eight blocks: their int32 sums
 // (Y2: blocks 0-3, Y3: 4-7, in TQ4's halves) added into Y2's eight lanes,
 // converted, each times float32(f16(scale) * y.d), added to X8 in order
 // (Yd0: yd0's Y register).
-#define TQ8(BODY, xd, bs, yd0, yd1, Yd0) \
-	TQ4(BODY, xd, bs, 0, yd0, Y2, Y7) \
-	TQ4(BODY, xd, bs, 4, yd1, Y3, Y7) \
+#define TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) \
+	TQ4(BODY, FIN, xd, bs, 0, yd0, Y2, Y7) \
+	TQ4(BODY, FIN, xd, bs, 4, yd1, Y3, Y7) \
 	VPERM2I128 $0x20, Y3, Y2, Y7 \
 	VPERM2I128 $0x31, Y3, Y2, Y2 \
 	VPADDD Y7, Y2, Y2 \
@@ -249,61 +271,64 @@
 	VEXTRACTF128 $1, Y2, X2 \
 	TQADD4
 
+// TQDOT(BODY, TAIL, FIN, SETUP, RESET, xd, bs, yd0, yd1, Yd0) is a TQ
+// kernel's code: eight blocks at a time (TQ8, after SETUP), then one at a
+// time (TAIL, the AVX2 body, and Q8KEND, after RESET).
+#define TQDOT(BODY, TAIL, FIN, SETUP, RESET, xd, bs, yd0, yd1, Yd0) \
+	MOVQ x+0(FP), SI \
+	MOVQ y+8(FP), DI \
+	MOVQ nb+16(FP), CX \
+	CONSTS \
+	SETUP \
+oct: \
+	CMPQ CX, $8 \
+	JLT  one \
+	TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) \
+	SUBQ $8, CX \
+	JMP  oct \
+one: \
+	RESET \
+tail: \
+	TESTQ CX, CX \
+	JEQ  done \
+	TAIL(Y6) \
+	MOVWLZX xd(SI), AX \
+	Q8KEND(AX) \
+	ADDQ $bs, SI \
+	ADDQ $292, DI \
+	DECQ CX \
+	JMP  tail \
+done: \
+	VZEROUPPER \
+	MOVSS X8, ret+24(FP) \
+	RET
+
+// MINUS1W sets Y14 to -1 words (DPSET's), ONESW back to one words
+// (Q8KEND's); NONE is no code.
+#define MINUS1W VPCMPEQD Y14, Y14, Y14
+#define ONESW \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X14 \
+	VPBROADCASTD X14, Y14
+#define NONE
+
 // func dotTQ2_0AVX2(x, y *byte, nb int) float32
 // TQ2_0 x Q8_K over nb blocks (66 bytes: qs[64], d).
 TEXT ·dotTQ2_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ nb+16(FP), CX
-	CONSTS
-tq2oct:
-	CMPQ CX, $8
-	JLT  tq2loop
-	TQ8(TQ2BODY, 64, 66, X5, X10, Y5)
-	SUBQ $8, CX
-	JMP  tq2oct
-tq2loop:
-	TESTQ CX, CX
-	JEQ  tq2done
-	TQ2BODY(Y6)
-	MOVWLZX 64(SI), AX
-	Q8KEND(AX)
-	ADDQ $66, SI
-	ADDQ $292, DI
-	DECQ CX
-	JMP  tq2loop
-tq2done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQDOT(TQ2BODY, TQ2BODY, TQFIN16, NONE, NONE, 64, 66, X5, X10, Y5)
+
+// func dotTQ2_0VNNI(x, y *byte, nb int) float32
+TEXT ·dotTQ2_0VNNI(SB), NOSPLIT, $0-28
+	TQDOT(TQ2VNNI, TQ2BODY, TQFIN32, MINUS1W, ONESW, 64, 66, X5, X10, Y5)
 
 // func dotTQ1_0AVX2(x, y *byte, nb int) float32
 // TQ1_0 x Q8_K over nb blocks (54 bytes: qs[48], qh[4], d).
 TEXT ·dotTQ1_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ nb+16(FP), CX
-	CONSTS
-tq1oct:
-	CMPQ CX, $8
-	JLT  tq1loop
-	TQ8(TQ1BODY, 52, 54, X9, X13, Y9)
-	SUBQ $8, CX
-	JMP  tq1oct
-tq1loop:
-	TESTQ CX, CX
-	JEQ  tq1done
-	TQ1BODY(Y6)
-	MOVWLZX 52(SI), AX
-	Q8KEND(AX)
-	ADDQ $54, SI
-	ADDQ $292, DI
-	DECQ CX
-	JMP  tq1loop
-tq1done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQDOT(TQ1BODY, TQ1BODY, TQFIN16, NONE, NONE, 52, 54, X9, X13, Y9)
+
+// func dotTQ1_0VNNI(x, y *byte, nb int) float32
+TEXT ·dotTQ1_0VNNI(SB), NOSPLIT, $0-28
+	TQDOT(TQ1VNNI, TQ1BODY, TQFIN32, MINUS1W, ONESW, 52, 54, X9, X13, Y9)
 
 // Q80GROUP ends a group of a layout's Q8_0 row (codes of weights 0-31 in
 // Y1, 32-63 in Y2; activation blocks at DI and DI+34; R10 the group):
