@@ -15,7 +15,9 @@
 //
 // Registers in every function: Y9 0x03 bytes, Y10 0xFF00 words, Y11 768
 // words, Y12 3 words, Y13 one bytes, Y14 one words, X8 the float sum;
-// Y0-Y7 are scratch. X15 is left alone (ABIInternal's zero register).
+// Y0-Y7 are scratch (the TQ kernels' eight-block code, TQDOT, takes those
+// of the constants a type does not use for scales and sums). X15 is left
+// alone (ABIInternal's zero register).
 
 // TRITS(X, PE, PO, T, OUT) sets the bytes of OUT to the trits
 // ((b*p mod 256)*3) >> 8 of the bytes b of X, p the word of PE (even
@@ -138,35 +140,46 @@
 #define DPADD(src, yoff, acc) \
 	VPDPBUSD yoff(DI), src, acc
 
-// TQ2CODES(acc, SET, ADD) multiplies the codes of the TQ2_0 block at SI
-// with its Q8_K activations at DI into acc (SET the first, ADD the
-// others: ACCSET/ACCADD or DPSET/DPADD): bytes 0-31 hold weights 0-127
+// DPSET2 and DPADD2 split TQ2_0's VPDPBUSD into two chains, acc and Y11
+// (from 0; TQFIN2 adds it to acc): the products of a block are few, and
+// one chain of VPDPBUSD latencies held TQ2_0 back (TQ1_0, whose trits take
+// longer to decode, has no free register for it).
+#define DPSET2(src, yoff, acc) \
+	VPXOR Y11, Y11, Y11 \
+	DPSET(src, yoff, acc)
+#define DPADD2(src, yoff, acc) \
+	VPDPBUSD yoff(DI), src, Y11
+
+// TQ2CODES(acc, SET, ADD, ADD2) multiplies the codes of the TQ2_0 block
+// at SI with its Q8_K activations at DI into acc (SET the first, ADD and
+// ADD2 the others, alternately: ACCSET/ACCADD/ACCADD, or
+// DPSET2/DPADD/DPADD2): bytes 0-31 hold weights 0-127
 // (bits 2j-2j+1 weights 32j..), bytes 32-63 weights 128-255.
-#define TQ2CODES(acc, SET, ADD) \
+#define TQ2CODES(acc, SET, ADD, ADD2) \
 	VMOVDQU (SI), Y0 \
 	VPAND Y9, Y0, Y1 \
 	SET(Y1, 4, acc) \
 	VPSRLW $2, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 36, acc) \
+	ADD2(Y1, 36, acc) \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
 	ADD(Y1, 68, acc) \
 	VPSRLW $6, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 100, acc) \
+	ADD2(Y1, 100, acc) \
 	VMOVDQU 32(SI), Y0 \
 	VPAND Y9, Y0, Y1 \
 	ADD(Y1, 132, acc) \
 	VPSRLW $2, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 164, acc) \
+	ADD2(Y1, 164, acc) \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
 	ADD(Y1, 196, acc) \
 	VPSRLW $6, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 228, acc)
+	ADD2(Y1, 228, acc)
 
 // TQ1CODES(acc, SET, ADD) is TQ2CODES for a TQ1_0 block: trit n of bytes
 // 0-31 are weights 32n.., of bytes 32-47 weights 160+16n.. (two trits a
@@ -196,9 +209,9 @@
 
 // TQ2BODY and TQ1BODY(acc): the int16 pairs of sum q*y of a block in acc
 // (AVX2); TQ2VNNI and TQ1VNNI(acc): int32 lanes of sum (q-1)*y (VNNI).
-#define TQ2BODY(acc) TQ2CODES(acc, ACCSET, ACCADD)
+#define TQ2BODY(acc) TQ2CODES(acc, ACCSET, ACCADD, ACCADD)
 #define TQ1BODY(acc) TQ1CODES(acc, ACCSET, ACCADD)
-#define TQ2VNNI(acc) TQ2CODES(acc, DPSET, DPADD)
+#define TQ2VNNI(acc) TQ2CODES(acc, DPSET2, DPADD, DPADD2)
 #define TQ1VNNI(acc) TQ1CODES(acc, DPSET, DPADD)
 
 // Eight blocks at a time, the TQ kernels keep each block's integer sum in
@@ -210,7 +223,8 @@
 //
 // TQEND(FIN, acc, b, xd, bs, yd, bm4) ends block b (0-7) of eight: FIN
 // makes acc int32 lanes of sum q*y - the bsums (TQFIN16 from AVX2's int16
-// pairs, |sum| <= 8*768 + 2048; TQFIN32, nothing, from VNNI's), the
+// pairs, |sum| <= 8*768 + 2048; TQFIN32, nothing, from VNNI's; TQFIN2
+// from DPSET2's two), the
 // block's scale (the fp16 word at xd(SI)) goes to word b of X4, y.d to
 // dword bm4 of yd (X-: blocks 0-3, 4-7), and SI and DI pass the block (bs
 // bytes, 292).
@@ -218,6 +232,7 @@
 	VPSUBW 260(DI), acc, acc \
 	VPMADDWD Y14, acc, acc
 #define TQFIN32(acc)
+#define TQFIN2(acc) VPADDD Y11, acc, acc
 #define TQEND(FIN, acc, b, xd, bs, yd, bm4) \
 	FIN(acc) \
 	VPINSRW $b, xd(SI), X4, X4 \
@@ -319,7 +334,7 @@ TEXT ·dotTQ2_0AVX2(SB), NOSPLIT, $0-28
 
 // func dotTQ2_0VNNI(x, y *byte, nb int) float32
 TEXT ·dotTQ2_0VNNI(SB), NOSPLIT, $0-28
-	TQDOT(TQ2VNNI, TQ2BODY, TQFIN32, MINUS1W, ONESW, 64, 66, X5, X10, Y5)
+	TQDOT(TQ2VNNI, TQ2BODY, TQFIN2, MINUS1W, ONESW, 64, 66, X5, X10, Y5)
 
 // func dotTQ1_0AVX2(x, y *byte, nb int) float32
 // TQ1_0 x Q8_K over nb blocks (54 bytes: qs[48], qh[4], d).
