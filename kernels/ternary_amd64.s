@@ -224,10 +224,9 @@
 // TQEND(FIN, acc, b, xd, bs, yd, bm4) ends block b (0-7) of eight: FIN
 // makes acc int32 lanes of sum q*y - the bsums (TQFIN16 from AVX2's int16
 // pairs, |sum| <= 8*768 + 2048; TQFIN32, nothing, from VNNI's; TQFIN2
-// from DPSET2's two), the
-// block's scale (the fp16 word at xd(SI)) goes to word b of X4, y.d to
-// dword bm4 of yd (X-: blocks 0-3, 4-7), and SI and DI pass the block (bs
-// bytes, 292).
+// from DPSET2's two), the block's scale (the fp16 word at xd(SI)) goes to
+// word b of X4, y.d to dword bm4 of yd (X-: blocks 0-3, 4-7), and SI and
+// DI pass the block (bs bytes, 292).
 #define TQFIN16(acc) \
 	VPSUBW 260(DI), acc, acc \
 	VPMADDWD Y14, acc, acc
