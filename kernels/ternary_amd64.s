@@ -156,30 +156,24 @@
 // DPSET2/DPADD/DPADD2): bytes 0-31 hold weights 0-127
 // (bits 2j-2j+1 weights 32j..), bytes 32-63 weights 128-255.
 #define TQ2CODES(acc, SET, ADD, ADD2) \
-	VMOVDQU (SI), Y0 \
+	TQ2HALF(0, SET, 4, 36, 68, 100, acc, ADD, ADD2) \
+	TQ2HALF(32, ADD, 132, 164, 196, 228, acc, ADD, ADD2)
+
+// TQ2HALF: the four fields of the 32 code bytes at xoff(SI) against the
+// activations at y0..y3(DI) (F0 the first's macro).
+#define TQ2HALF(xoff, F0, y0, y1, y2, y3, acc, ADD, ADD2) \
+	VMOVDQU xoff(SI), Y0 \
 	VPAND Y9, Y0, Y1 \
-	SET(Y1, 4, acc) \
+	F0(Y1, y0, acc) \
 	VPSRLW $2, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD2(Y1, 36, acc) \
+	ADD2(Y1, y1, acc) \
 	VPSRLW $4, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 68, acc) \
+	ADD(Y1, y2, acc) \
 	VPSRLW $6, Y0, Y1 \
 	VPAND Y9, Y1, Y1 \
-	ADD2(Y1, 100, acc) \
-	VMOVDQU 32(SI), Y0 \
-	VPAND Y9, Y0, Y1 \
-	ADD(Y1, 132, acc) \
-	VPSRLW $2, Y0, Y1 \
-	VPAND Y9, Y1, Y1 \
-	ADD2(Y1, 164, acc) \
-	VPSRLW $4, Y0, Y1 \
-	VPAND Y9, Y1, Y1 \
-	ADD(Y1, 196, acc) \
-	VPSRLW $6, Y0, Y1 \
-	VPAND Y9, Y1, Y1 \
-	ADD2(Y1, 228, acc)
+	ADD2(Y1, y3, acc)
 
 // TQ1CODES(acc, SET, ADD) is TQ2CODES for a TQ1_0 block: trit n of bytes
 // 0-31 are weights 32n.., of bytes 32-47 weights 160+16n.. (two trits a

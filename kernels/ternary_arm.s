@@ -365,24 +365,23 @@ GLOBL ter3tbl<>(SB), RODATA|NOPTR, $32
 	MOVW $ter3tbl<>(SB), R5 \
 	VLD1x4(16, 5)
 
+// Half a ter3 group (weights WA, WB) against its 32 Q8_K activations at
+// R1 (advanced) into Q14: MUL VMULLS8 sets it, VMLALS8 adds.
+#define TER3_KHALF(WA, WB, MUL) \
+	VLD1x4P(20, 1) \
+	WA \
+	MUL(28, 30, 20) \
+	VMLALS8(28, 31, 21) \
+	WB \
+	VMLALS8(28, 30, 22) \
+	VMLALS8(28, 31, 23)
+
 // One ter3 group against 64 Q8_K activations at R1 (advanced): sum q*y
 // into D(d) as int32 pairs.
 #define TER3_KGROUP(d) \
 	TER3_TRITS \
-	VLD1x4P(20, 1) \
-	TER3_W01 \
-	VMULLS8(28, 30, 20) \
-	VMLALS8(28, 31, 21) \
-	TER3_W23 \
-	VMLALS8(28, 30, 22) \
-	VMLALS8(28, 31, 23) \
-	VLD1x4P(20, 1) \
-	TER3_W45 \
-	VMLALS8(28, 30, 20) \
-	VMLALS8(28, 31, 21) \
-	TER3_W67 \
-	VMLALS8(28, 30, 22) \
-	VMLALS8(28, 31, 23) \
+	TER3_KHALF(TER3_W01, TER3_W23, VMULLS8) \
+	TER3_KHALF(TER3_W45, TER3_W67, VMLALS8) \
 	VPADDLS16(28, 28) \
 	VPADDI32(d, 28, 29)
 
