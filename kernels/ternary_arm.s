@@ -424,6 +424,18 @@ done:
 	mul(28, 30, y) \
 	VMLALS8(28, 31, y+1)
 
+// Half a ter3 group (weights WA, WB) against its q8_0 block at R1
+// (advanced): sum (q-1)*y into D(d) as int32 pairs.
+#define TER3_Q80HALF(WA, WB, d) \
+	VLD1x4(20, 1) \
+	ADD $34, R1 \
+	WA \
+	TER3_MAC80(VMULLS8, 20) \
+	WB \
+	TER3_MAC80(VMLALS8, 22) \
+	VPADDLS16(28, 28) \
+	VPADDI32(d, 28, 29)
+
 // func ter3SumsQ8_0NEON(c, a *byte, ng int, out *int32): two sums per
 // group (13 code bytes at c, whose 3 bytes before are readable; two q8_0
 // blocks at a), as ter2SumsQ8_0NEON's.
@@ -439,22 +451,8 @@ TEXT ·ter3SumsQ8_0NEON(SB), NOSPLIT, $0-16
 	ADD $2, R1
 loop:
 	TER3_TRITS
-	VLD1x4(20, 1)
-	ADD $34, R1
-	TER3_W01
-	TER3_MAC80(VMULLS8, 20)
-	TER3_W23
-	TER3_MAC80(VMLALS8, 22)
-	VPADDLS16(28, 28)
-	VPADDI32(26, 28, 29)
-	VLD1x4(20, 1)
-	ADD $34, R1
-	TER3_W45
-	TER3_MAC80(VMULLS8, 20)
-	TER3_W67
-	TER3_MAC80(VMLALS8, 22)
-	VPADDLS16(28, 28)
-	VPADDI32(27, 28, 29)
+	TER3_Q80HALF(TER3_W01, TER3_W23, 26)
+	TER3_Q80HALF(TER3_W45, TER3_W67, 27)
 	VPADDI32(26, 26, 27)
 	VST1x1P(26, 2)
 	SUB.S $1, R3
