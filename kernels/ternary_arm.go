@@ -72,6 +72,7 @@ func installTernary(name string) {
 // at a time. A row of one group runs in Go: the ter3 sums read 3 bytes
 // before each group's codes, in the scales of longer rows.
 func terArmQ8_0(l terLayout, sums sumsFunc) dotFunc {
+	sh := uint(l.perScale / 2) // log2 of the groups per scale (armv7 may divide in software)
 	return func(n int, w, a []byte) float32 {
 		ng := n / 64
 		if ng < 2 {
@@ -89,7 +90,7 @@ func terArmQ8_0(l terLayout, sums sumsFunc) dotFunc {
 				var sumi float32
 				sumi += float32(f16(y) * float32(buf[2*i]))
 				sumi += float32(f16(y[q8_0Bytes:]) * float32(buf[2*i+1]))
-				sumf += float32(f16(sc[2*((g+i)/l.perScale):]) * sumi)
+				sumf += float32(f16(sc[2*((g+i)>>sh):]) * sumi)
 			}
 		}
 		return sumf
@@ -99,6 +100,7 @@ func terArmQ8_0(l terLayout, sums sumsFunc) dotFunc {
 // terArmQ8K is layout l's dotQ8_K with the NEON sums (four per block, one
 // per group), a chunk of blocks at a time.
 func terArmQ8K(l terLayout, sums sumsFunc) dotFunc {
+	sh := uint(l.perScale / 2)
 	return func(n int, w, a []byte) float32 {
 		nb := n / 256
 		sc, c := l.split(n, w)
@@ -113,7 +115,7 @@ func terArmQ8K(l terLayout, sums sumsFunc) dotFunc {
 				y := a[(b+i)*q8_KBytes:]
 				var s [4]uint16
 				for k := range s {
-					s[k] = le16(sc[2*((4*(b+i)+k)/l.perScale):])
+					s[k] = le16(sc[2*((4*(b+i)+k)>>sh):])
 				}
 				if s[0] == s[1] && s[0] == s[2] && s[0] == s[3] {
 					sumf += float32(float32(g[0]+g[1]+g[2]+g[3]) * float32(f16tab[s[0]]*lef32(y)))
