@@ -22,9 +22,10 @@ func q1lutAVX512Names() map[string]string {
 }
 
 // kernelSetNames is the table of amd64 kernel sets: vnni has avx2's row
-// and q2lut kernels (its own are the prompt and repacked-group kernels).
+// and q2lut kernels but TQ1_0's and TQ2_0's (its own are those and the
+// prompt and repacked-group kernels).
 var kernelSetNames = map[string]map[string]string{
 	"portable": portableKernelNames,
 	"avx2":     avx2KernelNames,
-	"vnni":     avx2KernelNames,
+	"vnni":     withKernels(avx2KernelNames, map[string]string{"TQ1_0": "dotTQ1_0VNNIAsm", "TQ2_0": "dotTQ2_0VNNIAsm"}),
 }

@@ -14,6 +14,12 @@ func dotTQ1_0AVX2(x, y *byte, nb int) float32
 func dotTQ2_0AVX2(x, y *byte, nb int) float32
 
 //go:noescape
+func dotTQ1_0VNNI(x, y *byte, nb int) float32
+
+//go:noescape
+func dotTQ2_0VNNI(x, y *byte, nb int) float32
+
+//go:noescape
 func dotTer2Q8_0AVX2(sc, codes, y *byte, n, shift int) float32
 
 //go:noescape
@@ -35,6 +41,18 @@ func dotTQ1_0Asm(n int, w, a []byte) float32 {
 func dotTQ2_0Asm(n int, w, a []byte) float32 {
 	nb := n / 256
 	return dotTQ2_0AVX2(&w[:nb*tq2_0Bytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
+// The TQ1_0 and TQ2_0 kernels of the vnni set: the AVX2 kernels with
+// VPDPBUSD (the same integer sums and float steps).
+func dotTQ1_0VNNIAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotTQ1_0VNNI(&w[:nb*tq1_0Bytes][0], &a[:nb*q8_KBytes][0], nb)
+}
+
+func dotTQ2_0VNNIAsm(n int, w, a []byte) float32 {
+	nb := n / 256
+	return dotTQ2_0VNNI(&w[:nb*tq2_0Bytes][0], &a[:nb*q8_KBytes][0], nb)
 }
 
 // terAsm is the assembly of one ternary layout: its Q8_0 kernel (a row of
@@ -85,8 +103,12 @@ func terDotAsm(e layout.Entry) dotFunc {
 
 // installTernary installs the ternary-layout kernels of kernel set name:
 // the assembly ones with the avx2 and vnni sets, the portable ones with
-// the portable set.
+// the portable set; and the vnni set's TQ1_0 and TQ2_0 row kernels.
 func installTernary(name string) {
+	if name == "vnni" {
+		kernels[gguf.TypeTQ1_0].dot = dotTQ1_0VNNIAsm
+		kernels[gguf.TypeTQ2_0].dot = dotTQ2_0VNNIAsm
+	}
 	for e, k := range terKernels {
 		k.dot = terPortable(e)
 		if name == "avx2" || name == "vnni" {

@@ -15,7 +15,9 @@
 //
 // Registers in every function: Y9 0x03 bytes, Y10 0xFF00 words, Y11 768
 // words, Y12 3 words, Y13 one bytes, Y14 one words, X8 the float sum;
-// Y0-Y7 are scratch. X15 is left alone (ABIInternal's zero register).
+// Y0-Y7 are scratch (the TQ kernels' eight-block code, TQDOT, takes those
+// of the constants a type does not use for scales and sums). X15 is left
+// alone (ABIInternal's zero register).
 
 // TRITS(X, PE, PO, T, OUT) sets the bytes of OUT to the trits
 // ((b*p mod 256)*3) >> 8 of the bytes b of X, p the word of PE (even
@@ -119,97 +121,222 @@
 	VMULSS X7, X6, X6 \
 	VADDSS X6, X8, X8
 
-// func dotTQ2_0AVX2(x, y *byte, nb int) float32
-// TQ2_0 x Q8_K over nb blocks: bytes 0-31 hold weights 0-127 (bits 2j-2j+1
-// weights 32j..), bytes 32-63 weights 128-255.
-TEXT ·dotTQ2_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ nb+16(FP), CX
-	CONSTS
-tq2loop:
-	TESTQ CX, CX
-	JEQ  tq2done
-	VPXOR Y6, Y6, Y6
-	VMOVDQU (SI), Y0
-	VPAND Y9, Y0, Y1
-	ACC(Y1, 4)
-	VPSRLW $2, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 36)
-	VPSRLW $4, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 68)
-	VPSRLW $6, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 100)
-	VMOVDQU 32(SI), Y0
-	VPAND Y9, Y0, Y1
-	ACC(Y1, 132)
-	VPSRLW $2, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 164)
-	VPSRLW $4, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 196)
-	VPSRLW $6, Y0, Y1
-	VPAND Y9, Y1, Y1
-	ACC(Y1, 228)
-	MOVWLZX 64(SI), AX
-	Q8KEND(AX)
-	ADDQ $66, SI
+// ACCSET(src, yoff, acc) sets the int16 pairs of acc to the products of
+// the codes in src with the 32 activation bytes at yoff(DI); ACCADD adds
+// them.
+#define ACCSET(src, yoff, acc) \
+	VPMADDUBSW yoff(DI), src, acc
+#define ACCADD(src, yoff, acc) \
+	VPMADDUBSW yoff(DI), src, src \
+	VPADDW src, acc, acc
+
+// DPSET and DPADD are ACCSET and ACCADD in AVX-512 VNNI (ymm, EVEX), for
+// the vnni set: VPDPBUSD adds the products to int32 lanes, one multiply
+// where AVX2 takes a multiply and an add, and DPSET starts them at minus
+// the block's bsums (Y14: -1 words), so acc ends as sum q*y - sum y.
+#define DPSET(src, yoff, acc) \
+	VPMADDWD 260(DI), Y14, acc \
+	VPDPBUSD yoff(DI), src, acc
+#define DPADD(src, yoff, acc) \
+	VPDPBUSD yoff(DI), src, acc
+
+// DPSET2 and DPADD2 split TQ2_0's VPDPBUSD into two chains, acc and Y11
+// (from 0; TQFIN2 adds it to acc): the products of a block are few, and
+// one chain of VPDPBUSD latencies held TQ2_0 back (TQ1_0, whose trits take
+// longer to decode, has no free register for it).
+#define DPSET2(src, yoff, acc) \
+	VPXOR Y11, Y11, Y11 \
+	DPSET(src, yoff, acc)
+#define DPADD2(src, yoff, acc) \
+	VPDPBUSD yoff(DI), src, Y11
+
+// TQ2CODES(acc, SET, ADD, ADD2) multiplies the codes of the TQ2_0 block
+// at SI with its Q8_K activations at DI into acc (SET the first, ADD and
+// ADD2 the others, alternately: ACCSET/ACCADD/ACCADD, or
+// DPSET2/DPADD/DPADD2): bytes 0-31 hold weights 0-127
+// (bits 2j-2j+1 weights 32j..), bytes 32-63 weights 128-255.
+#define TQ2CODES(acc, SET, ADD, ADD2) \
+	TQ2HALF(0, SET, 4, 36, 68, 100, acc, ADD, ADD2) \
+	TQ2HALF(32, ADD, 132, 164, 196, 228, acc, ADD, ADD2)
+
+// TQ2HALF: the four fields of the 32 code bytes at xoff(SI) against the
+// activations at y0..y3(DI) (F0 the first's macro).
+#define TQ2HALF(xoff, F0, y0, y1, y2, y3, acc, ADD, ADD2) \
+	VMOVDQU xoff(SI), Y0 \
+	VPAND Y9, Y0, Y1 \
+	F0(Y1, y0, acc) \
+	VPSRLW $2, Y0, Y1 \
+	VPAND Y9, Y1, Y1 \
+	ADD2(Y1, y1, acc) \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y9, Y1, Y1 \
+	ADD(Y1, y2, acc) \
+	VPSRLW $6, Y0, Y1 \
+	VPAND Y9, Y1, Y1 \
+	ADD2(Y1, y3, acc)
+
+// TQ1CODES(acc, SET, ADD) is TQ2CODES for a TQ1_0 block: trit n of bytes
+// 0-31 are weights 32n.., of bytes 32-47 weights 160+16n.. (two trits a
+// vector: multipliers 1|3, 9|27), of bytes 48-51 weights 240+4n.. (with
+// bytes 32-47's fifth trit: multipliers 81|1,1,3,3,9,9,27,27).
+#define TQ1CODES(acc, SET, ADD) \
+	VMOVDQU (SI), Y0 \
+	TRITS(Y0, pow3w1<>(SB), pow3w1<>(SB), Y5, Y1) \
+	SET(Y1, 4, acc) \
+	TRITS(Y0, pow3w3<>(SB), pow3w3<>(SB), Y5, Y1) \
+	ADD(Y1, 36, acc) \
+	TRITS(Y0, pow3w9<>(SB), pow3w9<>(SB), Y5, Y1) \
+	ADD(Y1, 68, acc) \
+	TRITS(Y0, pow3w27<>(SB), pow3w27<>(SB), Y5, Y1) \
+	ADD(Y1, 100, acc) \
+	TRITS(Y0, pow3w81<>(SB), pow3w81<>(SB), Y5, Y1) \
+	ADD(Y1, 132, acc) \
+	VBROADCASTI128 32(SI), Y0 \
+	TRITS(Y0, pow3w1_3<>(SB), pow3w1_3<>(SB), Y5, Y1) \
+	ADD(Y1, 164, acc) \
+	TRITS(Y0, pow3w9_27<>(SB), pow3w9_27<>(SB), Y5, Y1) \
+	ADD(Y1, 196, acc) \
+	VPBROADCASTD 48(SI), X1 \
+	VINSERTI128 $1, X1, Y0, Y0 \
+	TRITS(Y0, pow3w81qh<>(SB), pow3w81qh<>(SB), Y5, Y1) \
+	ADD(Y1, 228, acc)
+
+// TQ2BODY and TQ1BODY(acc): the int16 pairs of sum q*y of a block in acc
+// (AVX2); TQ2VNNI and TQ1VNNI(acc): int32 lanes of sum (q-1)*y (VNNI).
+#define TQ2BODY(acc) TQ2CODES(acc, ACCSET, ACCADD, ACCADD)
+#define TQ1BODY(acc) TQ1CODES(acc, ACCSET, ACCADD)
+#define TQ2VNNI(acc) TQ2CODES(acc, DPSET2, DPADD, DPADD2)
+#define TQ1VNNI(acc) TQ1CODES(acc, DPSET, DPADD)
+
+// Eight blocks at a time, the TQ kernels keep each block's integer sum in
+// int32 lanes and its scales in vector lanes, and reduce and scale the
+// eight together (TQ8): one horizontal reduction for eight blocks where
+// Q8KEND does one per block. The float steps are Q8KEND's, lane by lane
+// (the same roundings), and the eight products are added to the sum one
+// at a time in block order, so the result is the same to the bit.
+//
+// TQEND(FIN, acc, b, xd, bs, yd, bm4) ends block b (0-7) of eight: FIN
+// makes acc int32 lanes of sum q*y - the bsums (TQFIN16 from AVX2's int16
+// pairs, |sum| <= 8*768 + 2048; TQFIN32, nothing, from VNNI's; TQFIN2
+// from DPSET2's two), the block's scale (the fp16 word at xd(SI)) goes to
+// word b of X4, y.d to dword bm4 of yd (X-: blocks 0-3, 4-7), and SI and
+// DI pass the block (bs bytes, 292).
+#define TQFIN16(acc) \
+	VPSUBW 260(DI), acc, acc \
+	VPMADDWD Y14, acc, acc
+#define TQFIN32(acc)
+#define TQFIN2(acc) VPADDD Y11, acc, acc
+#define TQEND(FIN, acc, b, xd, bs, yd, bm4) \
+	FIN(acc) \
+	VPINSRW $b, xd(SI), X4, X4 \
+	VPINSRD $bm4, (DI), yd, yd \
+	ADDQ $bs, SI \
 	ADDQ $292, DI
-	DECQ CX
-	JMP  tq2loop
-tq2done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
+
+// TQ4(BODY, FIN, xd, bs, b0, yd, q, t) runs four blocks (b0 the first's index)
+// into q: the int32 lanes of block k summed by VPHADDD (two levels), q's
+// low 128 bits holding sums of lanes 0-3 of each, the high 128 bits of
+// lanes 4-7; t is scratch.
+#define TQ4(BODY, FIN, xd, bs, b0, yd, q, t) \
+	BODY(q) \
+	TQEND(FIN, q, b0, xd, bs, yd, 0) \
+	BODY(t) \
+	TQEND(FIN, t, b0+1, xd, bs, yd, 1) \
+	VPHADDD t, q, q \
+	BODY(t) \
+	TQEND(FIN, t, b0+2, xd, bs, yd, 2) \
+	BODY(Y6) \
+	TQEND(FIN, Y6, b0+3, xd, bs, yd, 3) \
+	VPHADDD Y6, t, t \
+	VPHADDD t, q, q
+
+// TQADD4 adds the four float32 of X2 to X8, lane 0 first (X7 scratch).
+#define TQADD4 \
+	VADDSS X2, X8, X8 \
+	VMOVSHDUP X2, X7 \
+	VADDSS X7, X8, X8 \
+	VMOVHLPS X2, X2, X7 \
+	VADDSS X7, X8, X8 \
+	VPSHUFD $0xFF, X2, X7 \
+	VADDSS X7, X8, X8
+
+// TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) runs eight blocks: their int32 sums
+// (Y2: blocks 0-3, Y3: 4-7, in TQ4's halves) added into Y2's eight lanes,
+// converted, each times float32(f16(scale) * y.d), added to X8 in order
+// (Yd0: yd0's Y register).
+#define TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) \
+	TQ4(BODY, FIN, xd, bs, 0, yd0, Y2, Y7) \
+	TQ4(BODY, FIN, xd, bs, 4, yd1, Y3, Y7) \
+	VPERM2I128 $0x20, Y3, Y2, Y7 \
+	VPERM2I128 $0x31, Y3, Y2, Y2 \
+	VPADDD Y7, Y2, Y2 \
+	VCVTDQ2PS Y2, Y2 \
+	VCVTPH2PS X4, Y4 \
+	VINSERTI128 $1, yd1, Yd0, Yd0 \
+	VMULPS Yd0, Y4, Y4 \
+	VMULPS Y4, Y2, Y2 \
+	TQADD4 \
+	VEXTRACTF128 $1, Y2, X2 \
+	TQADD4
+
+// TQDOT(BODY, TAIL, FIN, SETUP, RESET, xd, bs, yd0, yd1, Yd0) is a TQ
+// kernel's code: eight blocks at a time (TQ8, after SETUP), then one at a
+// time (TAIL, the AVX2 body, and Q8KEND, after RESET).
+#define TQDOT(BODY, TAIL, FIN, SETUP, RESET, xd, bs, yd0, yd1, Yd0) \
+	MOVQ x+0(FP), SI \
+	MOVQ y+8(FP), DI \
+	MOVQ nb+16(FP), CX \
+	CONSTS \
+	SETUP \
+oct: \
+	CMPQ CX, $8 \
+	JLT  one \
+	TQ8(BODY, FIN, xd, bs, yd0, yd1, Yd0) \
+	SUBQ $8, CX \
+	JMP  oct \
+one: \
+	RESET \
+tail: \
+	TESTQ CX, CX \
+	JEQ  done \
+	TAIL(Y6) \
+	MOVWLZX xd(SI), AX \
+	Q8KEND(AX) \
+	ADDQ $bs, SI \
+	ADDQ $292, DI \
+	DECQ CX \
+	JMP  tail \
+done: \
+	VZEROUPPER \
+	MOVSS X8, ret+24(FP) \
 	RET
 
+// MINUS1W sets Y14 to -1 words (DPSET's), ONESW back to one words
+// (Q8KEND's); NONE is no code.
+#define MINUS1W VPCMPEQD Y14, Y14, Y14
+#define ONESW \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X14 \
+	VPBROADCASTD X14, Y14
+#define NONE
+
+// func dotTQ2_0AVX2(x, y *byte, nb int) float32
+// TQ2_0 x Q8_K over nb blocks (66 bytes: qs[64], d).
+TEXT ·dotTQ2_0AVX2(SB), NOSPLIT, $0-28
+	TQDOT(TQ2BODY, TQ2BODY, TQFIN16, NONE, NONE, 64, 66, X5, X10, Y5)
+
+// func dotTQ2_0VNNI(x, y *byte, nb int) float32
+TEXT ·dotTQ2_0VNNI(SB), NOSPLIT, $0-28
+	TQDOT(TQ2VNNI, TQ2BODY, TQFIN2, MINUS1W, ONESW, 64, 66, X5, X10, Y5)
+
 // func dotTQ1_0AVX2(x, y *byte, nb int) float32
-// TQ1_0 x Q8_K over nb blocks: trit n of bytes 0-31 are weights 32n..,
-// of bytes 32-47 weights 160+16n.. (two trits a vector: multipliers 1|3,
-// 9|27), of bytes 48-51 weights 240+4n.. (with bytes 32-47's fifth trit:
-// multipliers 81|1,1,3,3,9,9,27,27).
+// TQ1_0 x Q8_K over nb blocks (54 bytes: qs[48], qh[4], d).
 TEXT ·dotTQ1_0AVX2(SB), NOSPLIT, $0-28
-	MOVQ x+0(FP), SI
-	MOVQ y+8(FP), DI
-	MOVQ nb+16(FP), CX
-	CONSTS
-tq1loop:
-	TESTQ CX, CX
-	JEQ  tq1done
-	VPXOR Y6, Y6, Y6
-	VMOVDQU (SI), Y0
-	TRITS(Y0, pow3w1<>(SB), pow3w1<>(SB), Y5, Y1)
-	ACC(Y1, 4)
-	TRITS(Y0, pow3w3<>(SB), pow3w3<>(SB), Y5, Y1)
-	ACC(Y1, 36)
-	TRITS(Y0, pow3w9<>(SB), pow3w9<>(SB), Y5, Y1)
-	ACC(Y1, 68)
-	TRITS(Y0, pow3w27<>(SB), pow3w27<>(SB), Y5, Y1)
-	ACC(Y1, 100)
-	TRITS(Y0, pow3w81<>(SB), pow3w81<>(SB), Y5, Y1)
-	ACC(Y1, 132)
-	VBROADCASTI128 32(SI), Y0
-	TRITS(Y0, pow3w1_3<>(SB), pow3w1_3<>(SB), Y5, Y1)
-	ACC(Y1, 164)
-	TRITS(Y0, pow3w9_27<>(SB), pow3w9_27<>(SB), Y5, Y1)
-	ACC(Y1, 196)
-	VPBROADCASTD 48(SI), X4
-	VINSERTI128 $1, X4, Y0, Y0
-	TRITS(Y0, pow3w81qh<>(SB), pow3w81qh<>(SB), Y5, Y1)
-	ACC(Y1, 228)
-	MOVWLZX 52(SI), AX
-	Q8KEND(AX)
-	ADDQ $54, SI
-	ADDQ $292, DI
-	DECQ CX
-	JMP  tq1loop
-tq1done:
-	VZEROUPPER
-	MOVSS X8, ret+24(FP)
-	RET
+	TQDOT(TQ1BODY, TQ1BODY, TQFIN16, NONE, NONE, 52, 54, X9, X13, Y9)
+
+// func dotTQ1_0VNNI(x, y *byte, nb int) float32
+TEXT ·dotTQ1_0VNNI(SB), NOSPLIT, $0-28
+	TQDOT(TQ1VNNI, TQ1BODY, TQFIN32, MINUS1W, ONESW, 52, 54, X9, X13, Y9)
 
 // Q80GROUP ends a group of a layout's Q8_0 row (codes of weights 0-31 in
 // Y1, 32-63 in Y2; activation blocks at DI and DI+34; R10 the group):

@@ -4,7 +4,7 @@
 #include "kernels_arm.h"
 
 // The armv7 NEON sums of TQ1_0, TQ2_0 and of the ter2 and ter2s128 layouts (the
-// same code bytes: ternary.go), WORD-encoded (Arm ARM A32; Go's arm
+// same code bytes: ternary.go; ter3 at the end), WORD-encoded (Arm ARM A32; Go's arm
 // assembler has no NEON mnemonics): the 2-bit codes q split with VSHR and
 // VAND, multiplied with VMULL/VMLAL.S8 into int16 lanes (a lane takes at
 // most 32 products, |sum| <= 32*3*128 < 2^15), widened with VPADDL. Against
@@ -295,6 +295,166 @@ loop:
 	TMLA(14)
 	TQ_STORE
 	ADD $4, R1
+	SUB.S $1, R3
+	BNE loop
+done:
+	RET
+
+// ter3: 13 code bytes per 64-weight group, byte m holding weights m, m+13,
+// m+26, m+39, m+52 as trits (the 65th, a pad, dropped). The 16 bytes
+// loaded end with the group's 13 (R0 starts 3 bytes before the group, so
+// no load passes the last group's end: the bytes before a row's first
+// group are its scales, 4 or more where the kernels run), the trits are
+// decoded as TQ1_0's, and trit n of byte m (weight 13n+m) is lane m+3 of
+// Q1+n (D2+2n, D3+2n). Each eight weights in order are one VEXT where
+// they lie in one trit vector, one VTBL (indexes ter3tbl) where they
+// cross into the next.
+
+// VLD1.8 {D(v), D(v+1)}, [R(n)], R(m) (advancing R(n) by R(m))
+#define VLD1x2R(v, n, m) WORD $(0xF4200A00 | ((n)<<16) | RD(v) | (m))
+// VEXT.8 D(d), D(n), D(m), #imm: bytes imm..7 of D(n), then D(m)'s
+#define VEXT8(d, n, m, imm) WORD $(0xF2B00000 | RN(n) | RD(d) | RM(m) | ((imm)<<8))
+// VTBL.8 D(d), {D(n)-D(n+3)}, D(m)
+#define VTBL4(d, n, m) WORD $(0xF3B00B00 | RN(n) | RD(d) | RM(m))
+
+// ter3tbl: the VTBL indexes of weights 8-15, 24-31, 32-39 and 48-55 of a
+// group, in the tables of trit vectors 0-1, 1-2, 2-3 and 3-4.
+DATA ter3tbl<>+0(SB)/8, $0x1514130f0e0d0c0b
+DATA ter3tbl<>+8(SB)/8, $0x1817161514130f0e
+DATA ter3tbl<>+16(SB)/8, $0x130f0e0d0c0b0a09
+DATA ter3tbl<>+24(SB)/8, $0x161514130f0e0d0c
+GLOBL ter3tbl<>(SB), RODATA|NOPTR, $32
+
+// The trits of the group at R0 (advanced by R7 = 13) into Q1-Q5: trit n
+// of p = b*3^n mod 256 (Q0, times Q7: 3 bytes, each step) is
+// (p + p>>1)/2 >> 6.
+#define TER3_TRITS \
+	VLD1x2R(0, 0, 7) \
+	VSHRU8(2, 0, 1) \
+	VHADDU8(2, 0, 2) \
+	VSHRU8(2, 2, 6) \
+	TER3_TRIT(4) \
+	TER3_TRIT(6) \
+	TER3_TRIT(8) \
+	TER3_TRIT(10)
+#define TER3_TRIT(t) \
+	VMULI8(0, 0, 14) \
+	VSHRU8(t, 0, 1) \
+	VHADDU8(t, 0, t) \
+	VSHRU8(t, t, 6)
+
+// Weights 0-15, 16-31, 32-47, 48-63 of the group (two D registers each)
+// into Q15 (D30, D31).
+#define TER3_W01 \
+	VEXT8(30, 2, 3, 3) \
+	VTBL4(31, 2, 16)
+#define TER3_W23 \
+	VEXT8(30, 4, 5, 6) \
+	VTBL4(31, 4, 17)
+#define TER3_W45 \
+	VTBL4(30, 6, 18) \
+	VEXT8(31, 8, 9, 4)
+#define TER3_W67 \
+	VTBL4(30, 8, 19) \
+	VEXT8(31, 10, 11, 7)
+
+#define TER3_CONSTS \
+	SUB $3, R0 \
+	MOVW $13, R7 \
+	VMOVI8(14, 3) \
+	MOVW $ter3tbl<>(SB), R5 \
+	VLD1x4(16, 5)
+
+// Half a ter3 group (weights WA, WB) against its 32 Q8_K activations at
+// R1 (advanced) into Q14: MUL VMULLS8 sets it, VMLALS8 adds.
+#define TER3_KHALF(WA, WB, MUL) \
+	VLD1x4P(20, 1) \
+	WA \
+	MUL(28, 30, 20) \
+	VMLALS8(28, 31, 21) \
+	WB \
+	VMLALS8(28, 30, 22) \
+	VMLALS8(28, 31, 23)
+
+// One ter3 group against 64 Q8_K activations at R1 (advanced): sum q*y
+// into D(d) as int32 pairs.
+#define TER3_KGROUP(d) \
+	TER3_TRITS \
+	TER3_KHALF(TER3_W01, TER3_W23, VMULLS8) \
+	TER3_KHALF(TER3_W45, TER3_W67, VMLALS8) \
+	VPADDLS16(28, 28) \
+	VPADDI32(d, 28, 29)
+
+// func ter3SumsQ8KNEON(c, a *byte, nb int, out *int32): four sums per
+// block of 256 weights (52 code bytes at c, whose 3 bytes before are
+// readable), as ter2SumsQ8KNEON's.
+TEXT ·ter3SumsQ8KNEON(SB), NOSPLIT, $0-16
+	MOVW c+0(FP), R0
+	MOVW a+4(FP), R1
+	MOVW nb+8(FP), R3
+	MOVW out+12(FP), R2
+	CMP $0, R3
+	BEQ done
+	TER3_CONSTS
+	ADD $4, R1
+loop:
+	TER3_KGROUP(24)
+	TER3_KGROUP(25)
+	TER3_KGROUP(26)
+	TER3_KGROUP(27)
+	VPADDI32(24, 24, 25)
+	VPADDI32(25, 26, 27)
+	VLD1x4P(0, 1)
+	VPADDLS16(0, 0)
+	VPADDLS16(2, 2)
+	VPADDI32(0, 0, 1)
+	VPADDI32(1, 2, 3)
+	VSUBI32(24, 24, 0)
+	VST1x2P(24, 2)
+	ADD $4, R1
+	SUB.S $1, R3
+	BNE loop
+done:
+	RET
+
+// Q14 (int16) gets the products of q-1 (Q15 less Q12's 1 bytes) and the
+// 16 activations in D(y), D(y+1): mul VMULLS8 sets it, VMLALS8 adds.
+#define TER3_MAC80(mul, y) \
+	VSUBI8(30, 30, 24) \
+	mul(28, 30, y) \
+	VMLALS8(28, 31, y+1)
+
+// Half a ter3 group (weights WA, WB) against its q8_0 block at R1
+// (advanced): sum (q-1)*y into D(d) as int32 pairs.
+#define TER3_Q80HALF(WA, WB, d) \
+	VLD1x4(20, 1) \
+	ADD $34, R1 \
+	WA \
+	TER3_MAC80(VMULLS8, 20) \
+	WB \
+	TER3_MAC80(VMLALS8, 22) \
+	VPADDLS16(28, 28) \
+	VPADDI32(d, 28, 29)
+
+// func ter3SumsQ8_0NEON(c, a *byte, ng int, out *int32): two sums per
+// group (13 code bytes at c, whose 3 bytes before are readable; two q8_0
+// blocks at a), as ter2SumsQ8_0NEON's.
+TEXT ·ter3SumsQ8_0NEON(SB), NOSPLIT, $0-16
+	MOVW c+0(FP), R0
+	MOVW a+4(FP), R1
+	MOVW ng+8(FP), R3
+	MOVW out+12(FP), R2
+	CMP $0, R3
+	BEQ done
+	TER3_CONSTS
+	VMOVI8(24, 1)
+	ADD $2, R1
+loop:
+	TER3_TRITS
+	TER3_Q80HALF(TER3_W01, TER3_W23, 26)
+	TER3_Q80HALF(TER3_W45, TER3_W67, 27)
+	VPADDI32(26, 26, 27)
+	VST1x1P(26, 2)
 	SUB.S $1, R3
 	BNE loop
 done:

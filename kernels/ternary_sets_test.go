@@ -26,7 +26,7 @@ func TestTernaryKernelSets(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(26, 7))
-		for _, n := range []int{256, 512, 4096} {
+		for _, n := range []int{256, 512, 2816, 4096} { // 2816: eight blocks and three (ternary_amd64.s)
 			q8k, _ := ternaryActs(t, rng, n)
 			for _, c := range []struct {
 				typ  gguf.Type
