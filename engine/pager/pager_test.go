@@ -467,18 +467,24 @@ func (g *gatedSource) next(t *testing.T) int64 {
 	}
 }
 
+// busyLoader returns a loader of one reader, busy with a read of src
+// until the test ends, so that what is queued next stays queued.
+func busyLoader(t *testing.T) (*Loader, *gatedSource) {
+	src := newGatedSource()
+	l := NewLoader(1, nil)
+	t.Cleanup(l.Close)
+	t.Cleanup(func() { close(src.release) })
+	l.Load(NewBuffer(8, false), src, 999, 8, 0, false)
+	src.next(t) // the one reader is busy
+	return l, src
+}
+
 // TestLoaderRequestOrder: reads of one priority come out in the order they
 // were asked for, so an expert's gate, up and down (queued together) are
 // read before the next expert's gate, not all gates first: the first
 // expert is complete, and computed, while the others are read.
 func TestLoaderRequestOrder(t *testing.T) {
-	src := newGatedSource()
-	l := NewLoader(1, nil)
-	defer l.Close()
-	defer close(src.release)
-	busy := NewBuffer(8, false)
-	l.Load(busy, src, 999, 8, 0, false)
-	src.next(t) // the one reader is busy
+	l, src := busyLoader(t)
 	var want []int64
 	for e := range 2 {
 		for part := range 3 {
@@ -571,13 +577,7 @@ func TestLoaderReadsLayerConcurrently(t *testing.T) {
 // pass waits for), and a prediction cancelled before it starts is never
 // read.
 func TestLoaderDemandBeforePrefetch(t *testing.T) {
-	src := newGatedSource()
-	l := NewLoader(1, nil)
-	defer l.Close()
-	defer close(src.release)
-	busy := NewBuffer(8, false)
-	l.Load(busy, src, 999, 8, 0, false)
-	src.next(t) // the one reader is busy
+	l, src := busyLoader(t)
 	guess, cancelled, demand := NewBuffer(8, false), NewBuffer(8, false), NewBuffer(8, false)
 	l.Load(guess, src, 1, 8, 5, true)
 	l.Load(cancelled, src, 2, 8, 5, true)
